@@ -1,0 +1,41 @@
+"""Money and date formatting (Babel). Amounts are Decimal everywhere; this module only shows them."""
+
+from __future__ import annotations
+
+from datetime import date, datetime
+from decimal import Decimal, InvalidOperation
+
+from babel.dates import format_date as _format_date
+from babel.numbers import format_currency, format_decimal
+
+LOCALE = "en_GB"
+CENTS = Decimal("0.01")
+
+
+def format_eur(amount: Decimal | int | str | None, *, currency: str = "EUR") -> str:
+    """€200,000.00 for Decimal("200000"); "" for None. Raises ValueError for a non-number."""
+    if amount is None or amount == "":
+        return ""
+    try:
+        value = amount if isinstance(amount, Decimal) else Decimal(str(amount))
+    except InvalidOperation:
+        raise ValueError(f"not an amount: {amount!r}") from None
+    return format_currency(value, currency, locale=LOCALE, format="¤#,##0.00", currency_digits=False)
+
+
+def format_share(share: Decimal) -> str:
+    """20% for Decimal("0.20"), 5.5% for Decimal("0.055")."""
+    pct = (share * 100).normalize()
+    return f"{format_decimal(pct, locale=LOCALE)}%"
+
+
+def format_day(value: date | datetime | None, fmt: str = "d MMMM y") -> str:
+    """30 June 2015."""
+    if value is None:
+        return ""
+    return _format_date(value, format=fmt, locale=LOCALE)
+
+
+def amount_str(amount: Decimal) -> str:
+    """The JSON form of an amount: a string with two decimals ("40000.00"), never a float."""
+    return str(Decimal(amount).quantize(CENTS))
