@@ -1,0 +1,92 @@
+"""Users and their roles. A user may hold several roles; the FIDE President is a board member with a flag."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from sqlalchemy import Boolean, CheckConstraint, ForeignKey, String, UniqueConstraint
+from sqlalchemy.orm import Mapped, mapped_column, relationship
+
+from core.auth import Role
+from core.db import db, utcnow
+
+ROLE_VALUES = ", ".join(f"'{r.value}'" for r in Role)
+
+
+class User(db.Model):
+    __tablename__ = "user"
+    __table_args__ = (
+        CheckConstraint("applicant_type IS NULL OR applicant_type IN ('federation', 'sponsor')",
+                        name="applicant_type"),
+    )
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    email: Mapped[str] = mapped_column(String(254), unique=True)
+    password_hash: Mapped[str] = mapped_column(String(255))
+    name: Mapped[str] = mapped_column(String(200))
+    organisation: Mapped[str] = mapped_column(String(200), default="")
+    applicant_type: Mapped[str | None] = mapped_column(String(20))
+    federation: Mapped[str | None] = mapped_column(String(3))
+    is_president: Mapped[bool] = mapped_column(Boolean, default=False)
+    active: Mapped[bool] = mapped_column(Boolean, default=True)
+    # Rotated on logout, deactivation and password change: every session cookie that names the old value dies.
+    session_nonce: Mapped[str] = mapped_column(String(64))
+    api_token_hash: Mapped[str | None] = mapped_column(String(64), unique=True)
+    api_token_created_at: Mapped[datetime | None]
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    password_changed_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+    roles: Mapped[list[UserRole]] = relationship(back_populates="user", cascade="all, delete-orphan",
+                                                 lazy="selectin", order_by="UserRole.role")
+
+    # ---- Flask-Login
+    @property
+    def is_authenticated(self) -> bool:
+        return True
+
+    @property
+    def is_active(self) -> bool:
+        return self.active
+
+    @property
+    def is_anonymous(self) -> bool:
+        return False
+
+    def get_id(self) -> str:
+        return f"{self.id}:{self.session_nonce}"
+
+    # ---- roles
+    @property
+    def role_set(self) -> set[Role]:
+        return {Role(r.role) for r in self.roles}
+
+    def has_role(self, role: Role | str) -> bool:
+        return Role(role) in self.role_set
+
+    @property
+    def role_labels(self) -> str:
+        labels = [Role(r.role).label for r in self.roles]
+        if self.is_president:
+            labels.append("FIDE President")
+        return ", ".join(labels)
+
+    @property
+    def display_name(self) -> str:
+        return f"{self.name} ({self.organisation})" if self.organisation else self.name
+
+    def __repr__(self) -> str:
+        return f"<User {self.email}>"
+
+
+class UserRole(db.Model):
+    __tablename__ = "user_role"
+    __table_args__ = (
+        UniqueConstraint("user_id", "role", name="user_role"),
+        CheckConstraint(f"role IN ({ROLE_VALUES})", name="role"),
+    )
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    user_id: Mapped[int] = mapped_column(ForeignKey("user.id", ondelete="CASCADE"), index=True)
+    role: Mapped[str] = mapped_column(String(20))
+
+    user: Mapped[User] = relationship(back_populates="roles")

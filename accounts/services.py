@@ -1,0 +1,221 @@
+"""The only code that changes accounts: each function checks, changes rows, flushes and writes the audit entry.
+
+None of them commits or reads the request; the caller passes the actor and the time.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+from datetime import datetime
+
+from argon2 import PasswordHasher
+from argon2.exceptions import InvalidHashError, VerificationError
+from sqlalchemy import select
+
+from accounts.models import User, UserRole
+from accounts.rules import FEDERATION_CODE, normalise_email, password_problem
+from core import audit
+from core.auth import Role
+from core.db import db
+
+# argon2id with the library's defaults (RFC 9106 low-memory profile); tests may lower the cost.
+hasher = PasswordHasher()
+TOKEN_PREFIX = "gbt_"
+
+
+class AccountError(ValueError):
+    """A request about an account that cannot be met; the message says why, for the person who asked."""
+
+    def __init__(self, message: str, field: str | None = None):
+        super().__init__(message)
+        self.field = field
+
+
+def configure_hasher(time_cost: int | None = None, memory_cost: int | None = None) -> None:
+    global hasher
+    kwargs = {}
+    if time_cost:
+        kwargs["time_cost"] = time_cost
+    if memory_cost:
+        kwargs["memory_cost"] = memory_cost
+    hasher = PasswordHasher(**kwargs)
+
+
+def _new_nonce() -> str:
+    return secrets.token_hex(16)
+
+
+def find_user_by_email(email: str) -> User | None:
+    return db.session.scalars(select(User).where(User.email == normalise_email(email))).first()
+
+
+def create_user(*, email: str, password: str, name: str, roles: list[Role | str], actor, now: datetime,
+                organisation: str = "", federation: str | None = None, applicant_type: str | None = None,
+                is_president: bool = False, min_password_length: int = 12) -> User:
+    """Create an account. Raises AccountError (with the field) for a taken email, a weak password, an unknown
+    role, a malformed federation code, or a President who is not a board member."""
+    email = normalise_email(email)
+    if find_user_by_email(email):
+        raise AccountError(f"An account with the email {email} already exists; log in instead.", "email")
+    problem = password_problem(password, min_length=min_password_length, email=email)
+    if problem:
+        raise AccountError(problem, "password")
+    try:
+        role_set = {Role(r) for r in roles}
+    except ValueError as exc:
+        raise AccountError(f"Unknown role: {exc}", "roles") from None
+    if not role_set:
+        raise AccountError("Give the account at least one role.", "roles")
+    if federation is not None and federation != "" and not FEDERATION_CODE.match(federation):
+        raise AccountError(f"A FIDE federation code is three capital letters (you entered {federation!r}).",
+                           "federation")
+    if is_president and Role.BOARD not in role_set:
+        raise AccountError("The FIDE President sits on the Presidential Board: give the account the board role.",
+                           "is_president")
+    user = User(email=email, password_hash=hasher.hash(password), name=name, organisation=organisation,
+                federation=federation or None, applicant_type=applicant_type, is_president=is_president,
+                active=True, session_nonce=_new_nonce(), created_at=now, password_changed_at=now,
+                roles=[UserRole(role=r.value) for r in sorted(role_set)])
+    db.session.add(user)
+    db.session.flush()
+    audit.record("user.create", user, actor=actor or user, now=now,
+                 data={"email": email, "roles": sorted(r.value for r in role_set), "president": is_president,
+                       "federation": user.federation})
+    return user
+
+
+def register_bidder(*, email: str, password: str, name: str, organisation: str, applicant_type: str,
+                    federation: str, now: datetime, min_password_length: int = 12) -> User:
+    """A federation or a sponsor registers itself (Art. 15.1). Raises AccountError as create_user does."""
+    if applicant_type not in ("federation", "sponsor"):
+        raise AccountError("Choose whether you bid as a member federation or as a sponsor (Art. 15.1).",
+                           "applicant_type")
+    return create_user(email=email, password=password, name=name, organisation=organisation,
+                       federation=federation, applicant_type=applicant_type, roles=[Role.BIDDER], actor=None,
+                       now=now, min_password_length=min_password_length)
+
+
+def authenticate(email: str, password: str) -> User | None:
+    """The active user with that email and password, else None (the same answer whichever was wrong)."""
+    user = find_user_by_email(email)
+    if user is None:
+        # Spend the same time as a real check, so the answer does not tell which emails exist.
+        try:
+            hasher.verify(_DUMMY_HASH, password)
+        except (VerificationError, InvalidHashError):
+            pass
+        return None
+    try:
+        hasher.verify(user.password_hash, password)
+    except (VerificationError, InvalidHashError):
+        return None
+    if not user.active:
+        return None
+    if hasher.check_needs_rehash(user.password_hash):
+        user.password_hash = hasher.hash(password)
+    return user
+
+
+_DUMMY_HASH = PasswordHasher().hash("not a real password, only a timing equaliser")
+
+
+def record_login(user: User, *, now: datetime) -> None:
+    audit.record("user.login", user, actor=user, now=now)
+
+
+def end_sessions(user: User, *, actor, now: datetime, reason: str) -> None:
+    """Invalidate every session of the user (logout, deactivation, password change)."""
+    user.session_nonce = _new_nonce()
+    db.session.flush()
+    audit.record("user.sessions_ended", user, actor=actor, now=now, data={"reason": reason})
+
+
+def change_password(user: User, *, current: str, new: str, actor, now: datetime, min_password_length: int = 12,
+                    check_current: bool = True) -> None:
+    """Set a new password and end every other session. Raises AccountError for a wrong current password or a
+    weak new one."""
+    if check_current:
+        try:
+            hasher.verify(user.password_hash, current)
+        except (VerificationError, InvalidHashError):
+            raise AccountError("Your current password is not correct.", "current_password") from None
+    problem = password_problem(new, min_length=min_password_length, email=user.email)
+    if problem:
+        raise AccountError(problem, "new_password")
+    user.password_hash = hasher.hash(new)
+    user.password_changed_at = now
+    end_sessions(user, actor=actor, now=now, reason="password changed")
+
+
+def set_active(user: User, active: bool, *, actor, now: datetime) -> None:
+    """Activate or deactivate an account; deactivation ends its sessions and revokes its API token.
+    Raises AccountError when an admin tries to deactivate themselves."""
+    if not active and actor is not None and actor.id == user.id:
+        raise AccountError("You cannot deactivate your own account.")
+    if user.active == active:
+        return
+    user.active = active
+    if not active:
+        user.api_token_hash = None
+        end_sessions(user, actor=actor, now=now, reason="deactivated")
+    audit.record("user.activate" if active else "user.deactivate", user, actor=actor, now=now)
+
+
+def update_roles(user: User, *, roles: list[Role | str], is_president: bool, federation: str | None, actor,
+                 now: datetime) -> None:
+    """Replace a user's roles. Raises AccountError for no role, a President off the board, or an admin removing
+    their own admin role."""
+    role_set = {Role(r) for r in roles}
+    if not role_set:
+        raise AccountError("Give the account at least one role.", "roles")
+    if is_president and Role.BOARD not in role_set:
+        raise AccountError("The FIDE President sits on the Presidential Board: give the account the board role.",
+                           "is_president")
+    if actor is not None and actor.id == user.id and Role.ADMIN not in role_set:
+        raise AccountError("You cannot remove your own admin role.", "roles")
+    if federation and not FEDERATION_CODE.match(federation):
+        raise AccountError(f"A FIDE federation code is three capital letters (you entered {federation!r}).",
+                           "federation")
+    before = sorted(r.value for r in user.role_set)
+    keep = {r.role: r for r in user.roles}
+    user.roles = [keep.get(r.value) or UserRole(role=r.value) for r in sorted(role_set)]
+    user.is_president = is_president
+    user.federation = federation or None
+    db.session.flush()
+    audit.record("user.roles", user, actor=actor, now=now,
+                 data={"before": before, "after": sorted(r.value for r in role_set), "president": is_president,
+                       "federation": user.federation})
+
+
+def _token_digest(token: str) -> str:
+    return hashlib.sha256(token.encode()).hexdigest()
+
+
+def issue_api_token(user: User, *, actor, now: datetime) -> str:
+    """Make a new API token (replacing any old one) and return it; only its SHA-256 is stored."""
+    token = TOKEN_PREFIX + secrets.token_urlsafe(32)
+    user.api_token_hash = _token_digest(token)
+    user.api_token_created_at = now
+    db.session.flush()
+    audit.record("user.api_token", user, actor=actor, now=now)
+    return token
+
+
+def user_for_token(token: str) -> User | None:
+    """The active user whose API token this is, else None."""
+    if not token.startswith(TOKEN_PREFIX):
+        return None
+    user = db.session.scalars(select(User).where(User.api_token_hash == _token_digest(token))).first()
+    return user if user is not None and user.active else None
+
+
+def load_session_user(session_id: str) -> User | None:
+    """Flask-Login's loader: "<id>:<nonce>"; a rotated nonce or an inactive account gives no user."""
+    user_id, _, nonce = session_id.partition(":")
+    if not user_id.isdigit() or not nonce:
+        return None
+    user = db.session.get(User, int(user_id))
+    if user is None or not user.active or not secrets.compare_digest(user.session_nonce, nonce):
+        return None
+    return user

@@ -1,0 +1,235 @@
+"""Register, log in and out, the account page, and the admin's user management."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+
+from flask import Blueprint, abort, current_app, flash, redirect, render_template, request, session, url_for
+from flask_login import current_user, login_required, login_user, logout_user
+from sqlalchemy import select
+
+from accounts import services
+from accounts.forms import ChangePasswordForm, EmptyForm, LoginForm, RegistrationForm, UserEditForm, UserForm
+from accounts.models import User
+from core.auth import Role, login_manager, roles_required
+from core.db import db, utcnow
+from core.limiter import limiter
+from core.urls import safe_next
+
+bp = Blueprint("accounts", __name__)
+
+
+@login_manager.user_loader
+def _load_user(session_id: str):
+    return services.load_session_user(session_id)
+
+
+def _min_length() -> int:
+    return current_app.config["PASSWORD_MIN_LENGTH"]
+
+
+@bp.before_app_request
+def _enforce_session_timeouts():
+    """Idle and absolute timeouts from the settings, checked on the server for every request."""
+    if not current_user.is_authenticated or request.endpoint == "static":
+        return None
+    now = utcnow()
+    started = session.get("login_at")
+    seen = session.get("seen_at")
+    idle = timedelta(minutes=current_app.config["SESSION_IDLE_MINUTES"])
+    absolute = timedelta(hours=current_app.config["SESSION_ABSOLUTE_HOURS"])
+    expired = (started is None or now - datetime.fromisoformat(started) > absolute
+               or (seen is not None and now - datetime.fromisoformat(seen) > idle))
+    if expired:
+        logout_user()
+        session.clear()
+        flash("Your session has ended; please log in again.", "info")
+        return redirect(url_for("accounts.login", next=request.full_path if request.method == "GET" else None))
+    session["seen_at"] = now.isoformat()
+    return None
+
+
+def _start_session(user: User) -> None:
+    # A new session on login: nothing from before the login (a fixed session id, a stale form) carries over.
+    session.clear()
+    login_user(user)
+    now = utcnow().isoformat()
+    session["login_at"] = now
+    session["seen_at"] = now
+    session.permanent = True
+
+
+@bp.route("/register", methods=["GET", "POST"])
+@limiter.limit(lambda: current_app.config["REGISTER_RATE_LIMIT"], methods=["POST"])
+def register():
+    if current_user.is_authenticated:
+        return redirect(url_for("core.home"))
+    form = RegistrationForm(min_password_length=_min_length())
+    if form.validate_on_submit():
+        try:
+            user = services.register_bidder(
+                email=form.email.data, password=form.password.data, name=form.name.data,
+                organisation=form.organisation.data, applicant_type=form.applicant_type.data,
+                federation=form.federation.data, now=utcnow(), min_password_length=_min_length())
+        except services.AccountError as exc:
+            form[exc.field or "email"].errors.append(str(exc))
+        else:
+            db.session.commit()
+            _start_session(user)
+            flash(f"Welcome, {user.name}. Your account for {user.organisation} is ready: you can now bid.",
+                  "success")
+            return redirect(url_for("core.home"))
+    return render_template("accounts/register.html", form=form), 200 if request.method == "GET" else 422
+
+
+@bp.route("/login", methods=["GET", "POST"])
+@limiter.limit(lambda: current_app.config["LOGIN_RATE_LIMIT"], methods=["POST"])
+def login():
+    form = LoginForm()
+    if form.validate_on_submit():
+        user = services.authenticate(form.email.data, form.password.data)
+        if user is None:
+            form.password.errors.append("That email and password do not match an active account.")
+        else:
+            services.record_login(user, now=utcnow())
+            db.session.commit()
+            _start_session(user)
+            flash(f"Logged in as {user.email}.", "success")
+            return redirect(safe_next(request.args.get("next")) or url_for("core.home"))
+    status = 200 if request.method == "GET" else 422
+    return render_template("accounts/login.html", form=form), status
+
+
+@bp.route("/logout", methods=["POST"])
+@login_required
+def logout():
+    form = EmptyForm()
+    if not form.validate_on_submit():
+        abort(400)
+    services.end_sessions(current_user._get_current_object(), actor=current_user, now=utcnow(), reason="logout")
+    db.session.commit()
+    logout_user()
+    session.clear()
+    flash("You are logged out.", "info")
+    return redirect(url_for("core.home"))
+
+
+@bp.route("/account", methods=["GET"])
+@login_required
+def account():
+    return render_template("accounts/account.html", password_form=ChangePasswordForm(), token_form=EmptyForm(),
+                           token=None)
+
+
+@bp.route("/account/password", methods=["POST"])
+@login_required
+def change_password():
+    form = ChangePasswordForm()
+    if form.validate_on_submit():
+        user = current_user._get_current_object()
+        try:
+            services.change_password(user, current=form.current_password.data, new=form.new_password.data,
+                                     actor=user, now=utcnow(), min_password_length=_min_length())
+        except services.AccountError as exc:
+            form[exc.field].errors.append(str(exc))
+        else:
+            db.session.commit()
+            # Every other session has ended; this one carries on under the new nonce.
+            _start_session(user)
+            flash("Your password is changed. Your other sessions have been logged out.", "success")
+            return redirect(url_for("accounts.account"))
+    return render_template("accounts/account.html", password_form=form, token_form=EmptyForm(), token=None), 422
+
+
+@bp.route("/account/token", methods=["POST"])
+@login_required
+def new_token():
+    form = EmptyForm()
+    if not form.validate_on_submit():
+        abort(400)
+    token = services.issue_api_token(current_user._get_current_object(), actor=current_user, now=utcnow())
+    db.session.commit()
+    return render_template("accounts/account.html", password_form=ChangePasswordForm(), token_form=EmptyForm(),
+                           token=token)
+
+
+# ------------------------------------------------------------------------------------------------ admin
+
+SORTS = {"email": User.email, "name": User.name, "created": User.created_at, "organisation": User.organisation}
+
+
+@bp.route("/admin/users")
+@roles_required(Role.ADMIN)
+def users():
+    sort = request.args.get("sort", "email")
+    column = SORTS.get(sort, User.email)
+    order = column.desc() if request.args.get("dir") == "desc" else column.asc()
+    query = select(User).order_by(order, User.id)
+    role = request.args.get("role")
+    if role in {r.value for r in Role}:
+        from accounts.models import UserRole
+
+        query = query.where(User.roles.any(UserRole.role == role))
+    rows = db.session.scalars(query).all()
+    return render_template("accounts/users.html", users=rows, sort=sort, dir=request.args.get("dir", "asc"),
+                           role=role, roles=list(Role), action_form=EmptyForm())
+
+
+@bp.route("/admin/users/new", methods=["GET", "POST"])
+@roles_required(Role.ADMIN)
+def new_user():
+    form = UserForm()
+    if form.validate_on_submit():
+        try:
+            user = services.create_user(
+                email=form.email.data, password=form.password.data, name=form.name.data,
+                organisation=form.organisation.data or "", federation=form.federation.data or None,
+                roles=form.roles.data, is_president=form.is_president.data, actor=current_user, now=utcnow(),
+                min_password_length=_min_length())
+        except services.AccountError as exc:
+            form[exc.field or "email"].errors.append(str(exc))
+        else:
+            db.session.commit()
+            flash(f"Account {user.email} created ({user.role_labels}).", "success")
+            return redirect(url_for("accounts.users"))
+    return render_template("accounts/user_form.html", form=form, user=None), 200 if request.method == "GET" else 422
+
+
+@bp.route("/admin/users/<int:user_id>", methods=["GET", "POST"])
+@roles_required(Role.ADMIN)
+def edit_user(user_id: int):
+    user = db.session.get(User, user_id) or abort(404)
+    form = UserEditForm(obj=None if request.method == "POST" else user,
+                        data=None if request.method == "POST" else {
+                            "roles": [r.value for r in user.role_set], "federation": user.federation or "",
+                            "is_president": user.is_president})
+    if form.validate_on_submit():
+        try:
+            services.update_roles(user, roles=form.roles.data, is_president=form.is_president.data,
+                                  federation=form.federation.data or None, actor=current_user, now=utcnow())
+        except services.AccountError as exc:
+            form[exc.field or "roles"].errors.append(str(exc))
+        else:
+            db.session.commit()
+            flash(f"Roles of {user.email} saved: {user.role_labels}.", "success")
+            return redirect(url_for("accounts.users"))
+    status = 200 if request.method == "GET" else 422
+    return render_template("accounts/user_form.html", form=form, user=user, action_form=EmptyForm()), status
+
+
+@bp.route("/admin/users/<int:user_id>/active", methods=["POST"])
+@roles_required(Role.ADMIN)
+def set_active(user_id: int):
+    user = db.session.get(User, user_id) or abort(404)
+    form = EmptyForm()
+    if not form.validate_on_submit():
+        abort(400)
+    make_active = request.form.get("active") == "1"
+    try:
+        services.set_active(user, make_active, actor=current_user, now=utcnow())
+    except services.AccountError as exc:
+        flash(str(exc), "error")
+        return redirect(url_for("accounts.users"))
+    db.session.commit()
+    flash(f"{user.email} is now {'active' if make_active else 'deactivated; its sessions have ended'}.", "success")
+    return redirect(url_for("accounts.users"))

@@ -1,0 +1,96 @@
+"""create_app(config=None): the one place the app is assembled (extensions, blueprints, CLI)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from flask import Flask, jsonify, render_template, request
+from flask_migrate import Migrate
+from flask_wtf.csrf import CSRFError, CSRFProtect
+
+from config import Config
+from core.db import db
+
+csrf = CSRFProtect()
+migrate = Migrate()
+
+
+def _models():
+    """Import every model so SQLAlchemy's metadata (and Alembic) see the whole schema."""
+    import accounts.models  # noqa: F401
+    import core.audit  # noqa: F401
+    import events.models  # noqa: F401
+
+
+def create_app(config: dict | None = None) -> Flask:
+    app = Flask(__name__, instance_path=str(Path(os.environ.get("GAMBIT_INSTANCE",
+                                                                 Path(__file__).parent / "instance"))))
+    app.config.from_mapping(Config().as_dict())
+    if config:
+        app.config.from_mapping(config)
+    Path(app.instance_path).mkdir(parents=True, exist_ok=True)
+    Path(app.config["UPLOAD_DIR"]).mkdir(parents=True, exist_ok=True)
+
+    _models()
+    db.init_app(app)
+    migrate.init_app(app, db, directory=str(Path(__file__).parent / "migrations"), render_as_batch=True)
+    csrf.init_app(app)
+
+    from accounts.services import configure_hasher
+    from core.auth import login_manager
+    from core.limiter import init_limiter
+    from core.security import init_security
+    from core.templating import init_templating
+
+    login_manager.init_app(app)
+    init_limiter(app)
+    init_security(app)
+    init_templating(app)
+    if app.config.get("ARGON2_TIME_COST"):
+        configure_hasher(app.config["ARGON2_TIME_COST"], app.config.get("ARGON2_MEMORY_COST"))
+
+    from accounts.cli import cli as users_cli
+    from accounts.views import bp as accounts_bp
+    from api.views import bp as api_bp
+    from core.audit import cli as audit_cli
+    from core.views import bp as core_bp
+    from demo.cli import cli as demo_cli
+    from events.cli import cli as events_cli
+    from events.views import bp as events_bp
+
+    for bp in (core_bp, accounts_bp, events_bp, api_bp, audit_cli, users_cli, events_cli, demo_cli):
+        app.register_blueprint(bp)
+    _errors(app)
+    return app
+
+
+def _errors(app: Flask) -> None:
+    messages = {
+        400: "The request could not be understood.",
+        403: "You do not have access to this page.",
+        404: "There is no such page, or it is not yours to see.",
+        405: "That action is not available here.",
+        413: "The upload is too large.",
+        422: "The request could not be processed.",
+        429: "Too many attempts. Please wait a minute and try again.",
+        500: "Something went wrong on our side. Nothing you entered was saved half-way; please try again.",
+    }
+
+    def handler(exc):
+        code = getattr(exc, "code", 500) or 500
+        if isinstance(exc, CSRFError):
+            message = "The form expired or did not come from this site. Go back, reload the page and try again."
+        elif code == 413:
+            message = (f"The upload is larger than the limit of {app.config['MAX_UPLOAD_MB']} MB. "
+                       "Go back and choose a smaller file.")
+        else:
+            message = messages.get(code, getattr(exc, "description", "Error"))
+        if code == 500:
+            db.session.rollback()
+        if request.path.startswith("/api/"):
+            return jsonify({"error": message, "status": code}), code
+        return render_template("error.html", code=code, message=message), code
+
+    for code in messages:
+        app.register_error_handler(code, handler)

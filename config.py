@@ -1,0 +1,86 @@
+"""Settings from the environment. The defaults need nothing installed: SQLite and uploads under instance/."""
+
+from __future__ import annotations
+
+import os
+import secrets
+from pathlib import Path
+
+BASE_DIR = Path(__file__).resolve().parent
+INSTANCE_DIR = Path(os.environ.get("GAMBIT_INSTANCE", BASE_DIR / "instance"))
+
+
+def _bool(name: str, default: bool) -> bool:
+    raw = os.environ.get(name)
+    if raw is None:
+        return default
+    return raw.strip().lower() in ("1", "true", "yes", "on")
+
+
+def _int(name: str, default: int) -> int:
+    raw = os.environ.get(name)
+    return int(raw) if raw not in (None, "") else default
+
+
+def _secret_key() -> str:
+    """SECRET_KEY from the environment, else one kept in instance/ so sessions survive a restart."""
+    if os.environ.get("SECRET_KEY"):
+        return os.environ["SECRET_KEY"]
+    path = INSTANCE_DIR / "secret_key"
+    try:
+        return path.read_text().strip()
+    except FileNotFoundError:
+        INSTANCE_DIR.mkdir(parents=True, exist_ok=True)
+        key = secrets.token_hex(32)
+        path.write_text(key)
+        path.chmod(0o600)
+        return key
+
+
+def _database_url() -> str:
+    url = os.environ.get("DATABASE_URL") or f"sqlite:///{INSTANCE_DIR / 'gambit.sqlite3'}"
+    # Heroku-style URLs name the old driver; psycopg 3 is the one installed.
+    if url.startswith("postgres://"):
+        url = "postgresql+psycopg://" + url[len("postgres://"):]
+    elif url.startswith("postgresql://"):
+        url = "postgresql+psycopg://" + url[len("postgresql://"):]
+    return url
+
+
+class Config:
+    """Read once at start-up; `create_app(config={...})` overrides any key (tests do)."""
+
+    def __init__(self) -> None:
+        self.SECRET_KEY = _secret_key()
+        self.SQLALCHEMY_DATABASE_URI = _database_url()
+        self.SQLALCHEMY_ENGINE_OPTIONS = {"pool_pre_ping": True}
+        self.UPLOAD_DIR = os.environ.get("UPLOAD_DIR", str(INSTANCE_DIR / "uploads"))
+        self.REDIS_URL = os.environ.get("REDIS_URL", "")
+        # Uploads: the largest accepted document, in megabytes (a larger one gets a clear message).
+        self.MAX_UPLOAD_MB = _int("MAX_UPLOAD_MB", 10)
+        # The request limit sits a little above the document limit so Gambit, not the server, says what is wrong.
+        self.MAX_CONTENT_LENGTH = (self.MAX_UPLOAD_MB + 2) * 1024 * 1024
+        self.MAIL_SERVER = os.environ.get("MAIL_SERVER", "localhost")
+        self.MAIL_PORT = _int("MAIL_PORT", 25)
+        self.MAIL_USERNAME = os.environ.get("MAIL_USERNAME", "")
+        self.MAIL_PASSWORD = os.environ.get("MAIL_PASSWORD", "")
+        self.MAIL_USE_TLS = _bool("MAIL_USE_TLS", False)
+        self.MAIL_SENDER = os.environ.get("MAIL_SENDER", "Gambit <gambit@fide.local>")
+        # Mail is off until MAIL_ENABLED is set, so `make run` on a laptop does not try to send.
+        self.MAIL_ENABLED = _bool("MAIL_ENABLED", False)
+        self.PASSWORD_MIN_LENGTH = _int("PASSWORD_MIN_LENGTH", 12)
+        self.LOGIN_RATE_LIMIT = os.environ.get("LOGIN_RATE_LIMIT", "10 per minute;50 per hour")
+        self.REGISTER_RATE_LIMIT = os.environ.get("REGISTER_RATE_LIMIT", "5 per minute;30 per hour")
+        self.RATELIMIT_ENABLED = _bool("RATELIMIT_ENABLED", True)
+        self.SESSION_IDLE_MINUTES = _int("SESSION_IDLE_MINUTES", 60)
+        self.SESSION_ABSOLUTE_HOURS = _int("SESSION_ABSOLUTE_HOURS", 12)
+        self.PAYMENT_DUE_SOON_DAYS = _int("PAYMENT_DUE_SOON_DAYS", 14)
+        self.PREFERRED_URL_SCHEME = os.environ.get("PREFERRED_URL_SCHEME", "http")
+        self.SESSION_COOKIE_HTTPONLY = True
+        self.SESSION_COOKIE_SAMESITE = "Lax"
+        self.SESSION_COOKIE_SECURE = self.PREFERRED_URL_SCHEME == "https"
+        self.REMEMBER_COOKIE_HTTPONLY = True
+        self.WTF_CSRF_TIME_LIMIT = None  # a bid is filled in over hours; the token lives as long as the session
+
+    def as_dict(self) -> dict:
+        return {k: v for k, v in vars(self).items() if k.isupper()}

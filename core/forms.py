@@ -1,0 +1,32 @@
+"""BaseForm: every form strips surrounding whitespace and carries CSRF (Flask-WTF)."""
+
+from __future__ import annotations
+
+from flask_wtf import FlaskForm
+
+
+def _strip(value):
+    return value.strip() if isinstance(value, str) else value
+
+
+class BaseForm(FlaskForm):
+    class Meta(FlaskForm.Meta):
+        def bind_field(self, form, unbound_field, options):
+            filters = list(unbound_field.kwargs.get("filters") or [])
+            if _strip not in filters:
+                filters.insert(0, _strip)
+            return unbound_field.bind(form=form, filters=filters, **options)
+
+    def error_list(self) -> list[tuple[str, str, str]]:
+        """(field id, label, message) for the summary at the top of the form."""
+        out = []
+        for name, errors in self.errors.items():
+            field = self[name] if name in self._fields else None
+            for message in errors if isinstance(errors, list) else [errors]:
+                if isinstance(message, dict):  # FieldList of FormFields
+                    for sub in message.values():
+                        for m in sub if isinstance(sub, list) else [sub]:
+                            out.append((field.id if field else name, field.label.text if field else name, str(m)))
+                    continue
+                out.append((field.id if field else name, field.label.text if field else name, str(message)))
+        return out

@@ -1,0 +1,48 @@
+"""Jinja filters and globals shared by every template (pages and PDFs)."""
+
+from __future__ import annotations
+
+from flask import request, url_for
+from flask_login import current_user
+
+from core.auth import Role
+from core.money import format_day, format_eur, format_share
+
+
+# (order, role or None for anyone logged in, label, endpoint): each package adds its pages.
+NAV: list[tuple[int, Role | None, str, str]] = []
+
+
+def register_nav(order: int, role: Role | None, label: str, endpoint: str) -> None:
+    if not any(n[3] == endpoint for n in NAV):
+        NAV.append((order, role, label, endpoint))
+        NAV.sort(key=lambda n: n[0])
+
+
+def nav_items(user) -> list[dict]:
+    roles = user.role_set
+    return [{"label": label, "url": url_for(endpoint)} for _, role, label, endpoint in NAV
+            if role is None or role in roles]
+
+
+def _sort_url(key: str, current: str, direction: str) -> str:
+    args = dict(request.args)
+    args["sort"] = key
+    args["dir"] = "desc" if (key == current and direction == "asc") else "asc"
+    return url_for(request.endpoint, **(request.view_args or {}), **args)
+
+
+def init_templating(app) -> None:
+    app.jinja_env.filters["eur"] = format_eur
+    app.jinja_env.filters["share"] = format_share
+    app.jinja_env.filters["day"] = format_day
+    app.jinja_env.globals["Role"] = Role
+    app.jinja_env.globals["sort_url"] = _sort_url
+    app.jinja_env.globals["nav_items"] = nav_items
+    register_nav(90, Role.ADMIN, "Users", "accounts.users")
+    app.jinja_env.trim_blocks = True
+    app.jinja_env.lstrip_blocks = True
+
+    @app.context_processor
+    def _nav():
+        return {"user": current_user}

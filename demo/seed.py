@@ -1,0 +1,64 @@
+"""Demo data so that a newcomer finds every page filled. Every function here is idempotent.
+
+The accounts are for local use only: their password is printed in the README.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from accounts import services as accounts
+from core.auth import Role
+from events.regulation import SEED_DIR, load_regulation_file
+from events.services import load_event
+
+DEMO_PASSWORD = "gambit-demo-2015"
+PRACTICE_SLUG = "fwwcm-practice"
+
+# email, name, organisation, roles, federation, president
+DEMO_USERS = [
+    ("admin@gambit.test", "Secretariat Admin", "FIDE Secretariat", [Role.ADMIN], None, False),
+    ("bidder@gambit.test", "Oksana Bidder", "Ukrainian Chess Federation", [Role.BIDDER], "UKR", False),
+    ("wcoc@gambit.test", "Walter Commission", "WCOC", [Role.WCOC], "GER", False),
+    ("board@gambit.test", "Beatriz Board", "FIDE Presidential Board", [Role.BOARD], "ESP", False),
+    ("president@gambit.test", "Pavel President", "FIDE", [Role.BOARD], "RUS", True),
+]
+
+
+def seed_events(*, now: datetime) -> list[str]:
+    """Load every call in seed_data/events, and a practice call: the 2015 rules moved to the future."""
+    out = []
+    primary = None
+    for path in sorted((SEED_DIR / "events").glob("*.toml")):
+        reg = load_regulation_file(path)
+        event, changed = load_event(reg, actor=None, now=now, source=str(path.relative_to(SEED_DIR.parent)))
+        out.append(f"{'loaded' if changed else 'unchanged'}: {event.slug} {event.regulation_version.label}")
+        if primary is None and not reg.event.practice:
+            primary = reg
+    if primary is not None:
+        practice = practice_regulation(primary, now=now)
+        event, changed = load_event(practice, actor=None, now=now, source=f"{primary.event.slug} moved in time")
+        out.append(f"{'loaded' if changed else 'unchanged'}: {event.slug} {event.regulation_version.label}")
+    return out
+
+
+def practice_regulation(reg, *, now: datetime):
+    """The same rules with every date moved by whole years, so that its bid deadline lies ahead of `now`."""
+    years = max(1, now.year - reg.event.bid_deadline.year)
+    while reg.event.bid_deadline.replace(year=reg.event.bid_deadline.year + years) <= now:
+        years += 1
+    year = reg.schedule.window_start.year + years
+    return reg.shifted(years=years, slug=PRACTICE_SLUG,
+                       title=f"PRACTICE CALL — {reg.event.title.replace(str(reg.schedule.window_start.year), str(year))}")
+
+
+def seed_demo(*, now: datetime) -> list[str]:
+    out = []
+    for email, name, org, roles, federation, president in DEMO_USERS:
+        if accounts.find_user_by_email(email):
+            continue
+        accounts.create_user(email=email, password=DEMO_PASSWORD, name=name, organisation=org, roles=roles,
+                             federation=federation, is_president=president, actor=None, now=now,
+                             applicant_type="federation" if Role.BIDDER in roles else None)
+        out.append(f"demo account: {email}")
+    return out

@@ -1,0 +1,39 @@
+"""FIDE member federations and their countries, from seed_data/federations.toml."""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass
+from functools import lru_cache
+
+from events.regulation import SEED_DIR
+
+
+@dataclass(frozen=True)
+class Federation:
+    code: str
+    name: str
+    country: str
+
+
+@lru_cache(maxsize=1)
+def federations() -> dict[str, Federation]:
+    data = tomllib.loads((SEED_DIR / "federations.toml").read_text(encoding="utf-8"))
+    return {code: Federation(code, v["name"], v["country"]) for code, v in sorted(data.items())}
+
+
+def federation_choices() -> list[tuple[str, str]]:
+    return [(f.code, f"{f.name} ({f.code})") for f in sorted(federations().values(), key=lambda f: f.name)]
+
+
+@lru_cache(maxsize=1)
+def country_names() -> dict[str, str]:
+    """ISO code → country name, as the federations name them (England, Scotland, Wales share GB)."""
+    from babel import Locale
+
+    names = dict(Locale("en").territories)
+    return {f.country: names.get(f.country, f.name) for f in federations().values()}
+
+
+def country_choices() -> list[tuple[str, str]]:
+    return sorted(country_names().items(), key=lambda kv: kv[1])

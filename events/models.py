@@ -1,0 +1,75 @@
+"""The call for bids and the versions of its regulation (snapshot + hash: a bid records which one judged it)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from sqlalchemy import CheckConstraint, ForeignKey, String, Text, UniqueConstraint
+from sqlalchemy.orm import Mapped, mapped_column, relationship
+
+from core.db import db, utcnow
+from events.regulation import Regulation, regulation_from_snapshot
+from events.rules import EventStatus
+
+STATUS_VALUES = ", ".join(f"'{s.value}'" for s in EventStatus)
+
+_cache: dict[str, Regulation] = {}
+
+
+class Event(db.Model):
+    __tablename__ = "event"
+    __table_args__ = (CheckConstraint(f"status IN ({STATUS_VALUES})", name="status"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    slug: Mapped[str] = mapped_column(String(80), unique=True)
+    title: Mapped[str] = mapped_column(String(200))
+    status: Mapped[str] = mapped_column(String(20), default=EventStatus.OPEN.value)
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    regulation_version_id: Mapped[int | None] = mapped_column(
+        ForeignKey("regulation_version.id", use_alter=True, name="fk_event_regulation_version"))
+
+    regulation_version: Mapped[RegulationVersion | None] = relationship(
+        foreign_keys=[regulation_version_id], lazy="joined", post_update=True)
+    versions: Mapped[list[RegulationVersion]] = relationship(
+        back_populates="event", foreign_keys="RegulationVersion.event_id", order_by="RegulationVersion.number")
+
+    @property
+    def regulation(self) -> Regulation:
+        """The regulation in force, rebuilt from its stored snapshot (cached by hash)."""
+        return self.regulation_version.regulation
+
+    @property
+    def state(self) -> EventStatus:
+        return EventStatus(self.status)
+
+    @property
+    def practice(self) -> bool:
+        return self.regulation.event.practice
+
+
+class RegulationVersion(db.Model):
+    __tablename__ = "regulation_version"
+    __table_args__ = (UniqueConstraint("event_id", "number", name="number"),
+                      UniqueConstraint("event_id", "sha256", name="sha256"))
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    event_id: Mapped[int] = mapped_column(ForeignKey("event.id", ondelete="CASCADE"), index=True)
+    number: Mapped[int]
+    snapshot: Mapped[str] = mapped_column(Text)
+    sha256: Mapped[str] = mapped_column(String(64))
+    source: Mapped[str] = mapped_column(String(300), default="")
+    loaded_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+    event: Mapped[Event] = relationship(back_populates="versions", foreign_keys=[event_id])
+
+    @property
+    def regulation(self) -> Regulation:
+        reg = _cache.get(self.sha256)
+        if reg is None:
+            reg = regulation_from_snapshot(self.snapshot)
+            _cache[self.sha256] = reg
+        return reg
+
+    @property
+    def label(self) -> str:
+        return f"v{self.number} ({self.sha256[:12]})"

@@ -1,0 +1,57 @@
+"""Loading a call from its regulation file, and moving a call through its life."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from sqlalchemy import func, select
+
+from core import audit
+from core.db import db
+from events.models import Event, RegulationVersion
+from events.regulation import Regulation
+from events.rules import EventStatus, next_status
+
+
+def get_event(slug: str) -> Event | None:
+    return db.session.scalars(select(Event).where(Event.slug == slug)).first()
+
+
+def load_event(reg: Regulation, *, actor, now: datetime, source: str = "") -> tuple[Event, bool]:
+    """Create the call, or give it a new regulation version when the file changed.
+
+    Returns (event, changed). Loading the same file again changes nothing (idempotent).
+    """
+    event = get_event(reg.event.slug)
+    if event is None:
+        event = Event(slug=reg.event.slug, title=reg.event.title, status=EventStatus.OPEN.value, created_at=now)
+        db.session.add(event)
+        db.session.flush()
+    elif event.regulation_version and event.regulation_version.sha256 == reg.sha256:
+        return event, False
+    existing = db.session.scalars(select(RegulationVersion).where(
+        RegulationVersion.event_id == event.id, RegulationVersion.sha256 == reg.sha256)).first()
+    if existing is None:
+        number = (db.session.scalar(select(func.max(RegulationVersion.number)).where(
+            RegulationVersion.event_id == event.id)) or 0) + 1
+        existing = RegulationVersion(event_id=event.id, number=number, snapshot=reg.snapshot, sha256=reg.sha256,
+                                     source=source, loaded_at=now)
+        db.session.add(existing)
+        db.session.flush()
+    event.regulation_version = existing
+    event.title = reg.event.title
+    db.session.flush()
+    audit.record("event.regulation_loaded", event, actor=actor, now=now,
+                 data={"version": existing.number, "sha256": reg.sha256, "source": source})
+    return event, True
+
+
+def change_event_status(event: Event, action: str, *, actor, now: datetime, reason: str = "") -> EventStatus:
+    """Move the call along its TRANSITIONS table; raises events.rules.TransitionError when not allowed."""
+    before = event.state
+    after = next_status(before, action)
+    event.status = after.value
+    db.session.flush()
+    audit.record(f"event.{action}", event, actor=actor, now=now,
+                 data={"from": before.value, "to": after.value, "reason": reason})
+    return after

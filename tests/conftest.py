@@ -1,0 +1,165 @@
+"""Fixtures as in flask's tutorial: app, client, runner, a login helper, a database rolled back per test,
+and factories with keyword overrides.
+
+The database is SQLite in a temporary folder, or the one DATABASE_URL names (PostgreSQL in CI). The schema is
+made once per run with create_all; tests/test_migrations.py checks that the migrations make the same schema.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from datetime import UTC, datetime
+
+import pytest
+from flask.testing import FlaskClient
+from sqlalchemy.orm import scoped_session, sessionmaker
+
+from core.db import db, utcnow
+from events.regulation import default_event_file, load_regulation_file
+
+DEMO_PASSWORD = "correct horse battery staple"
+
+
+@pytest.fixture(scope="session")
+def database_url(tmp_path_factory) -> str:
+    url = os.environ.get("DATABASE_URL")
+    if url:
+        return url
+    return f"sqlite:///{tmp_path_factory.mktemp('db') / 'test.sqlite3'}"
+
+
+@pytest.fixture(scope="session")
+def app(database_url, tmp_path_factory):
+    from app import create_app
+
+    instance = tmp_path_factory.mktemp("instance")
+    application = create_app({
+        "TESTING": True,
+        "SECRET_KEY": "test-secret",
+        "SQLALCHEMY_DATABASE_URI": database_url.replace("postgresql://", "postgresql+psycopg://", 1)
+        if database_url.startswith("postgresql://") else database_url,
+        "UPLOAD_DIR": str(instance / "uploads"),
+        "WTF_CSRF_ENABLED": False,
+        "RATELIMIT_ENABLED": False,
+        "MAIL_ENABLED": False,
+        "SERVER_NAME": "gambit.test",
+        # Fast hashing in tests only; production keeps argon2id's defaults.
+        "ARGON2_TIME_COST": 1,
+        "ARGON2_MEMORY_COST": 1024,
+    })
+    with application.app_context():
+        db.drop_all()
+        db.create_all()
+    yield application
+    with application.app_context():
+        db.session.remove()
+        db.drop_all()
+        db.engine.dispose()
+
+
+@pytest.fixture(autouse=True)
+def _rollback(request, app):
+    """Each test runs inside one outer transaction that is rolled back; commits become savepoints."""
+    if "no_db" in request.keywords:
+        yield
+        return
+    with app.app_context():
+        connection = db.engine.connect()
+        outer = connection.begin()
+        original = db.session
+        factory = sessionmaker(bind=connection, join_transaction_mode="create_savepoint")
+        db.session = scoped_session(factory, scopefunc=original.registry.scopefunc)
+        try:
+            yield
+        finally:
+            db.session.remove()
+            db.session = original
+            outer.rollback()
+            connection.close()
+
+
+@pytest.fixture
+def ctx(app):
+    """An application context for tests that call services directly."""
+    with app.app_context(), app.test_request_context():
+        yield
+
+
+@pytest.fixture
+def client(app) -> FlaskClient:
+    return app.test_client()
+
+
+@pytest.fixture
+def runner(app):
+    return app.test_cli_runner()
+
+
+@pytest.fixture
+def reg():
+    return load_regulation_file(default_event_file())
+
+
+@pytest.fixture
+def event(app, reg):
+    """The 2015 call, loaded from its file."""
+    from events.services import load_event
+
+    with app.app_context():
+        ev, _ = load_event(reg, actor=None, now=datetime(2015, 3, 1, tzinfo=UTC), source="test")
+        db.session.commit()
+        return ev.id
+
+
+class Factory:
+    """Makes rows with sensible defaults; keyword arguments override any of them."""
+
+    def __init__(self, app):
+        self.app = app
+        self.count = 0
+
+    def user(self, *, roles=("bidder",), email=None, password=DEMO_PASSWORD, **overrides):
+        from accounts.services import create_user
+
+        self.count += 1
+        with self.app.app_context():
+            user = create_user(email=email or f"user{self.count}@example.org", password=password,
+                               name=overrides.pop("name", f"User {self.count}"), roles=list(roles), actor=None,
+                               now=utcnow(), **overrides)
+            db.session.commit()
+            return user.id
+
+
+@pytest.fixture
+def make(app) -> Factory:
+    return Factory(app)
+
+
+def login(client: FlaskClient, email: str, password: str = DEMO_PASSWORD):
+    """Log in through the real form; returns the response."""
+    return client.post("/login", data={"email": email, "password": password})
+
+
+@pytest.fixture
+def login_as(client, make, app):
+    """login_as("admin") makes a user with that role (or roles) and logs the client in; returns the user id."""
+
+    def _login(*roles: str, **overrides) -> int:
+        user_id = make.user(roles=roles or ("bidder",), **overrides)
+        with app.app_context():
+            from accounts.models import User
+
+            email = db.session.get(User, user_id).email
+        response = login(client, email)
+        assert response.status_code == 302, response.data[:500]
+        return user_id
+
+    return _login
+
+
+def csrf_token_from(html: bytes | str) -> str:
+    text = html.decode() if isinstance(html, bytes) else html
+    match = re.search(r'name="csrf_token"[^>]*value="([^"]+)"', text)
+    assert match, "no CSRF token on the page"
+    return match.group(1)
