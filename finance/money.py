@@ -24,7 +24,7 @@ from decimal import ROUND_FLOOR, ROUND_HALF_UP, Decimal, localcontext
 CENT = Decimal("0.01")
 ROUNDING = ROUND_HALF_UP
 # Enough digits for any amount times any share of the regulations without the context rounding silently.
-_PRECISION = 60
+_PRECISION = 64
 
 
 def _decimal(value, name: str) -> Decimal:
