@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Iterable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from datetime import date, timedelta
 from decimal import Decimal
 from typing import Literal
@@ -257,6 +257,7 @@ class Obligations:
         raise KeyError(key)
 
     def has(self, key: str) -> bool:
+        """Whether a line with this key exists. Raises nothing."""
         return any(ln.key == key for ln in self.lines)
 
     @property
@@ -379,13 +380,7 @@ def obligations(reg: Regulation, terms: BidTerms) -> Obligations:
     for i, p in enumerate(reg.players, start=1):
         add(f"travel_{i}", ob.travel_article, f"Contribution towards the travel costs of {p.name}'s team",
             player_party(p), ob.travel_contribution_per_team, due_rule=to_player)
-    if last is None:
-        lines = [ln if ln.is_cap else _replace_due(ln, no_date) for ln in lines]
     return Obligations(lines=tuple(lines), terms=terms, home_player=home, opponent=opponent)
-
-
-def _replace_due(line: ObligationLine, rule: str) -> ObligationLine:
-    return replace(line, due=None, due_rule=rule)
 
 
 # ------------------------------------------------------------------------------------- payment schedule
