@@ -44,7 +44,6 @@ def create_app(config: dict | None = None) -> Flask:
     from core.templating import init_templating
 
     login_manager.init_app(app)
-    init_limiter(app)
     init_security(app)
     init_templating(app)
     if app.config.get("ARGON2_TIME_COST"):
@@ -61,6 +60,7 @@ def create_app(config: dict | None = None) -> Flask:
 
     for bp in (core_bp, accounts_bp, events_bp, api_bp, audit_cli, users_cli, events_cli, demo_cli):
         app.register_blueprint(bp)
+    init_limiter(app)
     _errors(app)
     return app
 

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from wtforms import BooleanField, EmailField, PasswordField, RadioField, SelectField, SelectMultipleField, StringField
-from wtforms.validators import Email, EqualTo, InputRequired, Length, Optional
+from wtforms.validators import DataRequired, Email, EqualTo, Length, Optional
 from wtforms.widgets import CheckboxInput, ListWidget
 
 from core.auth import Role
-from core.forms import BaseForm
+from core.forms import BaseForm, choices
 from events.federations import federation_choices
 
 
@@ -20,40 +20,40 @@ APPLICANT_TYPES = [("federation", "A FIDE member federation"), ("sponsor", "A sp
 
 
 class RegistrationForm(BaseForm):
-    organisation = StringField("Organisation", validators=[InputRequired("Enter the name of your federation or "
+    organisation = StringField("Organisation", validators=[DataRequired("Enter the name of your federation or "
                                                                          "company."), Length(max=200)],
                                description="The federation or company that will bid.")
-    applicant_type = RadioField("You bid as", choices=APPLICANT_TYPES,
-                                validators=[InputRequired("Choose federation or sponsor (Art. 15.1).")],
+    applicant_type = RadioField("You bid as", choices=choices(APPLICANT_TYPES),
+                                validators=[DataRequired("Choose federation or sponsor (Art. 15.1).")],
                                 description="Art. 15.1: any FIDE member federation or any sponsor may bid.")
-    federation = SelectField("FIDE federation", validators=[InputRequired("Choose a federation.")],
+    federation = SelectField("FIDE federation", validators=[DataRequired("Choose a federation.")],
                              description="Your federation, or for a sponsor the federation of the host country.")
-    name = StringField("Contact person", validators=[InputRequired("Enter a contact person."), Length(max=200)])
-    email = EmailField("Email", validators=[InputRequired("Enter an email address."),
+    name = StringField("Contact person", validators=[DataRequired("Enter a contact person."), Length(max=200)])
+    email = EmailField("Email", validators=[DataRequired("Enter an email address."),
                                             Email("Enter a valid email address, like name@example.org."),
                                             Length(max=254)])
-    password = PasswordField("Password", validators=[InputRequired("Choose a password.")],
+    password = PasswordField("Password", validators=[DataRequired("Choose a password.")],
                              description="At least 12 characters, not a common password.")
     confirm = PasswordField("Repeat the password",
-                            validators=[InputRequired("Repeat the password."),
+                            validators=[DataRequired("Repeat the password."),
                                         EqualTo("password", "The two passwords are not the same.")])
 
     def __init__(self, *args, min_password_length: int = 12, **kwargs):
         super().__init__(*args, **kwargs)
-        self.federation.choices = [("", "Choose…"), *federation_choices()]
+        self.federation.choices = choices([("", "Choose…"), *federation_choices()])
         self.password.description = f"At least {min_password_length} characters, not a common password."
 
 
 class LoginForm(BaseForm):
-    email = EmailField("Email", validators=[InputRequired("Enter your email address."), Length(max=254)])
-    password = PasswordField("Password", validators=[InputRequired("Enter your password.")])
+    email = EmailField("Email", validators=[DataRequired("Enter your email address."), Length(max=254)])
+    password = PasswordField("Password", validators=[DataRequired("Enter your password.")])
 
 
 class ChangePasswordForm(BaseForm):
-    current_password = PasswordField("Current password", validators=[InputRequired("Enter your current password.")])
-    new_password = PasswordField("New password", validators=[InputRequired("Choose a new password.")])
+    current_password = PasswordField("Current password", validators=[DataRequired("Enter your current password.")])
+    new_password = PasswordField("New password", validators=[DataRequired("Choose a new password.")])
     confirm = PasswordField("Repeat the new password",
-                            validators=[InputRequired("Repeat the new password."),
+                            validators=[DataRequired("Repeat the new password."),
                                         EqualTo("new_password", "The two passwords are not the same.")])
 
 
@@ -65,23 +65,23 @@ ROLE_CHOICES = [(r.value, r.label) for r in Role]
 
 
 class UserForm(BaseForm):
-    email = EmailField("Email", validators=[InputRequired("Enter an email address."),
+    email = EmailField("Email", validators=[DataRequired("Enter an email address."),
                                             Email("Enter a valid email address, like name@example.org."),
                                             Length(max=254)])
-    name = StringField("Name", validators=[InputRequired("Enter a name."), Length(max=200)])
+    name = StringField("Name", validators=[DataRequired("Enter a name."), Length(max=200)])
     organisation = StringField("Organisation", validators=[Optional(), Length(max=200)])
     federation = SelectField("FIDE federation", validators=[Optional()],
                              description="A WCOC or board member whose federation hosts a bid is recused from it.")
-    roles = MultiCheckboxField("Roles", choices=ROLE_CHOICES,
-                               validators=[InputRequired("Give the account at least one role.")])
+    roles = MultiCheckboxField("Roles", choices=choices(ROLE_CHOICES),
+                               validators=[DataRequired("Give the account at least one role.")])
     is_president = BooleanField("FIDE President", description="A board member who may decide alone, in "
                                 "consultation with the WCOC, when no board meeting can be held (Art. 15.5).")
-    password = PasswordField("Initial password", validators=[InputRequired("Choose an initial password.")],
+    password = PasswordField("Initial password", validators=[DataRequired("Choose an initial password.")],
                              description="At least 12 characters; the user can change it later.")
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
-        self.federation.choices = [("", "None"), *federation_choices()]
+        self.federation.choices = choices([("", "None"), *federation_choices()])
 
 
 class UserEditForm(UserForm):

@@ -13,7 +13,7 @@ from accounts.forms import ChangePasswordForm, EmptyForm, LoginForm, Registratio
 from accounts.models import User
 from core.auth import Role, login_manager, roles_required
 from core.db import db, utcnow
-from core.limiter import limiter
+from core.limiter import rate_limited
 from core.urls import safe_next
 
 bp = Blueprint("accounts", __name__)
@@ -60,7 +60,7 @@ def _start_session(user: User) -> None:
 
 
 @bp.route("/register", methods=["GET", "POST"])
-@limiter.limit(lambda: current_app.config["REGISTER_RATE_LIMIT"], methods=["POST"])
+@rate_limited("accounts.register", "REGISTER_RATE_LIMIT")
 def register():
     if current_user.is_authenticated:
         return redirect(url_for("core.home"))
@@ -83,7 +83,7 @@ def register():
 
 
 @bp.route("/login", methods=["GET", "POST"])
-@limiter.limit(lambda: current_app.config["LOGIN_RATE_LIMIT"], methods=["POST"])
+@rate_limited("accounts.login", "LOGIN_RATE_LIMIT")
 def login():
     form = LoginForm()
     if form.validate_on_submit():

@@ -3,10 +3,16 @@
 from __future__ import annotations
 
 from flask_wtf import FlaskForm
+from wtforms.fields.choices import SelectChoice
 
 
 def _strip(value):
     return value.strip() if isinstance(value, str) else value
+
+
+def choices(pairs) -> list[SelectChoice]:
+    """(value, label) pairs as WTForms 3.3 wants select options (tuples are deprecated)."""
+    return [SelectChoice(value, label) for value, label in pairs]
 
 
 class BaseForm(FlaskForm):

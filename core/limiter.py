@@ -1,14 +1,46 @@
-"""Rate limits (Flask-Limiter): in memory by default, in Redis when REDIS_URL is set so workers share counts."""
+"""Rate limits (Flask-Limiter): in memory by default, in Redis when REDIS_URL is set so workers share counts.
+
+One Limiter per app (several apps live side by side in the tests); views name their limit with `rate_limited`
+and create_app applies it.
+"""
 
 from __future__ import annotations
 
 from flask_limiter import Limiter
 from flask_limiter.util import get_remote_address
 
-limiter = Limiter(key_func=get_remote_address, default_limits=[], headers_enabled=True)
+# endpoint -> (config key holding the limit, methods)
+LIMITS: dict[str, tuple[str, list[str]]] = {}
 
 
-def init_limiter(app) -> None:
+def rate_limited(endpoint: str, config_key: str, methods=("POST",)):
+    """Mark a view for a limit read from the app's settings; the decorator leaves the function unchanged."""
+    LIMITS[endpoint] = (config_key, list(methods))
+
+    def decorator(view):
+        return view
+
+    return decorator
+
+
+def init_limiter(app) -> Limiter:
     app.config.setdefault("RATELIMIT_STORAGE_URI", app.config.get("REDIS_URL") or "memory://")
     app.config.setdefault("RATELIMIT_STRATEGY", "fixed-window")
-    limiter.init_app(app)
+    limiter = Limiter(key_func=get_remote_address, app=app, default_limits=[], headers_enabled=True)
+    for endpoint, (key, methods) in LIMITS.items():
+        app.view_functions[endpoint] = limiter.limit(app.config[key], methods=methods)(
+            _own_copy(app.view_functions[endpoint]))
+    app.extensions["gambit_limiter"] = limiter  # the app holds it; Flask-Limiter keeps only weak references
+    return limiter
+
+
+def _own_copy(view):
+    """A fresh function per app: Flask-Limiter marks the function object, which the blueprint shares."""
+
+    def limited_view(*args, **kwargs):
+        return view(*args, **kwargs)
+
+    limited_view.__name__ = view.__name__
+    limited_view.__qualname__ = f"{view.__qualname__}@{id(limited_view)}"
+    limited_view.__module__ = view.__module__
+    return limited_view

@@ -8,7 +8,6 @@ from flask_login import current_user
 from core.auth import Role
 from core.money import format_day, format_eur, format_share
 
-
 # (order, role or None for anyone logged in, label, endpoint): each package adds its pages.
 NAV: list[tuple[int, Role | None, str, str]] = []
 

@@ -17,11 +17,11 @@ PRACTICE_SLUG = "fwwcm-practice"
 
 # email, name, organisation, roles, federation, president
 DEMO_USERS = [
-    ("admin@gambit.test", "Secretariat Admin", "FIDE Secretariat", [Role.ADMIN], None, False),
-    ("bidder@gambit.test", "Oksana Bidder", "Ukrainian Chess Federation", [Role.BIDDER], "UKR", False),
-    ("wcoc@gambit.test", "Walter Commission", "WCOC", [Role.WCOC], "GER", False),
-    ("board@gambit.test", "Beatriz Board", "FIDE Presidential Board", [Role.BOARD], "ESP", False),
-    ("president@gambit.test", "Pavel President", "FIDE", [Role.BOARD], "RUS", True),
+    ("admin@example.org", "Secretariat Admin", "FIDE Secretariat", [Role.ADMIN], None, False),
+    ("bidder@example.org", "Oksana Bidder", "Ukrainian Chess Federation", [Role.BIDDER], "UKR", False),
+    ("wcoc@example.org", "Walter Commission", "WCOC", [Role.WCOC], "GER", False),
+    ("board@example.org", "Beatriz Board", "FIDE Presidential Board", [Role.BOARD], "ESP", False),
+    ("president@example.org", "Pavel President", "FIDE", [Role.BOARD], "RUS", True),
 ]
 
 
@@ -47,9 +47,9 @@ def practice_regulation(reg, *, now: datetime):
     years = max(1, now.year - reg.event.bid_deadline.year)
     while reg.event.bid_deadline.replace(year=reg.event.bid_deadline.year + years) <= now:
         years += 1
-    year = reg.schedule.window_start.year + years
-    return reg.shifted(years=years, slug=PRACTICE_SLUG,
-                       title=f"PRACTICE CALL — {reg.event.title.replace(str(reg.schedule.window_start.year), str(year))}")
+    old_year = str(reg.schedule.window_start.year)
+    title = reg.event.title.replace(old_year, str(int(old_year) + years))
+    return reg.shifted(years=years, slug=PRACTICE_SLUG, title=f"PRACTICE CALL — {title}")
 
 
 def seed_demo(*, now: datetime) -> list[str]:

@@ -407,7 +407,8 @@ def _jsonable(value):
     if isinstance(value, list):
         return [_jsonable(v) for v in value]
     if isinstance(value, datetime):
-        return value.astimezone(UTC).isoformat()
+        # A datetime without a zone stays without one, so _convert can refuse it by name.
+        return value.astimezone(UTC).isoformat() if value.tzinfo else value.isoformat()
     if isinstance(value, date):
         return value.isoformat()
     return value

@@ -37,7 +37,8 @@ def public(slug: str):
     sample_schedule = reg.schedule_for(opening_dates[0])
     total_weight = sum(c.weight for c in reg.criteria)
     return render_template("events/public.html", event=event, reg=reg, opening_dates=opening_dates,
-                           sample_schedule=sample_schedule, total_weight=total_weight, now=utcnow(), criteria_in_force=reg.criteria,
+                           sample_schedule=sample_schedule, total_weight=total_weight, now=utcnow(),
+                           criteria_in_force=reg.criteria,
                            actions=[(a, ACTION_LABELS[a]) for a in actions_from(event.state)],
                            action_form=EmptyForm())
 

@@ -64,19 +64,21 @@ def _rollback(request, app):
     if "no_db" in request.keywords:
         yield
         return
+    # No app context is held across the test: requests must each get their own (and their own `g`).
     with app.app_context():
         connection = db.engine.connect()
-        outer = connection.begin()
-        original = db.session
-        factory = sessionmaker(bind=connection, join_transaction_mode="create_savepoint")
-        db.session = scoped_session(factory, scopefunc=original.registry.scopefunc)
-        try:
-            yield
-        finally:
+    outer = connection.begin()
+    original = db.session
+    factory = sessionmaker(bind=connection, join_transaction_mode="create_savepoint")
+    db.session = scoped_session(factory, scopefunc=original.registry.scopefunc)
+    try:
+        yield
+    finally:
+        with app.app_context():
             db.session.remove()
-            db.session = original
-            outer.rollback()
-            connection.close()
+        db.session = original
+        outer.rollback()
+        connection.close()
 
 
 @pytest.fixture

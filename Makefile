@@ -1,0 +1,55 @@
+# Gambit. `make run` serves the app with the 2015 call and demo accounts; `make test` runs every test.
+# Both set everything up on a fresh machine (virtualenv, Python packages, system packages).
+
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+PORT   ?= 5000
+HOST   ?= 127.0.0.1
+export FLASK_APP := app
+
+# System packages: WeasyPrint needs Pango and fonts; the browser tests need Debian's Chromium; pdftoppm
+# (poppler-utils) turns PDFs into pictures for a person to check.
+APT_PACKAGES := libpango-1.0-0 libpangoft2-1.0-0 fonts-dejavu-core chromium poppler-utils
+
+.PHONY: run test lint serve bench venv system-deps migrate seed clean
+
+$(BIN)/.installed: requirements.txt requirements-dev.txt
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -r requirements-dev.txt
+	touch $@
+
+venv: $(BIN)/.installed
+
+system-deps:
+	@missing=""; for p in $(APT_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then \
+	  echo "installing system packages:$$missing"; \
+	  SUDO=""; [ "$$(id -u)" -eq 0 ] || SUDO=sudo; \
+	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$missing; \
+	fi
+
+migrate: venv
+	$(BIN)/flask db upgrade
+
+seed: migrate
+	$(BIN)/flask seed --demo
+
+run: system-deps seed
+	$(BIN)/flask run --host $(HOST) --port $(PORT)
+
+serve: system-deps migrate
+	$(BIN)/gunicorn --workers 2 --bind $(HOST):$(PORT) "app:create_app()"
+
+test: system-deps venv
+	$(BIN)/pytest
+
+lint: venv
+	$(BIN)/ruff check .
+
+bench: system-deps venv
+	$(BIN)/python -m bench
+
+clean:
+	rm -rf $(VENV) .pytest_cache .ruff_cache .hypothesis

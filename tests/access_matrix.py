@@ -1,0 +1,51 @@
+"""Route × role → expected status. Every route of the app must have a row (tests/test_access_matrix.py).
+
+Rows name the URL with placeholders the test fills in: {slug} (the 2015 call), {other_user} (an account that is
+not the caller's). Later packages add their rows here. 302 for a logged-out caller means "sent to the login page".
+"""
+
+from __future__ import annotations
+
+ROLES = ("anon", "bidder", "wcoc", "board", "admin")
+
+
+def everyone(status: int) -> dict[str, int]:
+    return dict.fromkeys(ROLES, status)
+
+
+def only(allowed: tuple[str, ...], ok: int = 200, *, anon: int = 302, others: int = 403) -> dict[str, int]:
+    return {role: (ok if role in allowed else anon if role == "anon" else others) for role in ROLES}
+
+
+def logged_in(ok: int = 200) -> dict[str, int]:
+    return {"anon": 302, **dict.fromkeys(ROLES[1:], ok)}
+
+
+# endpoint -> list of (method, url, expected statuses by role)
+MATRIX: dict[str, list[tuple[str, str, dict[str, int]]]] = {
+    "core.home": [("GET", "/", everyone(200))],
+    "core.healthz": [("GET", "/healthz", everyone(200))],
+    "static": [("GET", "/static/css/gambit.css", everyone(200))],
+    # logged-in users are sent home from the registration page
+    "accounts.register": [("GET", "/register", {"anon": 200, **dict.fromkeys(ROLES[1:], 302)}),
+                          ("POST", "/register", {"anon": 422, **dict.fromkeys(ROLES[1:], 302)})],
+    "accounts.login": [("GET", "/login", everyone(200)), ("POST", "/login", everyone(422))],
+    "accounts.logout": [("POST", "/logout", logged_in(302))],
+    "accounts.account": [("GET", "/account", logged_in(200))],
+    "accounts.change_password": [("POST", "/account/password", logged_in(422))],
+    "accounts.new_token": [("POST", "/account/token", logged_in(200))],
+    "accounts.users": [("GET", "/admin/users", only(("admin",)))],
+    "accounts.new_user": [("GET", "/admin/users/new", only(("admin",))),
+                          ("POST", "/admin/users/new", only(("admin",), 422))],
+    "accounts.edit_user": [("GET", "/admin/users/{other_user}", only(("admin",))),
+                           ("POST", "/admin/users/{other_user}", only(("admin",), 422)),
+                           ("GET", "/admin/users/999999", only(("admin",), 404))],
+    "accounts.set_active": [("POST", "/admin/users/{other_user}/active", only(("admin",), 302))],
+    "events.index": [("GET", "/events/", everyone(200))],
+    "events.public": [("GET", "/events/{slug}", everyone(200)), ("GET", "/events/no-such-call", everyone(404))],
+    "events.change_status": [("POST", "/events/{slug}/status", only(("admin",), 302))],
+    "api.openapi": [("GET", "/api/v1/openapi.json", everyone(200))],
+    "api.events": [("GET", "/api/v1/events", {"anon": 401, **dict.fromkeys(ROLES[1:], 200)})],
+    "api.event": [("GET", "/api/v1/events/{slug}", {"anon": 401, **dict.fromkeys(ROLES[1:], 200)}),
+                  ("GET", "/api/v1/events/no-such-call", {"anon": 401, **dict.fromkeys(ROLES[1:], 404)})],
+}

@@ -1,0 +1,65 @@
+import pytest
+
+from app import create_app
+
+
+def test_healthz_reports_the_database(client):
+    response = client.get("/healthz")
+    assert response.status_code == 200
+    assert response.get_json() == {"status": "ok", "database": "ok"}
+
+
+@pytest.mark.no_db
+def test_healthz_is_503_with_the_reason_when_the_database_is_unreachable(tmp_path):
+    broken = create_app({"TESTING": True, "SECRET_KEY": "x", "UPLOAD_DIR": str(tmp_path / "u"),
+                         "SQLALCHEMY_DATABASE_URI": f"sqlite:///{tmp_path}/missing-dir/nope/db.sqlite3"})
+    response = broken.test_client().get("/healthz")
+    assert response.status_code == 503
+    body = response.get_json()
+    assert body["status"] == "error" and body["database"].startswith("unreachable")
+
+
+def test_security_headers_on_every_page(client):
+    response = client.get("/")
+    csp = response.headers["Content-Security-Policy"]
+    assert "unsafe-inline" not in csp and "frame-ancestors 'none'" in csp
+    assert response.headers["X-Content-Type-Options"] == "nosniff"
+    assert response.headers["Referrer-Policy"] == "same-origin"
+    assert "Strict-Transport-Security" not in response.headers
+
+
+def test_hsts_when_served_over_https(client):
+    response = client.get("/", base_url="https://gambit.test")
+    assert response.headers["Strict-Transport-Security"].startswith("max-age=")
+
+
+def test_pages_load_no_third_party_assets(client):
+    html = client.get("/").get_data(as_text=True)
+    assert "http://" not in html.replace("http://gambit.test", "")
+    assert "https://" not in html
+    assert "<script>" not in html  # no inline script (CSP)
+
+
+def test_unknown_page_is_a_404_page_with_a_way_back(client):
+    response = client.get("/no/such/page")
+    assert response.status_code == 404
+    assert b"Back to the home page" in response.data
+
+
+def test_api_errors_are_json(client):
+    response = client.get("/api/v1/nothing-here")
+    assert response.status_code == 404
+    assert response.get_json()["status"] == 404
+
+
+def test_forms_strip_surrounding_whitespace(app):
+    from wtforms import StringField
+
+    from core.forms import BaseForm
+
+    class F(BaseForm):
+        name = StringField()
+
+    with app.test_request_context(method="POST", data={"name": "  Lviv  "}):
+        form = F(meta={"csrf": False})
+        assert form.name.data == "Lviv"
