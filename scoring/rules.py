@@ -1,0 +1,700 @@
+"""Art. 15.5 as arithmetic: scorecard checks, the prize-fund reference score, per-criterion statistics, the
+weighted total, the ranking and its red flags.
+
+Pure functions on plain data (no Flask, no database). The input of the ranking is the submitted scorecards
+of the unconflicted WCOC members, ``{bid_id: {member_id: {criterion_key: Decimal score}}}``, and a weights
+version ``{criterion_key: Decimal}`` (relative weights; `default_weights` reads them from the regulation).
+Every threshold, scale, anchor and weight comes from ``reg.scoring`` and ``reg.criteria``.
+
+Arithmetic and rounding, stated once:
+
+* Scores and weights are `Decimal`. Means, medians, variances, totals and contributions are computed as exact
+  fractions (`fractions.Fraction`), so "tied" means tied exactly, and every comparison with a threshold
+  (red flags, disagreement, ranking) is made on the exact value, never on a rounded one.
+* What is displayed is a `Decimal` with two decimals (`DISPLAY_PLACES`), rounded half up (half away from
+  zero, as `decimal.ROUND_HALF_UP`): means, medians, minimum, maximum, range, standard deviation, totals,
+  contributions, weight percentages.
+* A bid's contributions are allocated by largest remainder so that the displayed contributions add up
+  exactly to the displayed total; the weight percentages are allocated the same way to add up to 100.00.
+* The standard deviation is the population one (divide by n): the members who scored a bid are the whole
+  panel, not a sample of it, and one member gives 0. It never exceeds half the range, so with the 2015
+  thresholds (range 2, standard deviation 1) the standard-deviation test only fires together with the range
+  test; it matters for data whose `disagreement_stdev` is below half its `disagreement_range`.
+* The prize-fund reference score is kept to two decimals, not rounded to the scale step: it is a guide shown
+  to the members, who then give a score on the scale.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from collections.abc import Hashable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from decimal import ROUND_HALF_UP, Decimal
+from fractions import Fraction
+from typing import Literal
+
+from events.regulation import Criterion, Regulation, Scoring
+
+DISPLAY_PLACES = 2
+
+BidId = Hashable
+MemberId = Hashable
+Scorecard = Mapping[str, "Decimal | int | None"]
+Scorecards = Mapping[BidId, Mapping[MemberId, Scorecard]]
+Weights = Mapping[str, "Decimal | int"]
+Statistic = Literal["mean", "median"]
+STATISTICS: tuple[str, ...] = ("mean", "median")
+
+
+# --------------------------------------------------------------------------------------------- helpers
+
+
+def round_half_up(value: Fraction | Decimal | int, places: int = DISPLAY_PLACES) -> Decimal:
+    """`value` rounded half away from zero to `places` decimals, exactly (no binary float). Raises nothing."""
+    if isinstance(value, Decimal):
+        q = value.quantize(Decimal(1).scaleb(-places), rounding=ROUND_HALF_UP)
+        return q.copy_abs() if q.is_zero() else q  # never "-0.00"
+    f = value if isinstance(value, Fraction) else Fraction(value)
+    num, den = abs(f.numerator) * 10**places, f.denominator
+    units = (2 * num + den) // (2 * den)  # floor(|x| * 10^places + 1/2) in integers
+    return Decimal(-units if f < 0 else units).scaleb(-places)
+
+
+def _num(value: Decimal | int) -> str:
+    """5, 0.5, 2.5: a score or threshold as people write it (no trailing zeros, no exponent)."""
+    return f"{Decimal(value).normalize():f}"
+
+
+def _jsonable_id(value: Hashable) -> str | int:
+    return value if isinstance(value, str | int) and not isinstance(value, bool) else str(value)
+
+
+def _dec(value: Decimal | None) -> str | None:
+    return None if value is None else str(value)
+
+
+def _scale_text(sc: Scoring) -> str:
+    return f"from {_num(sc.scale_min)} to {_num(sc.scale_max)} in steps of {_num(sc.step)}"
+
+
+def _anchor_label(sc: Scoring, score: Decimal) -> str | None:
+    for anchor in sc.anchors:
+        if anchor.score == score:
+            return anchor.label
+    return None
+
+
+def _is_number(value: object) -> bool:
+    return isinstance(value, Decimal | int) and not isinstance(value, bool)
+
+
+def on_scale(reg: Regulation, score: Decimal | int) -> bool:
+    """True when `score` is a finite number on the scale of Art. 15.5 (scale_min..scale_max in steps of
+    `step`). Raises TypeError when `score` is not a Decimal or an int."""
+    if not _is_number(score):
+        raise TypeError(f"a score is a Decimal or an int, got {score!r}")
+    d = Decimal(score)
+    sc = reg.scoring
+    return d.is_finite() and sc.scale_min <= d <= sc.scale_max and (d - sc.scale_min) % sc.step == 0
+
+
+def _allocate(exact: Sequence[Fraction], target_units: int, places: int = DISPLAY_PLACES) -> list[Decimal]:
+    """Round each exact value to `places` decimals so that the rounded values add up to `target_units`
+    (largest remainder; ties go to the earlier item). The target must lie between the sum of the floors and
+    the sum of the ceilings, which holds when it is the rounded sum of the exact values."""
+    scale = 10**places
+    scaled = [x * scale for x in exact]
+    floors = [math.floor(x) for x in scaled]
+    need = target_units - sum(floors)
+    order = sorted((i for i, x in enumerate(scaled) if x != floors[i]), key=lambda i: (floors[i] - scaled[i], i))
+    if not 0 <= need <= len(order):
+        raise ValueError(f"cannot allocate {target_units} units over {exact}")  # a bug, not bad input
+    for i in order[:need]:
+        floors[i] += 1
+    return [Decimal(u).scaleb(-places) for u in floors]
+
+
+# ----------------------------------------------------------------------------------------- the weights
+
+
+@dataclass(frozen=True)
+class WeightShare:
+    """One criterion's weight in a weights version: as given (relative) and as a share of the whole."""
+
+    key: str
+    label: str
+    article: str
+    weight: Decimal
+    percent: Decimal  # two decimals; the percentages of a version add up to exactly 100.00
+
+    def as_dict(self) -> dict:
+        return {"key": self.key, "label": self.label, "article": self.article,
+                "weight": str(self.weight), "percent": str(self.percent)}
+
+
+def default_weights(reg: Regulation) -> dict[str, Decimal]:
+    """The published weights of Art. 15.5 a-j, ``{criterion_key: weight}``, in the regulation's order."""
+    return {c.key: c.weight for c in reg.criteria}
+
+
+def check_weights(reg: Regulation, weights: Weights | None) -> tuple[Decimal, ...]:
+    """The weights in the order of ``reg.criteria`` (the published ones when `weights` is None).
+
+    Raises ValueError when a criterion is missing or unknown, a weight is negative or not finite, or the
+    weights add up to zero; TypeError when a weight is not a Decimal or an int.
+    """
+    if weights is None:
+        return tuple(c.weight for c in reg.criteria)
+    keys = [c.key for c in reg.criteria]
+    unknown = sorted(set(weights) - set(keys))
+    missing = [k for k in keys if k not in weights]
+    if unknown:
+        raise ValueError(f"Art. {reg.scoring.article}: no criterion {', '.join(map(repr, unknown))} in this call")
+    if missing:
+        raise ValueError(f"Art. {reg.scoring.article}: no weight for {', '.join(map(repr, missing))}")
+    out = []
+    for k in keys:
+        w = weights[k]
+        if not _is_number(w):
+            raise TypeError(f"the weight of ({k}) is a Decimal or an int, got {w!r}")
+        w = Decimal(w)
+        if not w.is_finite() or w < 0:
+            raise ValueError(f"the weight of ({k}) must be a number of at least 0, got {w}")
+        out.append(w)
+    if sum(out) <= 0:
+        raise ValueError("the weights add up to zero")
+    return tuple(out)
+
+
+def normalised_weights(weights: Sequence[Decimal]) -> tuple[Fraction, ...]:
+    """The weights as exact shares of their sum (they add up to exactly 1). Raises ZeroDivisionError when
+    they add up to zero (`check_weights` refuses that first)."""
+    fr = [Fraction(w) for w in weights]
+    total = sum(fr)
+    return tuple(w / total for w in fr)
+
+
+def weight_shares(reg: Regulation, weights: Weights | None = None) -> tuple[WeightShare, ...]:
+    """Each criterion's weight and its percentage of the total (adding up to 100.00). Raises as
+    `check_weights`."""
+    ws = check_weights(reg, weights)
+    norm = normalised_weights(ws)
+    pct = _allocate([w * 100 for w in norm], 100 * 10**DISPLAY_PLACES)
+    return tuple(WeightShare(c.key, c.label, c.article, w, p) for c, w, p in zip(reg.criteria, ws, pct, strict=True))
+
+
+# ------------------------------------------------------------------------------------ scorecard checks
+
+
+def score_problems(reg: Regulation, scores: Mapping[str, Decimal | int | None], comments: Mapping[str, str | None],
+                   *, final: bool) -> dict[str, str]:
+    """What is wrong with one member's scorecard for one bid, ``{criterion_key: message}`` (empty when fine).
+
+    Always: a score lies on the scale of Art. 15.5 (scale_min..scale_max in steps of `step`); a key that is
+    not a criterion of the call is reported under that key. When `final` (the member submits): every
+    criterion has a score, and a score listed in `comment_required_for` has a non-blank comment. A draft is
+    saved without the last two checks. Messages cite the criterion's article and the anchor's label, e.g.
+    "Art. 15.5(c): a score of 5 (Excellent) needs a comment saying why."
+
+    Raises TypeError when a score is neither None, a Decimal nor an int (a form gives Decimals).
+    """
+    sc = reg.scoring
+    problems: dict[str, str] = {}
+    keys = {c.key for c in reg.criteria}
+    for key in scores:
+        if key not in keys:
+            problems[key] = f"Art. {sc.article}: there is no criterion ({key}) in this call."
+    for c in reg.criteria:
+        art = f"Art. {c.article}"
+        value = scores.get(c.key)
+        if value is None:
+            if final:
+                problems[c.key] = f"{art}: a score is needed before the scorecard is submitted."
+            continue
+        if not on_scale(reg, value):
+            problems[c.key] = f"{art}: a score runs {_scale_text(sc)} (you entered {value})."
+            continue
+        d = Decimal(value)
+        if final and d in sc.comment_required_for and not (comments.get(c.key) or "").strip():
+            label = _anchor_label(sc, d)
+            named = f"{_num(d)} ({label})" if label else _num(d)
+            problems[c.key] = f"{art}: a score of {named} needs a comment saying why."
+    return problems
+
+
+# ------------------------------------------------------------------------------- prize-fund reference
+
+
+def prize_fund_reference(reg: Regulation, prize_fund: Decimal | int) -> Decimal:
+    """The reference score for criterion 15.5(a) of a bid's prize fund, two decimals, half up.
+
+    `prize_fund_reference_at_minimum` at the call's minimum prize fund, `scale_max` at `prize_fund.target`,
+    on the straight line through those two points, clamped to scale_min..scale_max (so below the minimum it
+    keeps falling and stops at scale_min; above the target it stays at scale_max). Not rounded to the scale
+    step: it guides the members, who score on the scale. Raises TypeError for a non-number and ValueError
+    for a non-finite one.
+    """
+    if not _is_number(prize_fund):
+        raise TypeError(f"a prize fund is a Decimal or an int, got {prize_fund!r}")
+    if not Decimal(prize_fund).is_finite():
+        raise ValueError(f"a prize fund is a finite amount, got {prize_fund}")
+    sc, pf = reg.scoring, reg.prize_fund
+    low, high = Fraction(sc.prize_fund_reference_at_minimum), Fraction(sc.scale_max)
+    slope = (high - low) / (Fraction(pf.target) - Fraction(pf.minimum))
+    ref = low + (Fraction(prize_fund) - Fraction(pf.minimum)) * slope
+    ref = min(max(ref, Fraction(sc.scale_min)), Fraction(sc.scale_max))
+    return round_half_up(ref)
+
+
+# ------------------------------------------------------------------------------ per-criterion statistics
+
+
+@dataclass(frozen=True)
+class CriterionStats:
+    """The members' scores of one bid on one criterion.
+
+    Displayed values have two decimals (None when nobody scored it). `stdev` is the population standard
+    deviation. `disagreement` is set when range >= `disagreement_range` or stdev > `disagreement_stdev`, and
+    `disagreement_reason` says which, in a sentence citing the article. `contribution` is filled in by the
+    ranking: this criterion's share of the bid's displayed total (weight share x score used).
+    """
+
+    key: str
+    label: str
+    article: str
+    count: int
+    mean: Decimal | None
+    median: Decimal | None
+    minimum: Decimal | None
+    maximum: Decimal | None
+    range: Decimal | None
+    stdev: Decimal | None
+    disagreement: bool
+    disagreement_reason: str
+    contribution: Decimal | None = None
+    mean_exact: Fraction | None = field(default=None, repr=False)
+    median_exact: Fraction | None = field(default=None, repr=False)
+
+    def as_dict(self) -> dict:
+        return {"key": self.key, "label": self.label, "article": self.article, "count": self.count,
+                "mean": _dec(self.mean), "median": _dec(self.median), "min": _dec(self.minimum),
+                "max": _dec(self.maximum), "range": _dec(self.range), "stdev": _dec(self.stdev),
+                "disagreement": self.disagreement, "disagreement_reason": self.disagreement_reason,
+                "contribution": _dec(self.contribution)}
+
+
+def _sqrt_half_up(value: Fraction, places: int = DISPLAY_PLACES) -> Decimal:
+    """sqrt(value) rounded half up to `places` decimals, exactly: u = floor(sqrt(v) + 1/2) with
+    v = value * 100^places equals (floor(2 sqrt(v)) + 1) // 2, and floor(2 sqrt(v)) = isqrt(floor(4v))."""
+    v = value * 10 ** (2 * places)
+    units = (math.isqrt(math.floor(4 * v)) + 1) // 2
+    return Decimal(units).scaleb(-places)
+
+
+def _stats(reg: Regulation, c: Criterion, values: Sequence[Decimal]) -> CriterionStats:
+    sc = reg.scoring
+    n = len(values)
+    if n == 0:
+        return CriterionStats(c.key, c.label, c.article, 0, None, None, None, None, None, None, False, "")
+    ordered = sorted(values)
+    total = sum(ordered, Decimal(0))
+    squares = sum((v * v for v in ordered), Decimal(0))
+    mean = Fraction(total) / n
+    mid = n // 2
+    median = Fraction(ordered[mid]) if n % 2 else Fraction(ordered[mid - 1] + ordered[mid]) / 2
+    variance = Fraction(n * squares - total * total) / (n * n)
+    lo, hi = ordered[0], ordered[-1]
+    spread = hi - lo
+    stdev = _sqrt_half_up(variance)
+    reasons = []
+    if spread >= sc.disagreement_range:
+        reasons.append(f"the scores run from {_num(lo)} to {_num(hi)}, a range of {_num(spread)} "
+                       f"(flagged from {_num(sc.disagreement_range)})")
+    threshold = Fraction(sc.disagreement_stdev)
+    if variance > threshold * threshold or threshold < 0:
+        reasons.append(f"the standard deviation is {stdev}, above {_num(sc.disagreement_stdev)}")
+    reason = f"Art. {c.article}: members disagree: {'; '.join(reasons)}." if reasons else ""
+    return CriterionStats(
+        c.key, c.label, c.article, n, round_half_up(mean), round_half_up(median), round_half_up(lo),
+        round_half_up(hi), round_half_up(spread), stdev, bool(reasons), reason,
+        mean_exact=mean, median_exact=median)
+
+
+def criterion_stats(reg: Regulation, key: str, scores: Mapping[MemberId, Decimal | int | None]) -> CriterionStats:
+    """Mean, median, min, max, range, population standard deviation and count of the members' scores of one
+    bid on criterion `key` (a None score is not counted), with the disagreement flag of Art. 15.5.
+
+    Raises KeyError for an unknown criterion, ValueError for a score off the scale, TypeError for a score
+    that is not a Decimal or an int.
+    """
+    c = reg.criterion(key)
+    values = []
+    for member, s in scores.items():
+        if s is None:
+            continue
+        values.append(_checked_score(reg, s, f"member {member!r}, criterion ({key})"))
+    return _stats(reg, c, values)
+
+
+# ------------------------------------------------------------------------------------- the score table
+
+
+def _checked_score(reg: Regulation, s: object, where: str) -> Decimal:
+    if not _is_number(s):
+        raise TypeError(f"{where}: a score is a Decimal or an int, got {s!r}")
+    if not on_scale(reg, s):
+        raise ValueError(f"Art. {reg.scoring.article}: {where}: a score runs {_scale_text(reg.scoring)}, got {s}")
+    return Decimal(s)
+
+
+@functools.lru_cache(maxsize=16)
+def _scale_units(scale_min: Decimal, scale_max: Decimal, step: Decimal) -> tuple[Decimal, dict[Decimal, int]]:
+    """The smallest decimal of the scale, and every score on the scale mapped to its count of that unit."""
+    places = max(0, -min(step.as_tuple().exponent, scale_min.as_tuple().exponent, scale_max.as_tuple().exponent))
+    units: dict[Decimal, int] = {}
+    value = scale_min
+    while value <= scale_max:
+        units[value] = int(value.scaleb(places))
+        value += step
+    return Decimal(1).scaleb(-places), units
+
+
+@dataclass(frozen=True)
+class ScoreTable:
+    """The validated scorecards, criterion by criterion; shared by the ranking and the sensitivity analysis.
+
+    `cells[b][k]` maps each member who scored bid `b` on criterion `k` to the score as an integer count of
+    `unit` (the smallest decimal of the scale), so sums and leave-one-out sums are exact integer arithmetic.
+    """
+
+    keys: tuple[str, ...]
+    bids: tuple[BidId, ...]
+    members: Mapping[BidId, tuple[MemberId, ...]]
+    scores: Mapping[BidId, tuple[Mapping[MemberId, Decimal], ...]]
+    cells: Mapping[BidId, tuple[Mapping[MemberId, int], ...]]
+    unit: Decimal
+    # (sum, count) of each cell's units, so a mean or a leave-one-out mean costs no pass over the members.
+    sums: Mapping[BidId, tuple[tuple[int, int], ...]] = field(default_factory=dict, repr=False)
+
+    @property
+    def all_members(self) -> tuple[MemberId, ...]:
+        """Every member who has a scorecard for some bid, in order of first appearance."""
+        seen: dict[MemberId, None] = {}
+        for b in self.bids:
+            for m in self.members[b]:
+                seen.setdefault(m, None)
+        return tuple(seen)
+
+
+def score_table(reg: Regulation, scorecards: Scorecards) -> ScoreTable:
+    """Validate ``{bid_id: {member_id: {criterion_key: score}}}`` (a None score is not counted).
+
+    Raises ValueError for an unknown criterion or a score off the scale, TypeError for a score that is not a
+    Decimal or an int; both name the bid, the member and the criterion.
+    """
+    sc = reg.scoring
+    keys = tuple(c.key for c in reg.criteria)
+    index = {k: i for i, k in enumerate(keys)}
+    unit, on_scale_units = _scale_units(sc.scale_min, sc.scale_max, sc.step)
+    members: dict[BidId, tuple[MemberId, ...]] = {}
+    scores: dict[BidId, tuple[dict[MemberId, Decimal], ...]] = {}
+    cells: dict[BidId, tuple[dict[MemberId, int], ...]] = {}
+    for bid, cards in scorecards.items():
+        per_key: tuple[dict[MemberId, Decimal], ...] = tuple({} for _ in keys)
+        per_key_units: tuple[dict[MemberId, int], ...] = tuple({} for _ in keys)
+        for member, card in cards.items():
+            for key, s in card.items():
+                where = f"bid {bid!r}, member {member!r}, criterion ({key})"
+                if key not in index:
+                    raise ValueError(f"Art. {sc.article}: {where}: there is no such criterion in this call")
+                if s is None:
+                    continue
+                u = on_scale_units.get(s) if isinstance(s, Decimal) and s.is_finite() else None
+                if u is None:  # the slow path only for what is not a plain score on the scale
+                    s = _checked_score(reg, s, where)
+                    u = on_scale_units[s]
+                per_key[index[key]][member] = s
+                per_key_units[index[key]][member] = u
+        members[bid] = tuple(cards)
+        scores[bid] = per_key
+        cells[bid] = per_key_units
+    sums = {b: tuple((sum(cell.values()), len(cell)) for cell in cells[b]) for b in cells}
+    return ScoreTable(keys, tuple(scorecards), members, scores, cells, unit, sums)
+
+
+def _integer_weights(weights: Sequence[Decimal]) -> tuple[int, ...]:
+    places = max(0, -min(w.as_tuple().exponent for w in weights))
+    return tuple(int(w.scaleb(places)) for w in weights)
+
+
+def _cell_value(units: Mapping[MemberId, int], total: tuple[int, int], statistic: str,
+                skip: MemberId | None = None) -> tuple[int, int] | None:
+    """The score used for one criterion as an exact ratio (numerator, denominator) in table units."""
+    left_out = skip is not None and skip in units
+    if statistic == "mean":
+        s, n = total
+        if left_out:
+            s, n = s - units[skip], n - 1
+        return (s, n) if n else None
+    vals = [u for m, u in units.items() if m != skip] if left_out else list(units.values())
+    n = len(vals)
+    if n == 0:
+        return None
+    vals.sort()
+    mid = n // 2
+    return (vals[mid], 1) if n % 2 else (vals[mid - 1] + vals[mid], 2)
+
+
+def bid_totals(table: ScoreTable, weights: Sequence[Decimal], statistic: str = "mean", *,
+               skip_member: MemberId | None = None) -> dict[BidId, Fraction | None]:
+    """Each bid's exact weighted total on the scale: sum of w_k * s_k over sum of w_k, s_k the mean (or
+    median) of the members' scores on criterion k. None when the bid has no scorecard, or a criterion of
+    positive weight has no score. `skip_member` recomputes without that member's scores (leave one out).
+
+    Exact: scores are integers of `table.unit` and weights integers of their smallest decimal, so each total
+    is one integer fraction. Raises ValueError for an unknown statistic.
+    """
+    if statistic not in STATISTICS:
+        raise ValueError(f"statistic is one of {', '.join(STATISTICS)}, got {statistic!r}")
+    wint = _integer_weights(weights)
+    wsum = sum(wint)
+    unit = Fraction(table.unit)
+    out: dict[BidId, Fraction | None] = {}
+    for b in table.bids:
+        members = [m for m in table.members[b] if m != skip_member]
+        if not members:
+            out[b] = None
+            continue
+        pairs = []
+        for w, units, total in zip(wint, table.cells[b], table.sums[b], strict=True):
+            if w == 0:
+                continue
+            value = _cell_value(units, total, statistic, skip_member)
+            if value is None:
+                pairs = None
+                break
+            pairs.append((w, value))
+        if pairs is None:
+            out[b] = None
+            continue
+        lcm = math.lcm(*(den for _, (_, den) in pairs))
+        num = sum(w * a * (lcm // den) for w, (a, den) in pairs)
+        out[b] = Fraction(num, lcm * wsum) * unit
+    return out
+
+
+def leaders_of(totals: Mapping[BidId, Fraction | None]) -> tuple[BidId, ...]:
+    """The bids with the highest total (several when tied; none when no bid has a total)."""
+    scored = [t for t in totals.values() if t is not None]
+    if not scored:
+        return ()
+    best = max(scored)
+    return tuple(b for b, t in totals.items() if t == best)
+
+
+def competition_ranks(totals: Mapping[BidId, Fraction | None]) -> dict[BidId, int | None]:
+    """Standard competition ranking ("1224"): one plus the number of bids with a strictly higher total;
+    equal totals share a rank. None for a bid without a total."""
+    scored = sorted((t for t in totals.values() if t is not None), reverse=True)
+    ranks: dict[BidId, int | None] = {}
+    for b, t in totals.items():
+        ranks[b] = None if t is None else 1 + sum(1 for x in scored if x > t)
+    return ranks
+
+
+# ------------------------------------------------------------------------------------------ red flags
+
+
+@dataclass(frozen=True)
+class RedFlag:
+    """A low score shown to the Board beside the bid. It never excludes a bid.
+
+    `code` is "criterion_below_threshold" or "total_below_threshold"; `criterion` is the key (None for the
+    total); `value` is the displayed score, `threshold` the regulation's.
+    """
+
+    code: str
+    article: str
+    criterion: str | None
+    value: Decimal
+    threshold: Decimal
+    message: str
+
+    def as_text(self) -> str:
+        return f"Art. {self.article}: {self.message}"
+
+    def as_dict(self) -> dict:
+        return {"code": self.code, "article": self.article, "criterion": self.criterion, "value": str(self.value),
+                "threshold": str(self.threshold), "message": self.message, "text": self.as_text()}
+
+
+_NOT_EXCLUSION = "Shown to the Board; it does not exclude the bid."
+
+
+def red_flags(reg: Regulation, criteria: Sequence[CriterionStats], total_exact: Fraction | None,
+              statistic: str = "mean") -> tuple[RedFlag, ...]:
+    """The red flags of one bid: each criterion of `red_flag_criteria` whose mean (or median, when the
+    ranking uses medians) lies strictly below `red_flag_threshold`, then a total strictly below
+    `overall_threshold`. Compared on exact values. Raises nothing."""
+    sc = reg.scoring
+    flags = []
+    for cs in criteria:
+        if cs.key not in sc.red_flag_criteria:
+            continue
+        exact = cs.mean_exact if statistic == "mean" else cs.median_exact
+        if exact is None or exact >= Fraction(sc.red_flag_threshold):
+            continue
+        shown = cs.mean if statistic == "mean" else cs.median
+        label = _anchor_label(sc, sc.red_flag_threshold)
+        named = f"{_num(sc.red_flag_threshold)} ({label})" if label else _num(sc.red_flag_threshold)
+        flags.append(RedFlag(
+            "criterion_below_threshold", cs.article, cs.key, shown, sc.red_flag_threshold,
+            f"the {statistic} score for {cs.label.lower()} is {shown}, below {named}. {_NOT_EXCLUSION}"))
+    if total_exact is not None and total_exact < Fraction(sc.overall_threshold):
+        shown = round_half_up(total_exact)
+        flags.append(RedFlag(
+            "total_below_threshold", sc.article, None, shown, sc.overall_threshold,
+            f"the weighted total is {shown}, below {_num(sc.overall_threshold)}. {_NOT_EXCLUSION}"))
+    return tuple(flags)
+
+
+# ---------------------------------------------------------------------------------------- the ranking
+
+
+@dataclass(frozen=True)
+class BidResult:
+    """One bid in the ranking.
+
+    `rank` follows standard competition ranking (tied bids share a number, the next one skips: 1, 1, 3) and
+    `rank_label` shows a tie as "1="; a bid without a total has rank None, label "unranked", and `note` says
+    why it is listed last. `total` is displayed to two decimals; `total_exact` is what the ranking compares.
+    `criteria` is one `CriterionStats` per criterion in the regulation's order, with its contribution.
+    """
+
+    bid_id: BidId
+    rank: int | None
+    rank_label: str
+    tied: bool
+    scorecards: int
+    total: Decimal | None
+    criteria: tuple[CriterionStats, ...]
+    red_flags: tuple[RedFlag, ...]
+    note: str
+    total_exact: Fraction | None = field(default=None, repr=False)
+
+    def as_dict(self) -> dict:
+        return {"bid_id": _jsonable_id(self.bid_id), "rank": self.rank, "rank_label": self.rank_label,
+                "tied": self.tied, "scorecards": self.scorecards, "total": _dec(self.total), "note": self.note,
+                "criteria": [c.as_dict() for c in self.criteria],
+                "red_flags": [f.as_dict() for f in self.red_flags]}
+
+
+@dataclass(frozen=True)
+class Ranking:
+    """The ranking of the bids on the weighted total of Art. 15.5 under one weights version.
+
+    `bids` are in ranking order: by exact total, highest first; tied bids keep the order in which they were
+    given (pass them sorted by name); bids without a total come last, in the order given. `leaders` are the
+    bids ranked first (several when tied, none when no bid has a total). `notes` are sentences for the page:
+    unranked bids, and bids that show the same two-decimal total but are not tied.
+    """
+
+    statistic: str
+    weights: tuple[WeightShare, ...]
+    bids: tuple[BidResult, ...]
+    leaders: tuple[BidId, ...]
+    notes: tuple[str, ...]
+
+    @property
+    def leader(self) -> BidId | None:
+        """The single leader, or None when no bid has a total or first place is tied."""
+        return self.leaders[0] if len(self.leaders) == 1 else None
+
+    def bid(self, bid_id: BidId) -> BidResult:
+        """The result of one bid; raises KeyError for a bid that is not in the ranking."""
+        for b in self.bids:
+            if b.bid_id == bid_id:
+                return b
+        raise KeyError(bid_id)
+
+    def as_dict(self) -> dict:
+        return {"statistic": self.statistic,
+                "rounding": f"half up to {DISPLAY_PLACES} decimals; contributions add up to the total; "
+                            "ranks compare exact totals",
+                "weights": [w.as_dict() for w in self.weights],
+                "leaders": [_jsonable_id(b) for b in self.leaders],
+                "bids": [b.as_dict() for b in self.bids], "notes": list(self.notes)}
+
+
+def _distinguishing(a: Fraction, b: Fraction) -> tuple[Decimal, Decimal]:
+    """The two values with just enough decimals to tell them apart (a != b)."""
+    places = DISPLAY_PLACES + 1
+    while round_half_up(a, places) == round_half_up(b, places) and places < 40:
+        places += 1
+    return round_half_up(a, places), round_half_up(b, places)
+
+
+def rank_bids(reg: Regulation, scorecards: Scorecards, weights: Weights | None = None, *,
+              statistic: Statistic = "mean", names: Mapping[BidId, str] | None = None) -> Ranking:
+    """Aggregate the scorecards, total each bid and rank them (Art. 15.5).
+
+    `scorecards` is ``{bid_id: {member_id: {criterion_key: score}}}`` for every bid to rank (a bid with no
+    scorecard maps to ``{}``); `weights` a weights version (the published weights when None); `statistic`
+    the per-criterion score used in the total, "mean" (in force) or "median" (a sensitivity variation);
+    `names` the words used for bids in `notes` (their ids otherwise).
+
+    Raises ValueError for an unknown criterion, a score off the scale, bad weights or an unknown statistic;
+    TypeError for a score or weight that is not a Decimal or an int.
+    """
+    if statistic not in STATISTICS:
+        raise ValueError(f"statistic is one of {', '.join(STATISTICS)}, got {statistic!r}")
+    ws = check_weights(reg, weights)
+    shares = weight_shares(reg, dict(zip((c.key for c in reg.criteria), ws, strict=True)))
+    norm = normalised_weights(ws)
+    table = score_table(reg, scorecards)
+    totals = bid_totals(table, ws, statistic)
+    ranks = competition_ranks(totals)
+    leaders = leaders_of(totals)
+
+    results: dict[BidId, BidResult] = {}
+    for b in table.bids:
+        stats = [_stats(reg, c, list(table.scores[b][i].values())) for i, c in enumerate(reg.criteria)]
+        total = totals[b]
+        if total is None:
+            if not table.members[b]:
+                note = "No scorecard submitted yet: no total, listed after the ranked bids."
+            else:
+                missing = [c for c, w, s in zip(reg.criteria, ws, stats, strict=True) if w > 0 and s.count == 0]
+                unscored = ", ".join(f"{c.article} {c.label.lower()}" for c in missing)
+                note = f"No score yet for {unscored}: no total, listed after the ranked bids."
+            results[b] = BidResult(b, None, "unranked", False, len(table.members[b]), None, tuple(stats), (), note)
+            continue
+        exact = [None if w == 0 else w * (s.mean_exact if statistic == "mean" else s.median_exact)
+                 for w, s in zip(norm, stats, strict=True)]
+        shown = round_half_up(total)
+        parts = _allocate([x or Fraction(0) for x in exact], int(shown.scaleb(DISPLAY_PLACES)))
+        stats = [replace(s, contribution=None if x is None else p) for s, x, p in zip(stats, exact, parts, strict=True)]
+        tied = sum(1 for t in totals.values() if t == total) > 1
+        rank = ranks[b]
+        results[b] = BidResult(
+            b, rank, f"{rank}=" if tied else str(rank), tied, len(table.members[b]), shown, tuple(stats),
+            red_flags(reg, stats, total, statistic), "", total_exact=total)
+
+    order = sorted(table.bids, key=lambda b: (totals[b] is None, -(totals[b] or 0)))
+    names = names or {}
+
+    def name(b: BidId) -> str:
+        return names.get(b, str(b))
+
+    notes = []
+    ranked = [results[b] for b in order if totals[b] is not None]
+    for x, y in zip(ranked, ranked[1:], strict=False):
+        if x.total == y.total and x.total_exact != y.total_exact:
+            ex, ey = _distinguishing(x.total_exact, y.total_exact)
+            notes.append(f"{name(x.bid_id)} and {name(y.bid_id)} both show {x.total} but are not tied: the ranking "
+                         f"compares exact totals ({ex} and {ey}).")
+    unranked = [name(b) for b in order if totals[b] is None]
+    if unranked:
+        notes.append(f"Without a total, listed last and unranked: {', '.join(unranked)}.")
+    return Ranking(statistic, shares, tuple(results[b] for b in order), leaders, tuple(notes))

@@ -1,0 +1,480 @@
+"""How stable the ranking of Art. 15.5 is: what would have to change for another bid to lead.
+
+Four views of the ranking in force (weighted means under a weights version), each pure:
+
+* `weight_swaps`: for the leader against each other bid and each criterion k, the smallest change of k's
+  weight that brings the other bid level with the leader, in closed form (`swap_delta`). Weights are
+  normalised to add up to 1; k's weight goes from w_k to w_k + delta and every other weight w_j to
+  w_j * (1 - w_k - delta) / (1 - w_k), so the weights still add up to 1 and keep their proportions. The
+  difference of the two totals, D(delta) = D(0) + delta * (d_k - (D(0) - w_k d_k) / (1 - w_k)) with
+  d_j = leader's score - rival's score on j, is linear in delta; it reaches 0 at delta = -D(0) / slope, kept
+  only when the new w_k stays within [0, 1]. Exact (`Fraction`); shown in percentage points of the total.
+  The critical swap is the one with the smallest |delta| over all rivals and criteria.
+* `dirichlet_first_place_shares`: `dirichlet_samples` weight vectors drawn from
+  Dirichlet(concentration x normalised weights) with numpy's `default_rng(dirichlet_seed)`, so the same
+  data give the same shares; each bid's share of first places. A sample whose top totals tie (within
+  `TIE_TOLERANCE`) gives each tied bid an equal part of that first place, so shares add up to 1.
+* `leave_one_out`: the ranking without each member's scorecards in turn, without each criterion of positive
+  weight in turn (the others renormalised), and with medians instead of means; which of them change the
+  leader.
+* `assess_sensitivity`: all of the above and a one-line verdict. The ranking is *robust* when there is a
+  single leader, its first-place share is at least `ROBUST_SHARE` (90%), no leave-one-out or median
+  variation changes the leader, and no single-criterion weight change smaller than `ROBUST_SHIFT_POINTS`
+  (5 percentage points of the total weight) lets another bid draw level. Otherwise it is *sensitive*, and
+  the verdict names every reason.
+
+Floating point (numpy float64) is used only inside the Dirichlet sampling: a first-place share is a
+statistic, not money and not a score. Everything else is exact, as in `scoring.rules`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from decimal import Decimal
+from fractions import Fraction
+
+import numpy as np
+
+from events.regulation import Regulation
+from scoring.rules import (
+    BidId,
+    MemberId,
+    Scorecards,
+    ScoreTable,
+    Weights,
+    _jsonable_id,
+    bid_totals,
+    check_weights,
+    leaders_of,
+    normalised_weights,
+    round_half_up,
+    score_table,
+    weight_shares,
+)
+
+ROBUST_SHARE = Decimal("0.90")
+ROBUST_SHIFT_POINTS = Decimal("5")
+# Two float64 totals on a 0-5 scale closer than this are the same total: rounding of the matrix product
+# is about 1e-15, while two different exact totals differ by far more in all but a vanishing share of draws.
+TIE_TOLERANCE = 1e-9
+SHARE_PLACES = 4
+
+
+# ------------------------------------------------------------------------------------------- context
+
+
+@dataclass(frozen=True)
+class _Context:
+    reg: Regulation
+    table: ScoreTable
+    weights: tuple[Decimal, ...]
+    norm: tuple[Fraction, ...]
+    totals: dict[BidId, Fraction | None]
+    leaders: tuple[BidId, ...]
+    names: Mapping[BidId, str]
+    member_names: Mapping[MemberId, str]
+    percents: tuple[Decimal, ...]  # the weight percentages as the ranking shows them (adding up to 100.00)
+
+    def name(self, bid: BidId) -> str:
+        return self.names.get(bid, str(bid))
+
+    def member(self, member: MemberId) -> str:
+        return self.member_names.get(member, str(member))
+
+    def criterion(self, key: str) -> str:
+        return f"({key}) {self.reg.criterion(key).label}"
+
+    def means(self, bid: BidId) -> list[Fraction | None]:
+        unit = Fraction(self.table.unit)
+        return [Fraction(sum(cell.values()), len(cell)) * unit if cell else None for cell in self.table.cells[bid]]
+
+    @property
+    def scored(self) -> list[BidId]:
+        """Bids with a total, in ranking order (ties in the order given)."""
+        bids = [b for b in self.table.bids if self.totals[b] is not None]
+        return sorted(bids, key=lambda b: -self.totals[b])
+
+
+def _context(reg: Regulation, scorecards: Scorecards, weights: Weights | None,
+             names: Mapping[BidId, str] | None = None,
+             member_names: Mapping[MemberId, str] | None = None) -> _Context:
+    ws = check_weights(reg, weights)
+    table = score_table(reg, scorecards)
+    totals = bid_totals(table, ws)
+    percents = tuple(w.percent for w in weight_shares(reg, dict(zip((c.key for c in reg.criteria), ws, strict=True))))
+    return _Context(reg, table, ws, normalised_weights(ws), totals, leaders_of(totals), names or {},
+                    member_names or {}, percents)
+
+
+def _and(items: Sequence[str]) -> str:
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
+
+
+def _leaders_text(ctx: _Context, leaders: Sequence[BidId], *, still: bool = False) -> str:
+    if not leaders:
+        return "no bid has a total"
+    if len(leaders) == 1:
+        return f"{ctx.name(leaders[0])} {'still leads' if still else 'leads'}"
+    return f"{_and([ctx.name(b) for b in leaders])} tie for the lead"
+
+
+# -------------------------------------------------------------------------------------- weight swaps
+
+
+def swap_delta(weights: Sequence[Fraction | Decimal | int], leader: Sequence[Fraction | Decimal | int],
+               rival: Sequence[Fraction | Decimal | int], k: int) -> Fraction | None:
+    """The smallest change delta of criterion k's normalised weight that makes the rival's total at least
+    the leader's, the other weights rescaled by (1 - w_k - delta) / (1 - w_k) (see the module docstring).
+
+    `weights` are normalised (adding up to exactly 1); `leader` and `rival` the scores used on each
+    criterion. Returns 0 when the rival is already level or ahead; None when no change of w_k within [0, 1]
+    brings it level (the two totals move in parallel, the crossing lies beyond 0 or 1, or w_k is already 1
+    so there is nothing to rescale). Raises ValueError when the weights do not add up to 1 or the lengths
+    differ, IndexError for a k out of range.
+    """
+    w = [Fraction(x) for x in weights]
+    if len(w) != len(leader) or len(w) != len(rival):
+        raise ValueError("weights, leader and rival need one value per criterion")
+    if sum(w) != 1:
+        raise ValueError(f"the weights must be normalised to add up to 1, they add up to {sum(w)}")
+    d = [Fraction(a) - Fraction(b) for a, b in zip(leader, rival, strict=True)]
+    return _deltas(w, d, [k])[0]
+
+
+def _deltas(w: Sequence[Fraction], d: Sequence[Fraction], ks: Sequence[int]) -> list[Fraction | None]:
+    """`swap_delta` for several k at once, with d = leader - rival: the gap is computed once."""
+    gap = sum(wj * dj for wj, dj in zip(w, d, strict=True) if wj)
+    if gap <= 0:
+        return [Fraction(0)] * len(ks)
+    out: list[Fraction | None] = []
+    for k in ks:
+        wk = w[k]
+        slope = None if wk == 1 else d[k] - (gap - wk * d[k]) / (1 - wk)
+        delta = None if not slope else -gap / slope
+        out.append(delta if delta is not None and 0 <= wk + delta <= 1 else None)
+    return out
+
+
+@dataclass(frozen=True)
+class WeightSwap:
+    """A change of one criterion's weight that brings `rival` level with `leader`.
+
+    `weight_before` and `weight_after` are percentages of the total weight (two decimals), `shift` is their
+    difference in percentage points (signed), `delta` the exact change as a share of the total weight.
+    `sentence` says it in words.
+    """
+
+    leader: BidId
+    rival: BidId
+    criterion: str
+    label: str
+    weight_before: Decimal
+    weight_after: Decimal
+    shift: Decimal
+    sentence: str
+    delta: Fraction = field(repr=False)
+
+    def as_dict(self) -> dict:
+        return {"leader": _jsonable_id(self.leader), "rival": _jsonable_id(self.rival),
+                "criterion": self.criterion, "label": self.label, "weight_before": str(self.weight_before),
+                "weight_after": str(self.weight_after), "shift": str(self.shift), "sentence": self.sentence}
+
+
+def _swaps(ctx: _Context) -> tuple[WeightSwap, ...]:
+    if len(ctx.leaders) != 1:
+        return ()
+    leader = ctx.leaders[0]
+    lead = ctx.means(leader)
+    out = []
+    for rival in ctx.scored:
+        if rival == leader:
+            continue
+        riv = ctx.means(rival)
+        # A criterion of weight 0 that one of the two has no score on: raising its weight is undefined.
+        usable = [i for i in range(len(ctx.norm)) if lead[i] is not None and riv[i] is not None]
+        d = [a - b if a is not None and b is not None else Fraction(0) for a, b in zip(lead, riv, strict=True)]
+        for i, delta in zip(usable, _deltas(ctx.norm, d, usable), strict=True):
+            if delta is None or delta == 0:
+                continue
+            c = ctx.reg.criteria[i]
+            before = ctx.percents[i]
+            after = round_half_up((ctx.norm[i] + delta) * 100)
+            shift = after - before
+            verb, rest = ("raising", "down") if delta > 0 else ("lowering", "up")
+            sentence = (f"{verb} the weight of {ctx.criterion(c.key)} from {before}% to {after}% of the total "
+                        f"({shift:+} points, the other weights scaled {rest} in proportion) brings "
+                        f"{ctx.name(rival)} level with {ctx.name(leader)}")
+            out.append(WeightSwap(leader, rival, c.key, c.label, before, after, shift, sentence, delta))
+    return tuple(sorted(out, key=lambda s: abs(s.delta)))
+
+
+def weight_swaps(reg: Regulation, scorecards: Scorecards, weights: Weights | None = None, *,
+                 names: Mapping[BidId, str] | None = None) -> tuple[WeightSwap, ...]:
+    """Every single-criterion weight change that brings another bid level with the leader, smallest |delta|
+    first (the first is the critical one). Empty when there is no single leader or no such change exists.
+    Raises as `scoring.rules.rank_bids`."""
+    return _swaps(_context(reg, scorecards, weights, names))
+
+
+# ---------------------------------------------------------------------------------- Dirichlet shares
+
+
+def first_place_shares(values: np.ndarray, weights: np.ndarray, *, concentration: float, samples: int,
+                       seed: int) -> np.ndarray:
+    """Each bid's share of first places over `samples` weight vectors drawn from
+    Dirichlet(concentration x weights), vectorised: (samples x criteria) @ (criteria x bids).
+
+    `values` is (criteria x bids), `weights` (criteria,) normalised; a criterion of weight 0 keeps weight 0
+    in every draw. Ties within `TIE_TOLERANCE` split the first place evenly. Raises ValueError when no
+    weight is positive, the shapes disagree, or samples < 1.
+    """
+    values = np.asarray(values, dtype=np.float64)
+    weights = np.asarray(weights, dtype=np.float64)
+    if values.ndim != 2 or weights.shape != (values.shape[0],):
+        raise ValueError(f"values must be (criteria x bids) and weights (criteria,), got {values.shape}, "
+                         f"{weights.shape}")
+    if samples < 1:
+        raise ValueError("at least one sample")
+    positive = weights > 0
+    if not positive.any():
+        raise ValueError("no criterion has a positive weight")
+    rng = np.random.default_rng(seed)
+    draws = rng.dirichlet(concentration * weights[positive], size=samples)
+    totals = draws @ values[positive]
+    top = totals >= totals.max(axis=1, keepdims=True) - TIE_TOLERANCE
+    return (top / top.sum(axis=1, keepdims=True)).sum(axis=0) / samples
+
+
+@dataclass(frozen=True)
+class FirstPlaceShares:
+    """How often each bid comes first when the weights are drawn around the published ones.
+
+    `shares` are (bid_id, share) in ranking order for the bids with a total; a share is a fraction of 1 with
+    four decimals (half up). Same seed, same data: same shares.
+    """
+
+    samples: int
+    concentration: Decimal
+    seed: int
+    shares: tuple[tuple[BidId, Decimal], ...]
+    ties: str = "a tied first place is split evenly between the tied bids"
+
+    def share(self, bid_id: BidId) -> Decimal:
+        """The share of one bid; 0 for a bid without a total."""
+        return dict(self.shares).get(bid_id, Decimal(0).scaleb(-SHARE_PLACES))
+
+    def as_dict(self) -> dict:
+        return {"samples": self.samples, "concentration": str(self.concentration), "seed": self.seed,
+                "ties": self.ties,
+                "shares": [{"bid_id": _jsonable_id(b), "share": str(s)} for b, s in self.shares]}
+
+
+def _shares(ctx: _Context, samples: int | None, concentration: Decimal | None,
+            seed: int | None) -> FirstPlaceShares | None:
+    sc = ctx.reg.scoring
+    samples = sc.dirichlet_samples if samples is None else samples
+    concentration = sc.dirichlet_concentration if concentration is None else Decimal(concentration)
+    seed = sc.dirichlet_seed if seed is None else seed
+    bids = ctx.scored
+    if not bids:
+        return None
+    # A scored bid has a score on every criterion of positive weight; those of weight 0 never count.
+    values = np.array([[float(x) if x is not None else 0.0 for x in ctx.means(b)] for b in bids]).T
+    weights = np.array([float(w) for w in ctx.norm])
+    shares = first_place_shares(values, weights, concentration=float(concentration), samples=samples, seed=seed)
+    return FirstPlaceShares(samples, concentration, seed, tuple(
+        (b, round_half_up(Fraction(float(s)), SHARE_PLACES)) for b, s in zip(bids, shares, strict=True)))
+
+
+def dirichlet_first_place_shares(reg: Regulation, scorecards: Scorecards, weights: Weights | None = None, *,
+                                 samples: int | None = None, concentration: Decimal | None = None,
+                                 seed: int | None = None) -> FirstPlaceShares | None:
+    """Each bid's share of first places under `samples` Dirichlet draws around the weights (parameters from
+    ``reg.scoring`` unless given). None when no bid has a total. Raises as `scoring.rules.rank_bids`."""
+    return _shares(_context(reg, scorecards, weights), samples, concentration, seed)
+
+
+# --------------------------------------------------------------------------------------- leave one out
+
+
+@dataclass(frozen=True)
+class Variation:
+    """The ranking recomputed with one thing changed: `kind` "member" (without that member's scorecards),
+    "criterion" (without that criterion, the other weights renormalised) or "median" (medians instead of
+    means); `subject` is the member id or criterion key (None for the median)."""
+
+    kind: str
+    subject: MemberId | str | None
+    leaders: tuple[BidId, ...]
+    changes_leader: bool
+    description: str
+
+    def as_dict(self) -> dict:
+        return {"kind": self.kind, "subject": None if self.subject is None else _jsonable_id(self.subject),
+                "leaders": [_jsonable_id(b) for b in self.leaders], "changes_leader": self.changes_leader,
+                "description": self.description}
+
+
+def _variations(ctx: _Context) -> tuple[Variation, ...]:
+    base = set(ctx.leaders)
+    out = []
+
+    def add(kind: str, subject, totals: Mapping[BidId, Fraction | None], prefix: str) -> None:
+        leaders = leaders_of(totals)
+        changes = set(leaders) != base
+        out.append(Variation(kind, subject, leaders, changes,
+                             f"{prefix}, {_leaders_text(ctx, leaders, still=not changes)}"))
+
+    for m in ctx.table.all_members:
+        add("member", m, bid_totals(ctx.table, ctx.weights, skip_member=m),
+            f"without the scorecards of {ctx.member(m)}")
+    positive = [i for i, w in enumerate(ctx.weights) if w > 0]
+    if len(positive) > 1:
+        for i in positive:
+            ws = list(ctx.weights)
+            ws[i] = Decimal(0)
+            key = ctx.reg.criteria[i].key
+            add("criterion", key, bid_totals(ctx.table, ws), f"without {ctx.criterion(key)}")
+    add("median", None, bid_totals(ctx.table, ctx.weights, "median"), "with medians instead of means")
+    return tuple(out)
+
+
+def leave_one_out(reg: Regulation, scorecards: Scorecards, weights: Weights | None = None, *,
+                  names: Mapping[BidId, str] | None = None,
+                  member_names: Mapping[MemberId, str] | None = None) -> tuple[Variation, ...]:
+    """The ranking without each member in turn, without each criterion of positive weight in turn (when
+    there are at least two), and with medians instead of means; each says whether the leader changes
+    (a new leader, a tie for the lead, or no leader at all). Raises as `scoring.rules.rank_bids`."""
+    return _variations(_context(reg, scorecards, weights, names, member_names))
+
+
+# ------------------------------------------------------------------------------------------- verdict
+
+
+@dataclass(frozen=True)
+class Sensitivity:
+    """How stable the ranking in force is, with a verdict.
+
+    `robust` is True or False by the rule of the module docstring, None when fewer than two bids have a
+    total (nothing to compare). `summary` is one line ("robust: ..." or "sensitive: ..."); `reasons` the
+    sentences that make it sensitive. `critical` is the smallest weight swap (None when there is none).
+    """
+
+    leaders: tuple[BidId, ...]
+    robust: bool | None
+    summary: str
+    reasons: tuple[str, ...]
+    critical: WeightSwap | None
+    swaps: tuple[WeightSwap, ...]
+    first_places: FirstPlaceShares | None
+    variations: tuple[Variation, ...]
+    robust_share: Decimal
+    robust_shift: Decimal
+
+    def as_dict(self) -> dict:
+        return {"leaders": [_jsonable_id(b) for b in self.leaders], "robust": self.robust, "summary": self.summary,
+                "reasons": list(self.reasons), "critical": self.critical.as_dict() if self.critical else None,
+                "swaps": [s.as_dict() for s in self.swaps],
+                "first_places": self.first_places.as_dict() if self.first_places else None,
+                "variations": [v.as_dict() for v in self.variations],
+                "rule": {"robust_share": str(self.robust_share), "robust_shift_points": str(self.robust_shift)}}
+
+
+def _or(items: Sequence[str]) -> str:
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " or " + items[-1]
+
+
+def _grouped_changes(ctx: _Context, variations: Sequence[Variation]) -> list[str]:
+    """The variations that change the leader, one sentence per kind and outcome: "without the scorecards
+    of m1 or m4, B leads"."""
+    groups: dict[tuple[str, tuple[BidId, ...]], list[Variation]] = {}
+    for v in variations:
+        if v.changes_leader:
+            groups.setdefault((v.kind, v.leaders), []).append(v)
+    out = []
+    for (kind, leaders), vs in groups.items():
+        if kind == "member":
+            what = f"without the scorecards of {_or([ctx.member(v.subject) for v in vs])}"
+        elif kind == "criterion" and len(vs) == 1:
+            what = f"without {ctx.criterion(vs[0].subject)}"
+        elif kind == "criterion":
+            what = f"without criterion {_or([f'({v.subject})' for v in vs])}"
+        else:
+            what = "with medians instead of means"
+        out.append(f"{what}, {_leaders_text(ctx, leaders)}")
+    return out
+
+
+def _pct(share: Decimal) -> str:
+    return f"{(share * 100).normalize():f}%"
+
+
+def assess_sensitivity(reg: Regulation, scorecards: Scorecards, weights: Weights | None = None, *,
+                       names: Mapping[BidId, str] | None = None,
+                       member_names: Mapping[MemberId, str] | None = None,
+                       robust_share: Decimal = ROBUST_SHARE,
+                       robust_shift: Decimal = ROBUST_SHIFT_POINTS) -> Sensitivity:
+    """Weight swaps, Dirichlet first-place shares and leave-one-out variations of the ranking in force
+    (weighted means), and a one-line verdict naming the leader, the rivals and the criteria concerned.
+
+    `names` and `member_names` give the words used for bids and members (their ids otherwise).
+    `robust_share` (a fraction of 1) and `robust_shift` (percentage points) are the thresholds of the rule.
+    Raises as `scoring.rules.rank_bids`.
+    """
+    ctx = _context(reg, scorecards, weights, names, member_names)
+    scored = ctx.scored
+    shares = _shares(ctx, None, None, None)
+    variations = _variations(ctx) if scored else ()
+    swaps = _swaps(ctx)
+    critical = swaps[0] if swaps else None
+
+    def result(robust, summary, reasons=()):
+        return Sensitivity(ctx.leaders, robust, summary, tuple(reasons), critical, swaps, shares, variations,
+                           robust_share, robust_shift)
+
+    if not scored:
+        return result(None, "no ranking yet: no bid has a total.")
+    if len(scored) == 1:
+        return result(None, f"uncontested: only {ctx.name(scored[0])} has a total, so there is nothing to compare.")
+
+    reasons = []
+    if len(ctx.leaders) > 1:
+        total = round_half_up(ctx.totals[ctx.leaders[0]])
+        reasons.append(f"{_and([ctx.name(b) for b in ctx.leaders])} are tied for first place at {total}")
+    else:
+        leader = ctx.leaders[0]
+        share = shares.share(leader)
+        if share < robust_share:
+            reasons.append(f"{ctx.name(leader)} comes first in only {_pct(share)} of {shares.samples:,} sampled "
+                           f"weightings")
+        if critical is not None and abs(critical.delta) * 100 < robust_shift:
+            reasons.append(f"a {abs(critical.shift)}-point {'rise' if critical.delta > 0 else 'cut'} in the weight "
+                           f"of {ctx.criterion(critical.criterion)} "
+                           f"(from {critical.weight_before}% to {critical.weight_after}%) brings "
+                           f"{ctx.name(critical.rival)} level")
+    reasons.extend(_grouped_changes(ctx, variations))
+    if reasons:
+        return result(False, "sensitive: " + "; ".join(reasons) + ".", reasons)
+
+    leader = ctx.leaders[0]
+    share = shares.share(leader)
+    wins = (f"in all {shares.samples:,} sampled weightings" if share == 1
+            else f"in {_pct(share)} of {shares.samples:,} sampled weightings")
+    kept = ["without any one member"]
+    if any(v.kind == "criterion" for v in variations):
+        kept.append("without any one criterion")
+    kept.append("with medians instead of means")
+    if critical is None:
+        swap = "no change of a single criterion's weight lets another bid draw level"
+    else:
+        swap = (f"the smallest single-weight change that lets another bid draw level is {abs(critical.shift)} "
+                f"points ({critical.sentence})")
+    return result(True, f"robust: {ctx.name(leader)} comes first {wins}, keeps the lead {_and(kept)}; {swap}.")
+
+
+__all__ = [
+    "ROBUST_SHARE", "ROBUST_SHIFT_POINTS", "TIE_TOLERANCE", "FirstPlaceShares", "Sensitivity",
+    "Variation", "WeightSwap", "assess_sensitivity", "dirichlet_first_place_shares", "first_place_shares",
+    "leave_one_out", "swap_delta", "weight_swaps",
+]
