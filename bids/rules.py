@@ -1,0 +1,1068 @@
+"""The pure rules of a bid: its data, the JSON import, the compliance checks and the lifecycle.
+
+Nothing here touches Flask, SQLAlchemy or a session. Every figure, date and most article numbers come from the
+call's `Regulation`; the few articles the regulation does not carry as fields are the `ART_*` constants below.
+
+`check_bid` returns one `Finding` for every check of Art. 15.1, 12.2 and 15.2 a–k (plus the Art. 2.2 schedule
+and an informational Art. 13.3 home-match finding), whatever the bid holds, so the compliance report is the
+same checklist for every bid and a finding's `code` is a stable id ("15.2c.minimum") that does not change when a
+regulation renumbers its articles. A finding's `message` states the requirement (it reads the same whether the
+bid passes or fails); `Finding.as_text()` adds "Art. …:" and "(you entered …)".
+"""
+
+from __future__ import annotations
+
+import enum
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field, fields
+from datetime import date, datetime, timedelta
+from decimal import Decimal
+
+from babel import Locale
+from email_validator import EmailNotValidError, validate_email
+
+from core.findings import Finding, Outcome
+from core.money import CENTS, amount_str, format_day, format_eur, format_share
+from events.regulation import Player, Regulation
+from finance.money import share_of
+from finance.rules import is_home_match, minimum_fide_contribution, opponent_of
+
+# ---------------------------------------------------------------------------------------------- articles
+# Articles the Regulation does not carry as fields. The others are read from it (reg.schedule.window_article,
+# reg.prize_fund.bid_article, ...), so a renumbered call is a data change.
+
+ART_APPLICANT = "15.1"
+ART_IOC = "12.2"
+ART_VENUE = "15.2(b)"
+ART_FIDE_OBLIGATIONS = "15.2(e)"
+ART_ORGANISATIONAL_COSTS = "15.2(f)"
+ART_ACCEPTANCE = "15.2(h)"
+ART_SIGNATURE = "15.2(k)"
+ART_OTHER_EXPENSES = "14"
+ART_SUPERVISOR = "7.4.4"
+
+APPLICANT_TYPES = ("federation", "sponsor")
+
+# Form limits, shared by the web form and the JSON import.
+TEXT_MAX_CHARS = 200
+EMAIL_MAX_CHARS = 254
+EVALUATION_MAX_CHARS = 5000
+AMOUNT_MAX_INTEGER_DIGITS = 12  # Numeric(14, 2)
+
+
+# ------------------------------------------------------------------------------------------------- data
+
+
+@dataclass(frozen=True)
+class RoomRate:
+    """A special room rate for visitors, meals included (Art. 15.2(g))."""
+
+    room_type: str | None
+    eur_per_night: Decimal | None
+
+
+@dataclass(frozen=True)
+class BankGuarantee:
+    """The bank guarantee of Art. 15.2(j). `offered=False` means none is offered (it is optional)."""
+
+    offered: bool
+    bank: str | None = None
+    amount_eur: Decimal | None = None
+    valid_until: date | None = None
+
+
+NO_GUARANTEE = BankGuarantee(offered=False)
+
+
+@dataclass(frozen=True)
+class EvaluationField:
+    """A free-text part of the bid that informs one criterion of Art. 15.5."""
+
+    key: str
+    label: str
+    criterion: str
+
+
+EVALUATION_FIELDS: tuple[EvaluationField, ...] = (
+    EvaluationField("playing_conditions", "Playing conditions", "c"),
+    EvaluationField("visas", "Visas for players, trainers and officials", "d"),
+    EvaluationField("security", "Security assistance for players and officials", "e"),
+    EvaluationField("chess_activity", "Chess activity in the host country", "f"),
+    EvaluationField("media", "Media possibilities", "g"),
+    EvaluationField("development", "Development of chess worldwide", "h"),
+    EvaluationField("climate", "Climate during the match", "i"),
+    EvaluationField("taxation", "Taxation of the prize fund in the host country", "j"),
+)
+
+
+@dataclass(frozen=True)
+class Evaluation:
+    """The bidder's texts on the criteria of Art. 15.5 c–j (see EVALUATION_FIELDS); None when not written yet."""
+
+    playing_conditions: str | None = None
+    visas: str | None = None
+    security: str | None = None
+    chess_activity: str | None = None
+    media: str | None = None
+    development: str | None = None
+    climate: str | None = None
+    taxation: str | None = None
+
+
+@dataclass(frozen=True)
+class BidData:
+    """Everything a bid holds, as the rules see it. Every field is None (or empty) until filled in.
+
+    The field names are those of the JSON import and of the web form. The three document flags are set by
+    the database layer; the JSON import carries no files, so it sets `documents_known=False` and a missing
+    document is then PENDING rather than a failure.
+    """
+
+    applicant_type: str | None = None
+    applicant_name: str | None = None
+    host_federation: str | None = None
+    contact_name: str | None = None
+    contact_email: str | None = None
+    opening_date: date | None = None
+    closing_date: date | None = None
+    venue_name: str | None = None
+    venue_city: str | None = None
+    venue_country: str | None = None
+    prize_fund_eur: Decimal | None = None
+    fide_contribution_eur: Decimal | None = None
+    amounts_net_of_taxes: bool | None = None
+    commits_fide_obligations: bool | None = None
+    commits_organisational_costs: bool | None = None
+    accepts_regulations: bool | None = None
+    hotel_name: str | None = None
+    hotel_stars: int | None = None
+    room_rates: tuple[RoomRate, ...] = ()
+    wcoc_inspectors_invited: int | None = None
+    inspection_expenses_covered: bool | None = None
+    bank_guarantee: BankGuarantee | None = None
+    ioc_conflict_free: bool | None = None
+    signatory_name: str | None = None
+    signatory_position: str | None = None
+    signed_on: date | None = None
+    evaluation: Evaluation = field(default_factory=Evaluation)
+    has_guarantee_document: bool = False
+    has_signed_letter: bool = False
+    documents_known: bool = True
+
+    @property
+    def guarantee_offered(self) -> bool:
+        return self.bank_guarantee is not None and self.bank_guarantee.offered
+
+
+DOCUMENT_FIELDS = ("has_guarantee_document", "has_signed_letter", "documents_known")
+# The keys of the JSON import, in order: every BidData field but the document flags.
+JSON_FIELDS: tuple[str, ...] = tuple(f.name for f in fields(BidData) if f.name not in DOCUMENT_FIELDS)
+
+# The form's sections, in order, and the BidData fields each holds; findings are grouped by them.
+SECTIONS: dict[str, tuple[str, ...]] = {
+    "applicant": ("applicant_type", "applicant_name", "host_federation", "contact_name", "contact_email",
+                  "ioc_conflict_free"),
+    "dates_venue": ("opening_date", "closing_date", "venue_name", "venue_city", "venue_country"),
+    "money": ("prize_fund_eur", "fide_contribution_eur", "amounts_net_of_taxes"),
+    "commitments": ("commits_fide_obligations", "commits_organisational_costs", "accepts_regulations"),
+    "hotel": ("hotel_name", "hotel_stars", "room_rates"),
+    "inspection": ("wcoc_inspectors_invited", "inspection_expenses_covered"),
+    "guarantee": ("bank_guarantee", "has_guarantee_document"),
+    "signature": ("signatory_name", "signatory_position", "signed_on", "has_signed_letter"),
+    "evaluation": ("evaluation",),
+}
+
+SECTION_TITLES: dict[str, str] = {
+    "applicant": "Applicant",
+    "dates_venue": "Dates and venue",
+    "money": "Prize fund and contribution to FIDE",
+    "commitments": "Commitments",
+    "hotel": "Official hotel",
+    "inspection": "Inspection by the WCOC",
+    "guarantee": "Bank guarantee",
+    "signature": "Signature",
+    "evaluation": "Evaluation",
+}
+
+_FIELD_SECTION = {name: section for section, names in SECTIONS.items() for name in names}
+
+
+def section_of(field_name: str) -> str:
+    """The section a finding's field belongs to ("bank_guarantee.bank" -> "guarantee").
+
+    Raises KeyError for a field that is in no section.
+    """
+    return _FIELD_SECTION[field_name.split(".", 1)[0].split("[", 1)[0]]
+
+
+def findings_by_section(findings: Iterable[Finding]) -> dict[str, list[Finding]]:
+    """The findings grouped by SECTIONS, every section present and in order; raises KeyError for an unknown field."""
+    out: dict[str, list[Finding]] = {name: [] for name in SECTIONS}
+    for f in findings:
+        out[section_of(f.field)].append(f)
+    return out
+
+
+# --------------------------------------------------------------------------------------------- amounts
+
+_PLAIN_AMOUNT = re.compile(r"[0-9]+(?:\.[0-9]+)?")
+_AMOUNT_EXAMPLE = "for example 200000.00"
+
+
+def parse_amount(text: str) -> Decimal:
+    """Read an amount in euros as a person types it: digits, then at most two decimals after a point.
+
+    Returns the amount with two decimals (Decimal("200000.00") for "200000"). Raises ValueError with a
+    sentence for the person: thousand separators and commas are refused (a comma could be a decimal comma),
+    as are negative numbers, NaN, infinities, exponents and more than AMOUNT_MAX_INTEGER_DIGITS digits.
+    """
+    if not isinstance(text, str):
+        raise ValueError(f"Enter the amount in euros as text, {_AMOUNT_EXAMPLE}.")
+    s = text.strip()
+    if not s:
+        raise ValueError(f"Enter the amount in euros, {_AMOUNT_EXAMPLE}.")
+    if _PLAIN_AMOUNT.fullmatch(s):
+        whole, _, cents = s.partition(".")
+        if len(cents) > 2:
+            raise ValueError(f"Enter at most two decimals, whole cents, {_AMOUNT_EXAMPLE} (you entered '{s}').")
+        if len(whole.lstrip("0")) > AMOUNT_MAX_INTEGER_DIGITS:
+            raise ValueError(f"The amount is too large: at most {AMOUNT_MAX_INTEGER_DIGITS} digits before the "
+                             f"decimal point (you entered '{s}').")
+        return Decimal(s).quantize(CENTS)
+    if s.startswith("-") and _PLAIN_AMOUNT.fullmatch(s[1:].strip()):
+        raise ValueError(f"The amount cannot be negative (you entered '{s}').")
+    if any(c in s for c in ",' \u00a0\u202f") or s.count(".") > 1:
+        raise ValueError(
+            "Enter the amount in euros as digits only, with at most two decimals after a point, "
+            f"{_AMOUNT_EXAMPLE}: do not use thousand separators, and use a point, not a comma, before the "
+            f"cents, as a comma could be read either way (you entered '{s}').")
+    raise ValueError(
+        f"Enter the amount in euros as digits only, with at most two decimals after a point, {_AMOUNT_EXAMPLE} "
+        f"(you entered '{s}').")
+
+
+_COVER_LABELS = {"prize_fund": "the prize fund", "fide_contribution": "the contribution to FIDE"}
+
+
+def required_guarantee_amount(reg: Regulation, bid: BidData) -> Decimal | None:
+    """What a bank guarantee must at least cover (`reg.guarantee.must_cover`); None while an amount is missing."""
+    total = Decimal("0.00")
+    for item in reg.guarantee.must_cover:
+        value = bid.prize_fund_eur if item == "prize_fund" else bid.fide_contribution_eur
+        if not (_is_amount(value) and _has_cents_only(value)):
+            return None
+        total += value
+    return total
+
+
+# --------------------------------------------------------------------------------------- small helpers
+
+
+def _is_amount(value) -> bool:
+    return isinstance(value, Decimal) and value.is_finite()
+
+
+def _has_cents_only(value: Decimal) -> bool:
+    return value >= 0 and value == value.quantize(CENTS)
+
+
+def _given(value) -> bool:
+    return isinstance(value, str) and bool(value.strip())
+
+
+def _is_whole(value) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _or_list(items: list[str]) -> str:
+    if len(items) <= 1:
+        return "".join(items)
+    return ", ".join(items[:-1]) + " or " + items[-1]
+
+
+def _and_list(items: list[str]) -> str:
+    if len(items) <= 1:
+        return "".join(items)
+    return ", ".join(items[:-1]) + " and " + items[-1]
+
+
+def _dates_phrase(days: list[date]) -> str:
+    """"on 11, 12 or 13 October 2015"; a longer run of days reads "on any day from … to …"."""
+    if len(days) > 4:
+        return f"on any day from {format_day(days[0])} to {format_day(days[-1])}"
+    if len({(d.year, d.month) for d in days}) == 1:
+        return "on " + _or_list([format_day(d, "d") for d in days]) + format_day(days[0], " MMMM y")
+    return "on " + _or_list([format_day(d) for d in days])
+
+
+def _plural(n: int, one: str, many: str) -> str:
+    return f"{n} {one if n == 1 else many}"
+
+
+def _text_value(value) -> str:
+    return value.strip() if isinstance(value, str) else ("" if value is None else str(value))
+
+
+def _money_value(value) -> str:
+    if not _is_amount(value):
+        return "" if value is None else str(value)
+    if value != value.quantize(CENTS):
+        return f"€{value}"  # format_eur would round away the very digits that are wrong
+    return format_eur(value)
+
+
+def _finding(code: str, article: str, field_name: str, ok: bool | None, message: str, value: str = "") -> Finding:
+    """ok: True -> PASS, False -> FAIL, None -> NOT_APPLICABLE."""
+    outcome = Outcome.NOT_APPLICABLE if ok is None else Outcome.PASS if ok else Outcome.FAIL
+    return Finding(code, article, field_name, outcome, message, value)
+
+
+def _document(code: str, article: str, field_name: str, attached: bool, bid: BidData, message: str) -> Finding:
+    if attached:
+        outcome = Outcome.PASS
+    else:
+        outcome = Outcome.FAIL if bid.documents_known else Outcome.PENDING
+    return Finding(code, article, field_name, outcome, message)
+
+
+# Two-letter CLDR territories that are groupings or pseudo-regions, not countries.
+_NOT_COUNTRIES = frozenset({"EU", "EZ", "QO", "UN", "XA", "XB", "ZZ"})
+_COUNTRIES = frozenset(k for k in Locale.parse("en").territories
+                       if len(k) == 2 and k.isalpha() and k not in _NOT_COUNTRIES)
+
+
+def is_country_code(value) -> bool:
+    """An ISO 3166-1 alpha-2 country code in capitals ("UA")."""
+    return isinstance(value, str) and value in _COUNTRIES
+
+
+def country_name(code: str) -> str:
+    """"Ukraine" for "UA"; the code itself if it is unknown."""
+    return Locale.parse("en").territories.get(code, code) if is_country_code(code) else code
+
+
+def is_fide_code(value) -> bool:
+    """A FIDE federation code: three capital letters ("UKR")."""
+    return isinstance(value, str) and len(value) == 3 and value.isascii() and value.isalpha() and value.isupper()
+
+
+def is_email(value) -> bool:
+    """A syntactically valid e-mail address (no DNS look-up)."""
+    if not _given(value) or len(value) > EMAIL_MAX_CHARS:
+        return False
+    try:
+        validate_email(value.strip(), check_deliverability=False)
+    except EmailNotValidError:
+        return False
+    return True
+
+
+# ------------------------------------------------------------------------------------------- the checks
+
+
+def _check_applicant(reg: Regulation, bid: BidData) -> list[Finding]:
+    example = reg.players[0]
+    out = [
+        _finding("15.1.applicant_type", ART_APPLICANT, "applicant_type", bid.applicant_type in APPLICANT_TYPES,
+                 "the applicant must be a member federation of FIDE or a sponsor.", _text_value(bid.applicant_type)),
+        _finding("15.1.host_federation", ART_APPLICANT, "host_federation", is_fide_code(bid.host_federation),
+                 "the bid must name the federation of the host country by its three-letter FIDE code, "
+                 f"for example {example.federation}.", _text_value(bid.host_federation)),
+        _finding("15.1.contact_name", ART_APPLICANT, "contact_name", _given(bid.contact_name),
+                 "the bid must name a contact person."),
+        _finding("15.1.contact_email", ART_APPLICANT, "contact_email", is_email(bid.contact_email),
+                 "the bid must give the contact person's e-mail address, such as name@example.org.",
+                 _text_value(bid.contact_email)),
+    ]
+    # Art. 12.2 and 15.1: "No proposed sponsor shall be in conflict with the regulations of the IOC." A sponsor
+    # bidding declares it of itself and of any sponsor it brings in; a federation may propose sponsors too, and
+    # the bid has no list of sponsors from which we could tell that it proposes none. So every applicant
+    # declares: that is simpler to explain and never lets an undeclared sponsor through.
+    out.append(_finding(
+        "12.2.ioc", ART_IOC, "ioc_conflict_free", bid.ioc_conflict_free is True,
+        "the applicant must declare that neither it nor any sponsor it proposes is in conflict with the "
+        "regulations of the International Olympic Committee."))
+    return out
+
+
+def _check_dates(reg: Regulation, bid: BidData) -> list[Finding]:
+    s = reg.schedule
+    art = s.window_article
+    opening, closing = bid.opening_date, bid.closing_date
+    opening_ok = isinstance(opening, date) and opening in reg.possible_opening_dates()
+    closing_known = isinstance(closing, date)
+    in_order = closing > opening if isinstance(opening, date) and closing_known else None
+    out = [
+        _finding("15.2a.opening_date", art, "opening_date", opening_ok,
+                 f"the opening ceremony must be {_dates_phrase(reg.possible_opening_dates())}, so that the "
+                 f"programme of Art. {s.article} and the closing ceremony fit between "
+                 f"{format_day(s.window_start)} and {format_day(s.window_end)}.",
+                 format_day(opening) if isinstance(opening, date) else ""),
+        _finding("15.2a.closing_date", art, "closing_date",
+                 closing_known and s.window_start <= closing <= s.window_end,
+                 f"the closing ceremony must be between {format_day(s.window_start)} and "
+                 f"{format_day(s.window_end)}.",
+                 format_day(closing) if closing_known else ""),
+        _finding("15.2a.order", art, "closing_date", in_order,
+                 "the closing ceremony must come after the opening ceremony.",
+                 format_day(closing) if closing_known else ""),
+    ]
+    offsets = reg.closing_offsets()
+    message = (f"the closing ceremony must be {_or_list([str(n) for n in offsets])} days after the opening "
+               f"ceremony, so that the {len(s.days)}-day programme"
+               + (f" of Art. {s.article}" if s.article != s.closing_article else "")
+               + (" (tie-breaks included)" if "tiebreak" in s.days else "") + " fits before it")
+    value = ""
+    ok = None
+    if in_order:
+        days = (closing - opening).days
+        ok = days in offsets
+        message += ("; with your opening date that is "
+                    + _dates_phrase([opening + timedelta(days=n) for n in offsets]).removeprefix("on "))
+        value = f"{format_day(closing)}, {_plural(days, 'day', 'days')} after the opening ceremony"
+    out.append(_finding("2.2.closing", s.closing_article, "closing_date", ok, message + ".", value))
+    return out
+
+
+def _check_venue(reg: Regulation, bid: BidData) -> list[Finding]:
+    example = reg.players[-1].country
+    return [
+        _finding("15.2b.venue_name", ART_VENUE, "venue_name", _given(bid.venue_name),
+                 "the bid must name the proposed venue."),
+        _finding("15.2b.venue_city", ART_VENUE, "venue_city", _given(bid.venue_city),
+                 "the bid must give the city of the proposed venue."),
+        _finding("15.2b.venue_country", ART_VENUE, "venue_country", is_country_code(bid.venue_country),
+                 "the bid must give the country of the proposed venue by its two-letter ISO code, for example "
+                 f"{example} for {country_name(example)}.", _text_value(bid.venue_country)),
+    ]
+
+
+def _check_prize_fund(reg: Regulation, bid: BidData) -> list[Finding]:
+    pf = reg.prize_fund
+    art = pf.bid_article
+    prize = bid.prize_fund_eur
+    given = _is_amount(prize)
+    well_formed = given and _has_cents_only(prize)
+    value = _money_value(prize)
+    net = " net of local taxes" if pf.net_of_taxes_required else ""
+    return [
+        _finding("15.2c.present", art, "prize_fund_eur", given,
+                 "the bid must propose a prize fund for the players."),
+        _finding("15.2c.cents", art, "prize_fund_eur", _has_cents_only(prize) if given else None,
+                 "the prize fund must be an amount in euros with at most two decimals.", value),
+        _finding("15.2c.minimum", art, "prize_fund_eur", prize >= pf.minimum if well_formed else None,
+                 f"the prize fund must be at least {format_eur(pf.minimum)}{net}.", value),
+        _finding("15.2c.maximum", art, "prize_fund_eur", prize <= pf.maximum if well_formed else None,
+                 f"the prize fund can be at most {format_eur(pf.maximum)}: please check the figure.", value),
+        _finding("15.2c.net_of_taxes", art, "amounts_net_of_taxes",
+                 bid.amounts_net_of_taxes is True if pf.net_of_taxes_required else None,
+                 "the prize fund must be offered net of any applicable local taxes."),
+    ]
+
+
+def _check_fide_contribution(reg: Regulation, bid: BidData) -> list[Finding]:
+    fc = reg.fide_contribution
+    art = fc.bid_article
+    prize, contribution = bid.prize_fund_eur, bid.fide_contribution_eur
+    given = _is_amount(contribution)
+    well_formed = given and _has_cents_only(contribution)
+    value = _money_value(contribution)
+    share = format_share(fc.min_share_of_prize_fund)
+    message = f"the contribution to FIDE must be at least {share} of the prize fund"
+    ok = None
+    if _is_amount(prize) and _has_cents_only(prize):
+        required = minimum_fide_contribution(reg, prize)  # rounded half up to the cent, as finance/ says
+        message += f", {format_eur(required)} for a prize fund of {format_eur(prize)}"
+        if well_formed:
+            ok = contribution >= required
+    message += f", over and above it and net of local taxes (Art. {fc.article})."
+    return [
+        _finding("15.2d.present", art, "fide_contribution_eur", given,
+                 "the bid must state the contribution to FIDE."),
+        _finding("15.2d.cents", art, "fide_contribution_eur", _has_cents_only(contribution) if given else None,
+                 "the contribution to FIDE must be an amount in euros with at most two decimals.", value),
+        _finding("15.2d.minimum", art, "fide_contribution_eur", ok, message, value),
+        # Art. 13.2 asks the contribution net of taxes whatever the prize fund's setting says; the bid answers
+        # both with the one statement `amounts_net_of_taxes`, so a "no" fails 15.2(c) and 15.2(d) alike.
+        _finding("15.2d.net_of_taxes", art, "amounts_net_of_taxes", bid.amounts_net_of_taxes is True,
+                 "the contribution to FIDE must be paid net of any applicable local taxes."),
+    ]
+
+
+def _check_commitments(reg: Regulation, bid: BidData) -> list[Finding]:
+    return [
+        _finding("15.2e.commitment", ART_FIDE_OBLIGATIONS, "commits_fide_obligations",
+                 bid.commits_fide_obligations is True,
+                 f"the applicant must commit to cover all financial obligations to FIDE of Art. {ART_OTHER_EXPENSES}."),
+        _finding("15.2f.commitment", ART_ORGANISATIONAL_COSTS, "commits_organisational_costs",
+                 bid.commits_organisational_costs is True,
+                 "the applicant must commit to cover all organisational costs of the match."),
+    ]
+
+
+def _check_acceptance(reg: Regulation, bid: BidData) -> list[Finding]:
+    return [
+        _finding("15.2h.acceptance", ART_ACCEPTANCE, "accepts_regulations", bid.accepts_regulations is True,
+                 "the applicant must accept the regulations of the match without any reservations."),
+    ]
+
+
+def _room_rate_problems(rates) -> list[str]:
+    problems = []
+    for i, rate in enumerate(rates, start=1):
+        if not isinstance(rate, RoomRate):
+            problems.append(f"rate {i}: not a room rate")
+            continue
+        name = rate.room_type.strip() if _given(rate.room_type) else f"rate {i}"
+        if not _given(rate.room_type):
+            problems.append(f"rate {i} has no room type")
+        price = rate.eur_per_night
+        if not _is_amount(price):
+            problems.append(f"{name} has no price")
+        elif price <= 0 or not _has_cents_only(price):
+            problems.append(f"{name} at {_money_value(price)}")
+    return problems
+
+
+def _check_hotel(reg: Regulation, bid: BidData) -> list[Finding]:
+    h = reg.hotel
+    art = h.article
+    stars = bid.hotel_stars
+    category_ok = _is_whole(stars) and 1 <= stars <= 5
+    stars_value = _plural(stars, "star", "stars") if _is_whole(stars) else _text_value(stars)
+    rates = tuple(bid.room_rates or ())
+    problems = _room_rate_problems(rates)
+    return [
+        _finding("15.2g.stars", art, "hotel_stars", category_ok,
+                 "the bid must give the category of the official hotel, a whole number of stars from 1 to 5.",
+                 stars_value),
+        _finding("15.2g.minimum", art, "hotel_stars", stars >= h.min_stars if category_ok else None,
+                 f"the official hotel must have at least {_plural(h.min_stars, 'star', 'stars')}.", stars_value),
+        # "and name if possible": asked for, never required.
+        _finding("15.2g.hotel_name", art, "hotel_name", True if _given(bid.hotel_name) else None,
+                 "the bid should name the official hotel, if possible.", _text_value(bid.hotel_name)),
+        _finding("15.2g.room_rates", art, "room_rates", bool(rates) and not problems,
+                 "the bid must offer special room rates for visitors, meals included: at least one, each with a "
+                 "room type and a price per night above zero, in euros and cents.",
+                 "; ".join(problems)),
+    ]
+
+
+def _check_inspection(reg: Regulation, bid: BidData) -> list[Finding]:
+    i = reg.inspection
+    n = bid.wcoc_inspectors_invited
+    members = _plural(i.min_inspectors, "member", "members")
+    return [
+        _finding("15.2i.inspectors", i.article, "wcoc_inspectors_invited", _is_whole(n) and n >= i.min_inspectors,
+                 f"the bid must invite at least {members} of the WCOC to inspect the proposed venue and the other "
+                 f"conditions, as Art. {i.also_article} also requires.", _text_value(n)),
+        _finding("15.2i.expenses", i.article, "inspection_expenses_covered", bid.inspection_expenses_covered is True,
+                 "the bidder must pay all travel and hotel expenses of the inspection."),
+    ]
+
+
+def _check_guarantee(reg: Regulation, bid: BidData) -> list[Finding]:
+    g = reg.guarantee
+    art = g.article
+    offered = bid.guarantee_offered
+    bg = bid.bank_guarantee if offered else NO_GUARANTEE
+    out = [
+        _finding("15.2j.offered", art, "bank_guarantee", True if offered else None,
+                 f"a bank guarantee is optional; with one, the payment deadlines of Art. {reg.payments.article} "
+                 "apply."),
+        _finding("15.2j.bank", art, "bank_guarantee.bank", _given(bg.bank) if offered else None,
+                 "a bank guarantee must name the bank that gives it.", _text_value(bg.bank)),
+    ]
+    if offered:
+        out.append(_document("15.2j.document", art, "has_guarantee_document", bid.has_guarantee_document, bid,
+                             "the bank guarantee must be attached."))
+    else:
+        out.append(_finding("15.2j.document", art, "has_guarantee_document", None,
+                            "the bank guarantee must be attached."))
+
+    amount = bg.amount_eur
+    amount_given = _is_amount(amount) and _has_cents_only(amount)
+    required = required_guarantee_amount(reg, bid)
+    covers = [_COVER_LABELS[c] for c in g.must_cover]
+    if covers:
+        message = f"a bank guarantee must cover at least {_and_list(covers)}"
+        if required is not None:
+            message += f", {format_eur(required)}"
+        message += "."
+    else:
+        message = "a bank guarantee must state its amount in euros."
+    ok = None
+    if offered and not amount_given:
+        ok = False
+    elif offered and required is not None:  # while what it must cover is missing, 15.2(c)/(d) say so
+        ok = amount >= required
+    out.append(_finding("15.2j.amount", art, "bank_guarantee.amount_eur", ok, message, _money_value(amount)))
+
+    last = reg.last_payment_deadline
+    valid_until = bg.valid_until if isinstance(bg.valid_until, date) else None
+    if g.valid_past_last_deadline and last is not None:
+        message = (f"a bank guarantee must remain valid after {format_day(last)}, the last payment deadline of "
+                   f"Art. {reg.payments.article}.")
+        ok = (valid_until is not None and valid_until > last) if offered else None
+    else:
+        message = "a bank guarantee should state until when it is valid."
+        ok = (True if valid_until is not None else None) if offered else None
+    out.append(_finding("15.2j.valid_until", art, "bank_guarantee.valid_until", ok, message,
+                        format_day(valid_until) if valid_until else ""))
+    return out
+
+
+def _check_signature(reg: Regulation, bid: BidData, today: date) -> list[Finding]:
+    signed = bid.signed_on if isinstance(bid.signed_on, date) else None
+    return [
+        _finding("15.2k.applicant_name", ART_SIGNATURE, "applicant_name", _given(bid.applicant_name),
+                 "the bid must give the applicant's name."),
+        _finding("15.2k.signatory_name", ART_SIGNATURE, "signatory_name", _given(bid.signatory_name),
+                 "the bid must give the name of the person who signs it."),
+        _finding("15.2k.signatory_position", ART_SIGNATURE, "signatory_position", _given(bid.signatory_position),
+                 "the bid must give the position of the person who signs it."),
+        _finding("15.2k.signed_on", ART_SIGNATURE, "signed_on", signed is not None and signed <= today,
+                 "the bid must give the date it was signed, which cannot be in the future.",
+                 format_day(signed) if signed else ""),
+        _document("15.2k.signed_letter", ART_SIGNATURE, "has_signed_letter", bid.has_signed_letter, bid,
+                  "the signed and authenticated letter of application must be attached."),
+    ]
+
+
+def home_match(reg: Regulation, bid: BidData) -> Player | None:
+    """The player in whose country the proposed venue lies (Art. 13.3, 14.4, 7.4.4), or None."""
+    if not is_country_code(bid.venue_country):
+        return None
+    return is_home_match(reg, bid.venue_country)
+
+
+def _home_share(reg: Regulation, bid: BidData) -> str:
+    """"5% of the prize fund (€10,000.00)"; without the figure while the prize fund is missing."""
+    sp = reg.prize_split
+    text = f"{format_share(sp.home_opponent_share)} of the prize fund"
+    if _is_amount(bid.prize_fund_eur) and _has_cents_only(bid.prize_fund_eur):
+        text += f" ({format_eur(share_of(bid.prize_fund_eur, sp.home_opponent_share))})"
+    return text
+
+
+def home_match_consequences(reg: Regulation, bid: BidData) -> list[str]:
+    """What a home match means, one sentence each with its article; [] when the venue is neutral or unknown."""
+    home = home_match(reg, bid)
+    if home is None:
+        return []
+    sp, ob = reg.prize_split, reg.obligations
+    opponent = opponent_of(reg, home).name
+    return [
+        f"Art. {sp.home_article}: {opponent} first receives {_home_share(reg, bid)}; the balance is shared "
+        f"under Art. {sp.article}.",
+        f"Art. {ob.home_compensation_article}: the organizer pays {opponent} {format_eur(ob.home_compensation)} "
+        "as compensation for transportation and hospitality for inspection visits.",
+        f"Art. {ART_SUPERVISOR}: {opponent} may suggest which member of the FIDE Presidential Board is to be "
+        "FIDE Supervisor.",
+    ]
+
+
+def _home_match_finding(reg: Regulation, bid: BidData) -> Finding:
+    """Informational: PASS when the venue is in a player's country (with what follows), n/a otherwise."""
+    sp, ob = reg.prize_split, reg.obligations
+    home = home_match(reg, bid)
+    if home is None:
+        rules = f"the home-match rules of Art. {sp.home_article} and {ob.home_compensation_article}"
+        message = (f"the venue is not in the country of either player, so {rules} do not apply."
+                   if is_country_code(bid.venue_country) else
+                   f"{rules} apply when the venue is in the country of a player; the venue's country is not "
+                   "known yet.")
+        return _finding("13.3.home_match", sp.home_article, "venue_country", None, message,
+                        _text_value(bid.venue_country))
+    opponent = opponent_of(reg, home).name
+    message = (f"the venue is in {country_name(home.country)}, the country of {home.name}, so {opponent} first "
+               f"receives {_home_share(reg, bid)} before the balance is shared under Art. {sp.article}, is paid "
+               f"{format_eur(ob.home_compensation)} for inspection visits (Art. {ob.home_compensation_article}) "
+               f"and may suggest the FIDE Supervisor (Art. {ART_SUPERVISOR}).")
+    return _finding("13.3.home_match", sp.home_article, "venue_country", True, message,
+                    _text_value(bid.venue_country))
+
+
+def check_bid(reg: Regulation, bid: BidData, *, today: date) -> list[Finding]:
+    """Every compliance finding of a bid against its call's regulation, in the order of the articles.
+
+    One finding per check of Art. 15.1, 12.2, 15.2 a–k and 2.2, each PASS, FAIL, NOT_APPLICABLE (a check that
+    depends on something missing, or an optional item not offered) or PENDING (a document the JSON import
+    cannot carry), then the informational Art. 13.3 home-match finding. `today` judges the signing date.
+    Raises nothing for a partial or malformed bid: that is what the findings are for.
+    """
+    return [
+        *_check_applicant(reg, bid),
+        *_check_dates(reg, bid),
+        *_check_venue(reg, bid),
+        *_check_prize_fund(reg, bid),
+        *_check_fide_contribution(reg, bid),
+        *_check_commitments(reg, bid),
+        *_check_hotel(reg, bid),
+        *_check_acceptance(reg, bid),
+        *_check_inspection(reg, bid),
+        *_check_guarantee(reg, bid),
+        *_check_signature(reg, bid, today),
+        _home_match_finding(reg, bid),
+    ]
+
+
+def failures(findings: Iterable[Finding]) -> list[Finding]:
+    """The findings that failed, in order."""
+    return [f for f in findings if f.outcome is Outcome.FAIL]
+
+
+def pending(findings: Iterable[Finding]) -> list[Finding]:
+    """The findings still waiting for a document, in order."""
+    return [f for f in findings if f.outcome is Outcome.PENDING]
+
+
+def is_compliant(findings: Iterable[Finding]) -> bool:
+    """True when nothing failed and no document is pending: the bid can be submitted."""
+    return all(f.outcome not in (Outcome.FAIL, Outcome.PENDING) for f in findings)
+
+
+def findings_by_field(findings: Iterable[Finding]) -> dict[str, list[Finding]]:
+    """The failed findings keyed by form field, for showing each message beside its field."""
+    out: dict[str, list[Finding]] = {}
+    for f in failures(findings):
+        out.setdefault(f.field, []).append(f)
+    return out
+
+
+# ------------------------------------------------------------------------------------------ JSON import
+
+
+class BidImportError(ValueError):
+    """A JSON bid that cannot be read; the message starts with the key ("prize_fund_eur: ...")."""
+
+    def __init__(self, key: str, problem: str):
+        super().__init__(f"{key}: {problem}")
+        self.key = key
+        self.problem = problem
+
+
+_DATE_SHAPE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
+
+_FIELD_KINDS: dict[str, str] = {
+    "applicant_type": "text", "applicant_name": "text", "host_federation": "text", "contact_name": "text",
+    "contact_email": "email", "opening_date": "date", "closing_date": "date", "venue_name": "text",
+    "venue_city": "text", "venue_country": "text", "prize_fund_eur": "amount", "fide_contribution_eur": "amount",
+    "amounts_net_of_taxes": "bool", "commits_fide_obligations": "bool", "commits_organisational_costs": "bool",
+    "accepts_regulations": "bool", "hotel_name": "text", "hotel_stars": "int", "room_rates": "room_rates",
+    "wcoc_inspectors_invited": "int", "inspection_expenses_covered": "bool", "bank_guarantee": "guarantee",
+    "ioc_conflict_free": "bool", "signatory_name": "text", "signatory_position": "text", "signed_on": "date",
+    "evaluation": "evaluation",
+}
+assert tuple(_FIELD_KINDS) == JSON_FIELDS, "every JSON field needs a kind, in the order of BidData"
+
+_ROOM_RATE_KEYS = ("room_type", "eur_per_night")
+_GUARANTEE_KEYS = ("bank", "amount_eur", "valid_until")
+_EVALUATION_KEYS = tuple(f.key for f in EVALUATION_FIELDS)
+
+
+def _check_keys(data: Mapping, expected: tuple[str, ...], prefix: str) -> None:
+    def name(k) -> str:
+        return f"{prefix}.{k}" if prefix else str(k)
+
+    unknown = [k for k in data if k not in expected]
+    if unknown:
+        raise BidImportError(", ".join(name(k) for k in unknown), "unknown key")
+    missing = [k for k in expected if k not in data]
+    if missing:
+        raise BidImportError(", ".join(name(k) for k in missing), "missing")
+
+
+def _read_text(value, key: str, limit: int = TEXT_MAX_CHARS) -> str | None:
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise BidImportError(key, f"expected text or null, got {value!r}")
+    value = value.strip()
+    if len(value) > limit:
+        raise BidImportError(key, f"at most {limit} characters, got {len(value)}")
+    return value or None
+
+
+def _read_amount(value, key: str) -> Decimal | None:
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise BidImportError(key, f"an amount is a string such as \"200000.00\", so that it is read exactly, "
+                                  f"not a JSON number (got {value!r})")
+    try:
+        return parse_amount(value)
+    except ValueError as exc:
+        raise BidImportError(key, str(exc)) from None
+
+
+def _read_date(value, key: str) -> date | None:
+    if value is None:
+        return None
+    if not isinstance(value, str) or not _DATE_SHAPE.fullmatch(value):
+        raise BidImportError(key, f"expected a date as \"YYYY-MM-DD\" or null, got {value!r}")
+    try:
+        return date.fromisoformat(value)
+    except ValueError:
+        raise BidImportError(key, f"{value!r} is not a real date") from None
+
+
+def _read_bool(value, key: str) -> bool | None:
+    if value is not None and not isinstance(value, bool):
+        raise BidImportError(key, f"expected true, false or null, got {value!r}")
+    return value
+
+
+def _read_int(value, key: str) -> int | None:
+    if value is not None and not _is_whole(value):
+        raise BidImportError(key, f"expected a whole number or null, got {value!r}")
+    return value
+
+
+def _read_room_rates(value, key: str) -> tuple[RoomRate, ...]:
+    if value is None:
+        return ()
+    if not isinstance(value, list):
+        raise BidImportError(key, f"expected a list of room rates, got {value!r}")
+    rates = []
+    for i, item in enumerate(value):
+        k = f"{key}[{i}]"
+        if not isinstance(item, dict):
+            raise BidImportError(k, f"expected an object with {', '.join(_ROOM_RATE_KEYS)}, got {item!r}")
+        _check_keys(item, _ROOM_RATE_KEYS, k)
+        rates.append(RoomRate(_read_text(item["room_type"], f"{k}.room_type"),
+                              _read_amount(item["eur_per_night"], f"{k}.eur_per_night")))
+    return tuple(rates)
+
+
+def _read_guarantee(value, key: str) -> BankGuarantee | None:
+    if value is None:
+        return None
+    if not isinstance(value, dict):
+        raise BidImportError(key, f"expected null (none offered) or an object with {', '.join(_GUARANTEE_KEYS)}, "
+                                  f"got {value!r}")
+    _check_keys(value, _GUARANTEE_KEYS, key)
+    return BankGuarantee(offered=True, bank=_read_text(value["bank"], f"{key}.bank"),
+                         amount_eur=_read_amount(value["amount_eur"], f"{key}.amount_eur"),
+                         valid_until=_read_date(value["valid_until"], f"{key}.valid_until"))
+
+
+def _read_evaluation(value, key: str) -> Evaluation:
+    if value is None:
+        return Evaluation()
+    if not isinstance(value, dict):
+        raise BidImportError(key, f"expected an object with {', '.join(_EVALUATION_KEYS)}, got {value!r}")
+    _check_keys(value, _EVALUATION_KEYS, key)
+    return Evaluation(**{k: _read_text(value[k], f"{key}.{k}", EVALUATION_MAX_CHARS) for k in _EVALUATION_KEYS})
+
+
+_READERS = {
+    "text": _read_text,
+    "email": lambda v, k: _read_text(v, k, EMAIL_MAX_CHARS),
+    "amount": _read_amount,
+    "date": _read_date,
+    "bool": _read_bool,
+    "int": _read_int,
+    "room_rates": _read_room_rates,
+    "guarantee": _read_guarantee,
+    "evaluation": _read_evaluation,
+}
+
+
+def bid_from_json(data: dict) -> BidData:
+    """Read a bid from its JSON shape (as parsed by `json.loads`), strictly.
+
+    Every key of JSON_FIELDS must be present (null where not filled in); amounts are strings of digits with at
+    most two decimals ("200000.00"), dates "YYYY-MM-DD". The result has `documents_known=False`: JSON carries
+    no files, so missing documents are PENDING. Raises BidImportError naming the key for a missing or unknown
+    key, a wrong type, an amount that is not a plain decimal, an impossible date or an over-long text. Whether
+    the values meet the regulation is `check_bid`'s question, not this one's.
+    """
+    if not isinstance(data, dict):
+        raise BidImportError("bid", f"expected a JSON object, got {type(data).__name__}")
+    _check_keys(data, JSON_FIELDS, "")
+    values = {name: _READERS[kind](data[name], name) for name, kind in _FIELD_KINDS.items()}
+    return BidData(**values, documents_known=False)
+
+
+def _json_amount(value: Decimal | None) -> str | None:
+    return None if value is None else amount_str(value)
+
+
+def _json_date(value: date | None) -> str | None:
+    return None if value is None else value.isoformat()
+
+
+def bid_to_json(bid: BidData) -> dict:
+    """The bid in the JSON shape `bid_from_json` reads (amounts as "200000.00", dates ISO); no document flags."""
+    out: dict = {}
+    for name, kind in _FIELD_KINDS.items():
+        value = getattr(bid, name)
+        if kind == "amount":
+            value = _json_amount(value)
+        elif kind == "date":
+            value = _json_date(value)
+        elif kind == "room_rates":
+            value = [{"room_type": r.room_type, "eur_per_night": _json_amount(r.eur_per_night)} for r in value]
+        elif kind == "guarantee":
+            value = None if not bid.guarantee_offered else {
+                "bank": value.bank, "amount_eur": _json_amount(value.amount_eur),
+                "valid_until": _json_date(value.valid_until)}
+        elif kind == "evaluation":
+            value = {k: getattr(value, k) for k in _EVALUATION_KEYS}
+        out[name] = value
+    return out
+
+
+# ------------------------------------------------------------------------------------------- lifecycle
+
+
+class BidStatus(enum.StrEnum):
+    DRAFT = "draft"
+    SUBMITTED = "submitted"
+    WITHDRAWN = "withdrawn"
+    REJECTED = "rejected"
+    SHORTLISTED = "shortlisted"
+    SELECTED = "selected"
+    NOT_SELECTED = "not_selected"
+
+    @property
+    def label(self) -> str:
+        return _STATUS_LABELS[self]
+
+    @property
+    def is_editable(self) -> bool:
+        """Only a draft can be changed; a submitted bid is reopened as a new draft version first."""
+        return self is BidStatus.DRAFT
+
+    @property
+    def is_submitted(self) -> bool:
+        """The bid reached FIDE at some point (everything but a draft)."""
+        return self is not BidStatus.DRAFT
+
+    @property
+    def visible_to_reviewers(self) -> bool:
+        """The WCOC and the Board see bids in the contest and their outcome, not drafts, withdrawn or rejected ones."""
+        return self in _VISIBLE_TO_REVIEWERS
+
+    @property
+    def in_contest(self) -> bool:
+        """Still to be decided on: can be scored, shortlisted, selected or rejected."""
+        return self in _IN_CONTEST
+
+    @property
+    def is_final(self) -> bool:
+        """No action leads out of it."""
+        return self in _FINAL
+
+
+class BidAction(enum.StrEnum):
+    SUBMIT = "submit"
+    WITHDRAW = "withdraw"
+    REOPEN = "reopen"
+    REJECT = "reject"
+    SHORTLIST = "shortlist"
+    SELECT = "select"
+    NOT_SELECT = "not_select"
+
+
+_STATUS_LABELS = {
+    BidStatus.DRAFT: "Draft", BidStatus.SUBMITTED: "Submitted", BidStatus.WITHDRAWN: "Withdrawn",
+    BidStatus.REJECTED: "Rejected", BidStatus.SHORTLISTED: "Shortlisted", BidStatus.SELECTED: "Selected",
+    BidStatus.NOT_SELECTED: "Not selected",
+}
+_VISIBLE_TO_REVIEWERS = frozenset({BidStatus.SUBMITTED, BidStatus.SHORTLISTED, BidStatus.SELECTED,
+                                   BidStatus.NOT_SELECTED})
+_IN_CONTEST = frozenset({BidStatus.SUBMITTED, BidStatus.SHORTLISTED})
+_FINAL = frozenset({BidStatus.WITHDRAWN, BidStatus.REJECTED, BidStatus.SELECTED, BidStatus.NOT_SELECTED})
+
+# (status, action) -> new status. Anything not listed is refused.
+TRANSITIONS: dict[tuple[BidStatus, BidAction], BidStatus] = {
+    (BidStatus.DRAFT, BidAction.SUBMIT): BidStatus.SUBMITTED,
+    (BidStatus.SUBMITTED, BidAction.WITHDRAW): BidStatus.WITHDRAWN,
+    # The submitted version stays on record; the bidder edits a new draft version.
+    (BidStatus.SUBMITTED, BidAction.REOPEN): BidStatus.DRAFT,
+    # Art. 15.3: FIDE may reject any bid application. A draft is not an application yet, so it cannot be
+    # rejected; a shortlisted bid still is one.
+    (BidStatus.SUBMITTED, BidAction.REJECT): BidStatus.REJECTED,
+    (BidStatus.SHORTLISTED, BidAction.REJECT): BidStatus.REJECTED,
+    (BidStatus.SUBMITTED, BidAction.SHORTLIST): BidStatus.SHORTLISTED,
+    (BidStatus.SUBMITTED, BidAction.SELECT): BidStatus.SELECTED,
+    (BidStatus.SHORTLISTED, BidAction.SELECT): BidStatus.SELECTED,
+    (BidStatus.SUBMITTED, BidAction.NOT_SELECT): BidStatus.NOT_SELECTED,
+    (BidStatus.SHORTLISTED, BidAction.NOT_SELECT): BidStatus.NOT_SELECTED,
+}
+
+# The bidder's own actions, refused once the bid deadline has passed.
+DEADLINE_BOUND_ACTIONS = frozenset({BidAction.SUBMIT, BidAction.WITHDRAW, BidAction.REOPEN})
+
+_STATUS_PHRASES = {
+    BidStatus.DRAFT: "a draft bid", BidStatus.SUBMITTED: "a submitted bid", BidStatus.WITHDRAWN: "a withdrawn bid",
+    BidStatus.REJECTED: "a rejected bid", BidStatus.SHORTLISTED: "a shortlisted bid",
+    BidStatus.SELECTED: "a selected bid", BidStatus.NOT_SELECTED: "a bid that was not selected",
+}
+_ACTION_PARTICIPLES = {
+    BidAction.SUBMIT: "submitted", BidAction.WITHDRAW: "withdrawn", BidAction.REOPEN: "reopened",
+    BidAction.REJECT: "rejected", BidAction.SHORTLIST: "shortlisted", BidAction.SELECT: "selected",
+    BidAction.NOT_SELECT: "marked as not selected",
+}
+
+
+class TransitionError(ValueError):
+    """A change of status the lifecycle does not allow; the message says which and why."""
+
+
+def _coerce(enum_cls, value, what: str):
+    try:
+        return enum_cls(value)
+    except ValueError:
+        names = ", ".join(m.value for m in enum_cls)
+        raise TransitionError(f"unknown {what} {value!r} (use {names})") from None
+
+
+def allowed_actions(current: BidStatus | str) -> list[BidAction]:
+    """The actions TRANSITIONS allows from a status, in BidAction order; raises TransitionError if unknown."""
+    current = _coerce(BidStatus, current, "status")
+    return [a for a in BidAction if (current, a) in TRANSITIONS]
+
+
+def next_status(current: BidStatus | str, action: BidAction | str) -> BidStatus:
+    """The status an action leads to from `current`.
+
+    Raises TransitionError for an unknown status or action, or a move TRANSITIONS does not allow
+    ("a withdrawn bid cannot be submitted").
+    """
+    current = _coerce(BidStatus, current, "status")
+    action = _coerce(BidAction, action, "action")
+    try:
+        return TRANSITIONS[(current, action)]
+    except KeyError:
+        raise TransitionError(f"{_STATUS_PHRASES[current]} cannot be {_ACTION_PARTICIPLES[action]}") from None
+
+
+def can_change_before_deadline(now: datetime, reg: Regulation) -> bool:
+    """Whether the bidder may still submit, withdraw or reopen: not after `reg.event.bid_deadline`.
+
+    Raises ValueError for a naive `now` (instants are timezone-aware UTC).
+    """
+    if now.tzinfo is None:
+        raise ValueError("now must be timezone-aware")
+    return not reg.bid_deadline_passed(now)
+
+
+def check_transition(current: BidStatus | str, action: BidAction | str, *, now: datetime,
+                     reg: Regulation) -> BidStatus:
+    """`next_status`, and the bid deadline for the bidder's own actions (DEADLINE_BOUND_ACTIONS).
+
+    Raises TransitionError for a refused move or a bidder's action after the deadline, ValueError for a
+    naive `now`.
+    """
+    new = next_status(current, action)
+    action = BidAction(action)
+    if action in DEADLINE_BOUND_ACTIONS and not can_change_before_deadline(now, reg):
+        d = reg.event.bid_deadline
+        deadline = f"{format_day(d)}, {d:%H:%M} UTC"
+        raise TransitionError(f"the bid deadline ({deadline}) has passed: a bid can no longer be "
+                              f"{_ACTION_PARTICIPLES[action]}")
+    return new
