@@ -182,6 +182,10 @@ class Scoring:
     dirichlet_samples: int
     dirichlet_seed: int
     prize_fund_reference_at_minimum: Decimal
+    # The verdict of scoring.sensitivity: robust when the leader comes first in at least `robust_share` of the
+    # sampled weightings and no single-criterion weight change under `robust_shift_points` lets a rival level.
+    robust_share: Decimal
+    robust_shift_points: Decimal
 
 
 @dataclass(frozen=True)
@@ -512,6 +516,11 @@ def _validate(reg: Regulation) -> None:
             _fail(f"scoring.anchors[{i}].score", f"{a.score} lies outside the scale")
     if sc.dirichlet_samples < 1 or sc.dirichlet_concentration <= 0:
         _fail("scoring.dirichlet_samples", "sampling needs at least one sample and a positive concentration")
+    if not (0 < sc.robust_share <= 1):
+        _fail("scoring.robust_share", f"a share of first places lies above 0 and at most 1, got {sc.robust_share}")
+    if not (0 <= sc.robust_shift_points <= 100):
+        _fail("scoring.robust_shift_points",
+              f"percentage points of the total weight lie between 0 and 100, got {sc.robust_shift_points}")
     keys = [c.key for c in reg.criteria]
     if not keys:
         _fail("criteria", "at least one criterion")

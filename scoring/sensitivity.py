@@ -18,10 +18,10 @@ Four views of the ranking in force (weighted means under a weights version), eac
   weight in turn (the others renormalised), and with medians instead of means; which of them change the
   leader.
 * `assess_sensitivity`: all of the above and a one-line verdict. The ranking is *robust* when there is a
-  single leader, its first-place share is at least `ROBUST_SHARE` (90%), no leave-one-out or median
-  variation changes the leader, and no single-criterion weight change smaller than `ROBUST_SHIFT_POINTS`
-  (5 percentage points of the total weight) lets another bid draw level. Otherwise it is *sensitive*, and
-  the verdict names every reason.
+  single leader, its first-place share is at least `scoring.robust_share` of the regulation (0.90 in 2015), no
+  leave-one-out or median variation changes the leader, and no single-criterion weight change smaller than
+  `scoring.robust_shift_points` (5 percentage points of the total weight in 2015) lets another bid draw
+  level. Otherwise it is *sensitive*, and the verdict names every reason.
 
 Floating point (numpy float64) is used only inside the Dirichlet sampling: a first-place share is a
 statistic, not money and not a score. Everything else is exact, as in `scoring.rules`.
@@ -53,8 +53,6 @@ from scoring.rules import (
     weight_shares,
 )
 
-ROBUST_SHARE = Decimal("0.90")
-ROBUST_SHIFT_POINTS = Decimal("5")
 # Two float64 totals on a 0-5 scale closer than this are the same total: rounding of the matrix product
 # is about 1e-15, while two different exact totals differ by far more in all but a vanishing share of draws.
 TIE_TOLERANCE = 1e-9
@@ -413,15 +411,18 @@ def _pct(share: Decimal) -> str:
 def assess_sensitivity(reg: Regulation, scorecards: Scorecards, weights: Weights | None = None, *,
                        names: Mapping[BidId, str] | None = None,
                        member_names: Mapping[MemberId, str] | None = None,
-                       robust_share: Decimal = ROBUST_SHARE,
-                       robust_shift: Decimal = ROBUST_SHIFT_POINTS) -> Sensitivity:
+                       robust_share: Decimal | None = None,
+                       robust_shift: Decimal | None = None) -> Sensitivity:
     """Weight swaps, Dirichlet first-place shares and leave-one-out variations of the ranking in force
     (weighted means), and a one-line verdict naming the leader, the rivals and the criteria concerned.
 
     `names` and `member_names` give the words used for bids and members (their ids otherwise).
-    `robust_share` (a fraction of 1) and `robust_shift` (percentage points) are the thresholds of the rule.
+    `robust_share` (a fraction of 1) and `robust_shift` (percentage points) are the thresholds of the rule,
+    ``reg.scoring.robust_share`` and ``reg.scoring.robust_shift_points`` unless given.
     Raises as `scoring.rules.rank_bids`.
     """
+    robust_share = reg.scoring.robust_share if robust_share is None else Decimal(robust_share)
+    robust_shift = reg.scoring.robust_shift_points if robust_shift is None else Decimal(robust_shift)
     ctx = _context(reg, scorecards, weights, names, member_names)
     scored = ctx.scored
     shares = _shares(ctx, None, None, None)
@@ -474,7 +475,7 @@ def assess_sensitivity(reg: Regulation, scorecards: Scorecards, weights: Weights
 
 
 __all__ = [
-    "ROBUST_SHARE", "ROBUST_SHIFT_POINTS", "TIE_TOLERANCE", "FirstPlaceShares", "Sensitivity",
+    "TIE_TOLERANCE", "FirstPlaceShares", "Sensitivity",
     "Variation", "WeightSwap", "assess_sensitivity", "dirichlet_first_place_shares", "first_place_shares",
     "leave_one_out", "swap_delta", "weight_swaps",
 ]
