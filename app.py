@@ -19,6 +19,7 @@ migrate = Migrate()
 def _models():
     """Import every model so SQLAlchemy's metadata (and Alembic) see the whole schema."""
     import accounts.models  # noqa: F401
+    import bids.models  # noqa: F401
     import core.audit  # noqa: F401
     import events.models  # noqa: F401
 
@@ -52,13 +53,15 @@ def create_app(config: dict | None = None) -> Flask:
     from accounts.cli import cli as users_cli
     from accounts.views import bp as accounts_bp
     from api.views import bp as api_bp
+    from bids.cli import cli as bids_cli
+    from bids.views import bp as bids_bp
     from core.audit import cli as audit_cli
     from core.views import bp as core_bp
     from demo.cli import cli as demo_cli
     from events.cli import cli as events_cli
     from events.views import bp as events_bp
 
-    for bp in (core_bp, accounts_bp, events_bp, api_bp, audit_cli, users_cli, events_cli, demo_cli):
+    for bp in (core_bp, accounts_bp, events_bp, bids_bp, api_bp, audit_cli, users_cli, events_cli, bids_cli, demo_cli):
         app.register_blueprint(bp)
     init_limiter(app)
     _errors(app)

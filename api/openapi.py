@@ -45,6 +45,35 @@ PATHS: dict[str, Any] = {
             "prize_fund": {"type": "object", "properties": {"minimum": AMOUNT}}}}]}, not_found=True)}},
 }
 
+BID_ID = {"name": "bid_id", "in": "path", "required": True, "schema": {"type": "integer", "minimum": 1}}
+FINDING = {"type": "object", "required": ["code", "article", "field", "outcome", "message", "value"],
+           "properties": {"code": {"type": "string"}, "article": {"type": "string"}, "field": {"type": "string"},
+                          "outcome": {"type": "string", "enum": ["pass", "fail", "n/a", "pending"]},
+                          "message": {"type": "string"}, "value": {"type": "string"}}}
+BID = {"type": "object", "required": ["id", "event", "status", "version", "compliance"], "properties": {
+    "id": {"type": "integer"}, "event": {"type": "string"}, "status": {"type": "string"},
+    "version": {"type": "integer"}, "prize_fund_eur": {"nullable": True, **AMOUNT},
+    "fide_contribution_eur": {"nullable": True, **AMOUNT},
+    "compliance": {"type": "object", "properties": {"compliant": {"type": "boolean"},
+                                                    "findings": {"type": "array", "items": FINDING}}}}}
+PATHS.update({
+    "/bids/{bid_id}": {"get": {
+        "summary": "A bid in the import's JSON shape, with status, version and compliance",
+        "operationId": "getBid", "parameters": [BID_ID], "responses": _responses(BID, not_found=True)}},
+    "/bids/{bid_id}/obligations": {"get": {
+        "summary": "What the bid commits the organiser to pay (Art. 11.1.2, 13, 14) and when (15.6.2)",
+        "operationId": "getBidObligations", "parameters": [BID_ID],
+        "responses": {**_responses({"type": "object", "properties": {
+            "bid": {"type": "integer"}, "obligations": {"type": "object"}, "schedule": {"type": "object"}}},
+            not_found=True), "409": {"description": "Figures missing", "content": {
+                "application/json": {"schema": ERROR}}}}}},
+    "/events/{slug}/bids": {"get": {
+        "summary": "The bids of a call that the caller may see", "operationId": "listEventBids",
+        "parameters": [SLUG], "responses": _responses({"type": "object", "properties": {
+            "event": {"type": "string"}, "bids": {"type": "array", "items": {"type": "object"}}}},
+            not_found=True)}},
+})
+
 SCHEMAS: dict[str, Any] = {
     "Error": {"type": "object", "required": ["error", "status"],
               "properties": {"error": {"type": "string"}, "status": {"type": "integer"}}},

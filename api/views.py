@@ -5,9 +5,9 @@ from __future__ import annotations
 from flask import Blueprint, jsonify, url_for
 from sqlalchemy import select
 
-from api.auth import api_error, api_login_required
+from api.auth import api_error, api_login_required, api_user
 from api.openapi import openapi_document
-from core.db import db
+from core.db import db, utcnow
 from core.money import amount_str
 from events.models import Event
 from events.services import get_event
@@ -64,3 +64,70 @@ def event(slug: str):
 @bp.route("/openapi.json")
 def openapi():
     return jsonify(openapi_document())
+
+
+# ----------------------------------------------------------------------------------------------------- bids
+
+
+def _visible_bid(bid_id: int):
+    from bids.models import Bid
+    from bids.services import can_see
+
+    bid = db.session.get(Bid, bid_id)
+    if bid is None or not can_see(api_user(), bid):
+        return None
+    return bid
+
+
+def bid_json(bid) -> dict:
+    """The import's JSON shape, with status, version and compliance added (reviewers read the submitted data,
+    which is what the bid holds while it is not a draft)."""
+    from bids.rules import bid_to_json, is_compliant
+    from bids.services import compliance
+
+    findings = compliance(bid, today=utcnow().date())
+    return {"id": bid.id, "event": bid.event.slug, **bid_to_json(bid.to_data()), "status": bid.status,
+            "version": bid.version,
+            "compliance": {"compliant": is_compliant(findings), "findings": [f.as_dict() for f in findings]},
+            "documents": [d.as_dict() for d in bid.current_documents().values()]}
+
+
+@bp.route("/bids/<int:bid_id>")
+@api_login_required
+def bid(bid_id: int):
+    found = _visible_bid(bid_id)
+    if found is None:
+        return api_error(404, f"No bid {bid_id} that you may see.")
+    return jsonify(bid_json(found))
+
+
+@bp.route("/bids/<int:bid_id>/obligations")
+@api_login_required
+def bid_obligations(bid_id: int):
+    from bids.presenters import bid_cost
+
+    found = _visible_bid(bid_id)
+    if found is None:
+        return api_error(404, f"No bid {bid_id} that you may see.")
+    cost = bid_cost(found.event.regulation, found.to_data())
+    if cost is None:
+        return api_error(409, "The bid does not state its prize fund, FIDE contribution and venue country yet.")
+    ob, schedule = cost
+    return jsonify({"bid": found.id, "obligations": ob.as_dict(), "schedule": schedule.as_dict()})
+
+
+@bp.route("/events/<slug>/bids")
+@api_login_required
+def event_bids(slug: str):
+    from bids.models import Bid
+    from bids.services import bids_visible_to
+
+    ev = get_event(slug)
+    if ev is None:
+        return api_error(404, f"No call with the slug {slug!r}.")
+    rows = db.session.scalars(bids_visible_to(api_user(), ev).order_by(Bid.id)).unique().all()
+    return jsonify({"event": slug, "bids": [
+        {"id": b.id, "applicant_name": b.applicant_name, "venue_city": b.venue_city,
+         "venue_country": b.venue_country, "status": b.status, "version": b.version,
+         "prize_fund_eur": amount_str(b.prize_fund_eur) if b.prize_fund_eur is not None else None,
+         "url": url_for("api.bid", bid_id=b.id, _external=True)} for b in rows]})

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from flask_wtf import FlaskForm
+from wtforms import FieldList, FormField
 from wtforms.fields.choices import SelectChoice
 
 
-def _strip(value):
+def strip(value):
     return value.strip() if isinstance(value, str) else value
 
 
@@ -18,9 +19,11 @@ def choices(pairs) -> list[SelectChoice]:
 class BaseForm(FlaskForm):
     class Meta(FlaskForm.Meta):
         def bind_field(self, form, unbound_field, options):
+            if issubclass(unbound_field.field_class, (FieldList, FormField)):
+                return unbound_field.bind(form=form, **options)  # their inner fields strip for themselves
             filters = list(unbound_field.kwargs.get("filters") or [])
-            if _strip not in filters:
-                filters.insert(0, _strip)
+            if strip not in filters:
+                filters.insert(0, strip)
             return unbound_field.bind(form=form, filters=filters, **options)
 
     def error_list(self) -> list[tuple[str, str, str]]:

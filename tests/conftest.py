@@ -114,6 +114,18 @@ def event(app, reg):
         return ev.id
 
 
+@pytest.fixture
+def practice(app, reg):
+    """A call open for bids: the 2015 rules moved into the future (as `flask seed --demo` makes it)."""
+    from demo.seed import practice_regulation
+    from events.services import load_event
+
+    with app.app_context():
+        ev, _ = load_event(practice_regulation(reg, now=utcnow()), actor=None, now=utcnow(), source="test")
+        db.session.commit()
+        return ev.id
+
+
 class Factory:
     """Makes rows with sensible defaults; keyword arguments override any of them."""
 
@@ -165,3 +177,35 @@ def csrf_token_from(html: bytes | str) -> str:
     match = re.search(r'name="csrf_token"[^>]*value="([^"]+)"', text)
     assert match, "no CSRF token on the page"
     return match.group(1)
+
+
+@pytest.fixture
+def smtp(app):
+    """A real SMTP server in-process (aiosmtpd); the app sends mail to it for the test."""
+    import email
+    import email.policy
+    import socket
+
+    from aiosmtpd.controller import Controller
+
+    class Inbox:
+        def __init__(self):
+            self.messages = []
+
+        async def handle_DATA(self, server, session, envelope):
+            self.messages.append(email.message_from_bytes(envelope.content, policy=email.policy.default))
+            return "250 OK"
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    inbox = Inbox()
+    controller = Controller(inbox, hostname="127.0.0.1", port=port)
+    controller.start()
+    saved = {k: app.config.get(k) for k in ("MAIL_ENABLED", "MAIL_SERVER", "MAIL_PORT")}
+    app.config.update(MAIL_ENABLED=True, MAIL_SERVER="127.0.0.1", MAIL_PORT=port)
+    try:
+        yield inbox
+    finally:
+        app.config.update(saved)
+        controller.stop()

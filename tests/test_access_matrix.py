@@ -26,16 +26,37 @@ ROWS = [(endpoint, method, url, role, expected[role])
         for method, url, expected in rows for role in ROLES]
 
 
+def _draft_bid(app, owner_id: int, event_id: int) -> tuple[int, int]:
+    """A draft bid of `owner_id` in the practice call, with one document; returns (bid id, document id)."""
+    from accounts.models import User
+    from bids import services
+    from core.db import db, utcnow
+    from events.models import Event
+
+    with app.app_context():
+        owner = db.session.get(User, owner_id)
+        bid = services.create_bid(db.session.get(Event, event_id), owner=owner, actor=owner, now=utcnow())
+        doc = services.store_document(bid, "signed_letter", filename="l.pdf", content=b"%PDF-1.4 test",
+                                      upload_dir=app.config["UPLOAD_DIR"], max_bytes=10**6, actor=owner,
+                                      now=utcnow())
+        db.session.commit()
+        return bid.id, doc.id
+
+
 @pytest.mark.parametrize("endpoint, method, url, role, expected", ROWS,
                          ids=[f"{r[0]}-{r[1]}-{r[2]}-{r[3]}" for r in ROWS])
-def test_access(app, make, event, endpoint, method, url, role, expected):
+def test_access(app, make, event, practice, endpoint, method, url, role, expected):
     client = app.test_client()
     other = make.user(roles=("bidder",), email="other-party@example.org")
+    caller = None
     if role != "anon":
         user_email = f"{role}-caller@example.org"
-        make.user(roles=(role,), email=user_email)
+        caller = make.user(roles=(role,), email=user_email)
         assert login(client, user_email).status_code == 302
-    target = url.format(slug="fwwcm-2015", other_user=other)
+    other_bid, other_doc = _draft_bid(app, other, practice) if "_bid}" in url else (0, 0)
+    own_bid = _draft_bid(app, caller if role == "bidder" else other, practice)[0] if "{own_bid}" in url else 0
+    target = url.format(slug="fwwcm-2015", practice="fwwcm-practice", other_user=other, other_bid=other_bid,
+                        other_doc=other_doc, own_bid=own_bid)
     response = client.open(target, method=method)
     response.close()
     assert response.status_code == expected, f"{method} {target} as {role}: {response.status_code}"

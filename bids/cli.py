@@ -1,0 +1,78 @@
+"""`flask bids import FILE.json --event SLUG [--check] [--owner EMAIL]`: a paper bid from the JSON shape."""
+
+from __future__ import annotations
+
+import json
+
+import click
+from flask import Blueprint
+from sqlalchemy import select
+
+from accounts.models import User, UserRole
+from accounts.services import find_user_by_email
+from bids import services
+from bids.rules import BidImportError, bid_from_json, check_bid
+from core.auth import Role
+from core.db import db, utcnow
+from core.findings import Outcome
+from events.services import get_event
+
+cli = Blueprint("bids_cli", __name__, cli_group="bids")
+
+
+@cli.cli.command("import")
+@click.argument("path", type=click.Path(dir_okay=False))
+@click.option("--event", "slug", required=True, help="The call's slug, e.g. fwwcm-2015.")
+@click.option("--check", is_flag=True, help="Only judge the file; change nothing.")
+@click.option("--owner", default=None, help="Email of the bidder account the draft belongs to (default: an admin).")
+def import_command(path, slug, check, owner):
+    """Judge a bid in the JSON shape against the call's rules, and (without --check) store it as a draft.
+
+    Prints every finding that fails, and the documents still to attach; exits 1 if any rule fails. The
+    calendar does not judge a paper bid: a closed call or a passed deadline is not a failure here.
+    """
+    event = get_event(slug)
+    if event is None:
+        raise click.ClickException(f"no call with the slug {slug!r}; `flask events load` it first")
+    try:
+        with open(path, encoding="utf-8") as fh:
+            raw = json.load(fh)
+    except OSError as exc:
+        raise click.ClickException(f"cannot read {path}: {exc.strerror}") from None
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise click.ClickException(f"{path} is not valid JSON: {exc}") from None
+    try:
+        data = bid_from_json(raw)
+    except BidImportError as exc:
+        raise click.ClickException(f"{path}: {exc}") from None
+    now = utcnow()
+    findings = check_bid(event.regulation, data, today=now.date())
+    failed = [f for f in findings if f.outcome is Outcome.FAIL]
+    pending = [f for f in findings if f.outcome is Outcome.PENDING]
+    for f in failed:
+        click.echo(f"FAIL    {f.as_text()}")
+    for f in pending:
+        click.echo(f"ATTACH  Art. {f.article}: {f.message}")
+    click.echo(f"{len(findings) - len(failed) - len(pending)} passed or not applicable, {len(failed)} failed, "
+               f"{len(pending)} document(s) to attach in the web form")
+    if not check:
+        user = _owner(owner)
+        bid = services.import_bid(event, data, owner=user, actor=None, now=now)
+        db.session.commit()
+        click.echo(f"stored as draft bid {bid.id} for {event.slug} (owner {user.email}); attach the documents and "
+                   "submit it in the web form")
+    if failed:
+        raise SystemExit(1)
+
+
+def _owner(email: str | None) -> User:
+    if email:
+        user = find_user_by_email(email)
+        if user is None:
+            raise click.ClickException(f"no account with the email {email}")
+        return user
+    admin = db.session.scalars(select(User).where(User.roles.any(UserRole.role == Role.ADMIN.value))
+                               .order_by(User.id)).first()
+    if admin is None:
+        raise click.ClickException("no admin account to own the draft; pass --owner EMAIL")
+    return admin

@@ -1,0 +1,206 @@
+"""The bid's section forms. Drafts save with type and format checks only; the submission rules live in
+bids/rules.py and are shown beside the fields as the compliance report."""
+
+from __future__ import annotations
+
+from datetime import date
+
+from flask_wtf.file import FileField
+from wtforms import (
+    BooleanField,
+    DateField,
+    EmailField,
+    FieldList,
+    Form,
+    FormField,
+    HiddenField,
+    IntegerField,
+    RadioField,
+    SelectField,
+    StringField,
+    TextAreaField,
+)
+from wtforms.validators import DataRequired, Email, Length, NumberRange, Optional, ValidationError
+
+from bids.models import CONSULTATION, CONSULTATION_LABELS, DOCUMENT_KINDS
+from bids.rules import EVALUATION_FIELDS, EVALUATION_MAX_CHARS, TEXT_MAX_CHARS, parse_amount
+from core.forms import BaseForm, choices, strip
+from events.federations import country_choices, federation_choices
+
+TEXT = [Optional(), Length(max=TEXT_MAX_CHARS, message=f"Keep this under {TEXT_MAX_CHARS} characters.")]
+
+
+class AmountField(StringField):
+    """Euros as typed; parsed with bids.rules.parse_amount. The typed text is shown again when it is wrong."""
+
+    def process_formdata(self, valuelist):
+        self.raw = valuelist[0] if valuelist else ""
+        if not self.raw.strip():
+            self.data = None
+            return
+        try:
+            self.data = parse_amount(self.raw)
+        except ValueError as exc:
+            self.data = None
+            raise ValueError(str(exc)) from None
+
+    def _value(self):
+        if self.raw_data:
+            return self.raw_data[0]
+        return "" if self.data is None else str(self.data)
+
+
+class DayField(DateField):
+    """A date (YYYY-MM-DD) with a message that repeats what was typed."""
+
+    def process_formdata(self, valuelist):
+        raw = valuelist[0].strip() if valuelist else ""
+        if not raw:
+            self.data = None
+            return
+        try:
+            self.data = date.fromisoformat(raw)
+        except ValueError:
+            self.data = None
+            raise ValueError(f"Enter a real date as YYYY-MM-DD, for example 2015-10-12 (you entered '{raw[:40]}')."
+                             ) from None
+
+
+class WholeNumberField(IntegerField):
+    def process_formdata(self, valuelist):
+        raw = valuelist[0].strip() if valuelist else ""
+        if not raw:
+            self.data = None
+            return
+        if not raw.isdigit() or len(raw) > 6:
+            self.data = None
+            raise ValueError(f"Enter a whole number, for example 2 (you entered '{raw[:40]}').")
+        self.data = int(raw)
+
+
+class SectionForm(BaseForm):
+    revision = HiddenField()
+
+
+class ApplicantForm(SectionForm):
+    applicant_type = RadioField("The applicant is", choices=choices([("federation", "A FIDE member federation"),
+                                                                     ("sponsor", "A sponsor")]),
+                                validators=[Optional()], description="Art. 15.1: any member federation or sponsor.")
+    applicant_name = StringField("Legal name of the applicant", validators=TEXT)
+    host_federation = SelectField("Host federation", validators=[Optional()],
+                                  description="The FIDE federation of the country where the match would be held; "
+                                              "FIDE consults it about a sponsor's bid (Art. 15.1).")
+    contact_name = StringField("Contact person", validators=TEXT)
+    contact_email = EmailField("Contact email", validators=[Optional(), Email("Enter a valid email address, like "
+                                                                             "name@example.org."), Length(max=254)])
+    ioc_conflict_free = BooleanField(
+        "Neither the applicant nor any proposed sponsor is in conflict with the regulations of the International "
+        "Olympic Committee", description="Art. 12.2 and 15.1.")
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.host_federation.choices = choices([("", "Choose…"), *federation_choices()])
+
+
+class DatesVenueForm(SectionForm):
+    opening_date = DayField("Opening ceremony", validators=[Optional()])
+    closing_date = DayField("Closing ceremony", validators=[Optional()])
+    venue_name = StringField("Venue", validators=TEXT, description="The playing hall (Art. 15.2(b)).")
+    venue_city = StringField("City", validators=TEXT)
+    venue_country = SelectField("Country", validators=[Optional()])
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.venue_country.choices = choices([("", "Choose…"), *country_choices()])
+
+
+class MoneyForm(SectionForm):
+    prize_fund_eur = AmountField("Prize fund (euros)")
+    fide_contribution_eur = AmountField("Contribution to FIDE (euros)")
+    amounts_net_of_taxes = BooleanField("Both amounts are net of all applicable local taxes")
+
+
+class CommitmentsForm(SectionForm):
+    commits_fide_obligations = BooleanField("We commit to cover all financial obligations to FIDE")
+    commits_organisational_costs = BooleanField("We commit to cover all organisational costs")
+    accepts_regulations = BooleanField("We accept the regulations of the match without any reservations")
+
+
+class RoomRateForm(Form):
+    room_type = StringField("Room type", validators=TEXT, filters=[strip])
+    eur_per_night = AmountField("Euros per night, meals included")
+
+
+class HotelForm(SectionForm):
+    hotel_name = StringField("Name of the official hotel", validators=TEXT,
+                             description="Optional: \"name if possible\" (Art. 15.2(g)).")
+    hotel_stars = WholeNumberField("Category (stars)", validators=[
+        Optional(), NumberRange(1, 5, "A hotel category is a whole number of stars from 1 to 5.")])
+    room_rates = FieldList(FormField(RoomRateForm), min_entries=1, max_entries=20)
+
+
+class InspectionForm(SectionForm):
+    wcoc_inspectors_invited = WholeNumberField("WCOC members invited to inspect the venue",
+                                               validators=[Optional(), NumberRange(0, 50, "Enter 0 to 50.")])
+    inspection_expenses_covered = BooleanField("All their travel and hotel expenses are paid by the bidder")
+
+
+class GuaranteeForm(SectionForm):
+    guarantee_offered = RadioField("Do you offer a bank guarantee?", validators=[Optional()],
+                                   choices=choices([("yes", "Yes"), ("no", "No")]))
+    guarantee_bank = StringField("Bank", validators=TEXT)
+    guarantee_amount_eur = AmountField("Amount guaranteed (euros)")
+    guarantee_valid_until = DayField("Valid until", validators=[Optional()])
+
+
+class SignatureForm(SectionForm):
+    signatory_name = StringField("Name of the signatory", validators=TEXT)
+    signatory_position = StringField("Position of the signatory", validators=TEXT)
+    signed_on = DayField("Date signed", validators=[Optional()])
+
+
+class EvaluationForm(SectionForm):
+    pass
+
+
+for _f in EVALUATION_FIELDS:
+    setattr(EvaluationForm, f"eval_{_f.key}", TextAreaField(
+        f"{_f.label} (Art. 15.5({_f.criterion}))",
+        validators=[Optional(), Length(max=EVALUATION_MAX_CHARS,
+                                       message=f"Keep this under {EVALUATION_MAX_CHARS:,} characters; attach a PDF "
+                                               "for more.")]))
+
+SECTION_FORMS = {
+    "applicant": ApplicantForm, "dates_venue": DatesVenueForm, "money": MoneyForm,
+    "commitments": CommitmentsForm, "hotel": HotelForm, "inspection": InspectionForm,
+    "guarantee": GuaranteeForm, "signature": SignatureForm, "evaluation": EvaluationForm,
+}
+
+# Which documents each section's page offers to upload.
+SECTION_DOCUMENTS = {"guarantee": ["guarantee"], "signature": ["signed_letter"], "evaluation": ["supporting"]}
+
+
+class DocumentForm(BaseForm):
+    kind = HiddenField(validators=[DataRequired()])
+    file = FileField("PDF file")
+
+    def validate_kind(self, field):
+        if field.data not in DOCUMENT_KINDS:
+            raise ValidationError("Unknown kind of document.")
+
+
+class RejectForm(BaseForm):
+    reason = TextAreaField("Reason (the bidder is told)", validators=[
+        DataRequired("Give the reason for the rejection; the bidder is told (Art. 15.3)."), Length(max=5000)])
+
+
+class ConsultationForm(BaseForm):
+    outcome = RadioField("The host federation's answer", validators=[DataRequired("Choose an answer.")],
+                         choices=choices([(c, CONSULTATION_LABELS[c]) for c in CONSULTATION]))
+    note = TextAreaField("Note", validators=[Optional(), Length(max=5000)])
+
+
+class PaperBidForm(BaseForm):
+    owner = SelectField("Bidder account", validators=[Optional()],
+                        description="The federation's or sponsor's account, if it has one; otherwise the bid stays "
+                                    "with you and you can fill it in on its behalf.")

@@ -1,0 +1,250 @@
+"""A bid, its room rates, its documents and its submitted versions.
+
+The `Bid` row holds the draft the bidder is editing; each submission freezes a `BidVersion` (the JSON shape of
+the import, the documents with their hashes, the compliance report, the regulation's hash). Reviewers read the
+version that was submitted last.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import date, datetime
+from decimal import Decimal
+
+from sqlalchemy import Boolean, CheckConstraint, Date, ForeignKey, Integer, Numeric, String, Text, UniqueConstraint
+from sqlalchemy.orm import Mapped, mapped_column, relationship
+
+from accounts.models import User
+from bids.rules import NO_GUARANTEE, BankGuarantee, BidData, BidStatus, Evaluation, RoomRate
+from core.db import db, utcnow
+from events.models import Event
+
+STATUS_VALUES = ", ".join(f"'{s.value}'" for s in BidStatus)
+CONSULTATION = ("pending", "agreed", "refused", "unable")
+CONSULTATION_LABELS = {"pending": "Pending", "agreed": "The federation agreed",
+                       "refused": "The federation refused (FIDE may still accept the bid, Art. 15.1)",
+                       "unable": "The federation is unable to co-operate (FIDE may still accept the bid, Art. 15.1)"}
+Money = Numeric(14, 2, asdecimal=True)
+
+
+class Bid(db.Model):
+    __tablename__ = "bid"
+    __table_args__ = (
+        CheckConstraint(f"status IN ({STATUS_VALUES})", name="status"),
+        CheckConstraint("(status = 'rejected') = (rejection_reason IS NOT NULL)", name="rejected_has_reason"),
+        CheckConstraint("status = 'draft' OR first_submitted_at IS NOT NULL", name="submitted_has_time"),
+        CheckConstraint("applicant_type IS NULL OR applicant_type IN ('federation', 'sponsor')",
+                        name="applicant_type"),
+        CheckConstraint("hotel_stars IS NULL OR hotel_stars BETWEEN 1 AND 5", name="hotel_stars"),
+        CheckConstraint("prize_fund_eur IS NULL OR prize_fund_eur >= 0", name="prize_fund"),
+        CheckConstraint("fide_contribution_eur IS NULL OR fide_contribution_eur >= 0", name="fide_contribution"),
+        CheckConstraint("wcoc_inspectors_invited IS NULL OR wcoc_inspectors_invited >= 0", name="inspectors"),
+        CheckConstraint(f"consultation IN ({', '.join(repr(c) for c in CONSULTATION)})", name="consultation"),
+    )
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    event_id: Mapped[int] = mapped_column(ForeignKey("event.id"), index=True)
+    owner_id: Mapped[int] = mapped_column(ForeignKey("user.id"), index=True)
+    # A paper bid keyed in by the secretariat on a federation's behalf.
+    entered_by_id: Mapped[int | None] = mapped_column(ForeignKey("user.id"))
+    status: Mapped[str] = mapped_column(String(20), default=BidStatus.DRAFT.value, index=True)
+    # How many versions were submitted; the draft being edited becomes version `version + 1`.
+    version: Mapped[int] = mapped_column(Integer, default=0)
+    # Optimistic locking: a save from a stale page is refused instead of overwriting newer input.
+    revision: Mapped[int] = mapped_column(Integer, default=1)
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    updated_at: Mapped[datetime] = mapped_column(default=utcnow)
+    first_submitted_at: Mapped[datetime | None]
+    submitted_at: Mapped[datetime | None]
+    rejection_reason: Mapped[str | None] = mapped_column(Text)
+    consultation: Mapped[str] = mapped_column(String(10), default="pending")
+    consultation_note: Mapped[str] = mapped_column(Text, default="")
+    # Scoring (Art. 15.5): a bid that failed the compliance gate may still be admitted, with a reason.
+    admitted_reason: Mapped[str | None] = mapped_column(Text)
+
+    # ---- 15.1, 12.2
+    applicant_type: Mapped[str | None] = mapped_column(String(20))
+    applicant_name: Mapped[str | None] = mapped_column(String(200))
+    host_federation: Mapped[str | None] = mapped_column(String(3))
+    contact_name: Mapped[str | None] = mapped_column(String(200))
+    contact_email: Mapped[str | None] = mapped_column(String(254))
+    ioc_conflict_free: Mapped[bool | None] = mapped_column(Boolean)
+    # ---- 15.2(a, b)
+    opening_date: Mapped[date | None] = mapped_column(Date)
+    closing_date: Mapped[date | None] = mapped_column(Date)
+    venue_name: Mapped[str | None] = mapped_column(String(200))
+    venue_city: Mapped[str | None] = mapped_column(String(200))
+    venue_country: Mapped[str | None] = mapped_column(String(2))
+    # ---- 15.2(c, d)
+    prize_fund_eur: Mapped[Decimal | None] = mapped_column(Money)
+    fide_contribution_eur: Mapped[Decimal | None] = mapped_column(Money)
+    amounts_net_of_taxes: Mapped[bool | None] = mapped_column(Boolean)
+    # ---- 15.2(e, f, h)
+    commits_fide_obligations: Mapped[bool | None] = mapped_column(Boolean)
+    commits_organisational_costs: Mapped[bool | None] = mapped_column(Boolean)
+    accepts_regulations: Mapped[bool | None] = mapped_column(Boolean)
+    # ---- 15.2(g)
+    hotel_name: Mapped[str | None] = mapped_column(String(200))
+    hotel_stars: Mapped[int | None] = mapped_column(Integer)
+    # ---- 15.2(i), 15.4
+    wcoc_inspectors_invited: Mapped[int | None] = mapped_column(Integer)
+    inspection_expenses_covered: Mapped[bool | None] = mapped_column(Boolean)
+    # ---- 15.2(j)
+    guarantee_offered: Mapped[bool | None] = mapped_column(Boolean)
+    guarantee_bank: Mapped[str | None] = mapped_column(String(200))
+    guarantee_amount_eur: Mapped[Decimal | None] = mapped_column(Money)
+    guarantee_valid_until: Mapped[date | None] = mapped_column(Date)
+    # ---- 15.2(k)
+    signatory_name: Mapped[str | None] = mapped_column(String(200))
+    signatory_position: Mapped[str | None] = mapped_column(String(200))
+    signed_on: Mapped[date | None] = mapped_column(Date)
+    # ---- 15.5 c-j, what the committee scores
+    eval_playing_conditions: Mapped[str | None] = mapped_column(Text)
+    eval_visas: Mapped[str | None] = mapped_column(Text)
+    eval_security: Mapped[str | None] = mapped_column(Text)
+    eval_chess_activity: Mapped[str | None] = mapped_column(Text)
+    eval_media: Mapped[str | None] = mapped_column(Text)
+    eval_development: Mapped[str | None] = mapped_column(Text)
+    eval_climate: Mapped[str | None] = mapped_column(Text)
+    eval_taxation: Mapped[str | None] = mapped_column(Text)
+
+    event: Mapped[Event] = relationship(lazy="joined")
+    owner: Mapped[User] = relationship(foreign_keys=[owner_id], lazy="joined")
+    entered_by: Mapped[User | None] = relationship(foreign_keys=[entered_by_id])
+    room_rates: Mapped[list[BidRoomRate]] = relationship(
+        back_populates="bid", cascade="all, delete-orphan", order_by="BidRoomRate.position", lazy="selectin")
+    documents: Mapped[list[BidDocument]] = relationship(
+        back_populates="bid", order_by="BidDocument.id", lazy="selectin")
+    versions: Mapped[list[BidVersion]] = relationship(
+        back_populates="bid", order_by="BidVersion.number", lazy="selectin")
+
+    @property
+    def state(self) -> BidStatus:
+        return BidStatus(self.status)
+
+    @property
+    def title(self) -> str:
+        where = ", ".join(p for p in (self.venue_city, self.venue_country) if p)
+        who = self.applicant_name or self.owner.organisation or self.owner.name
+        return f"{who} — {where}" if where else who
+
+    def current_documents(self) -> dict[str, BidDocument]:
+        """The newest document of each kind (older ones are kept, superseded)."""
+        out: dict[str, BidDocument] = {}
+        for doc in self.documents:
+            out[doc.kind] = doc
+        return out
+
+    def to_data(self, *, documents_known: bool = True) -> BidData:
+        """The pure view of the draft that the rules of bids/rules.py judge."""
+        docs = self.current_documents()
+        guarantee = None
+        if self.guarantee_offered is True:
+            guarantee = BankGuarantee(offered=True, bank=self.guarantee_bank, amount_eur=self.guarantee_amount_eur,
+                                      valid_until=self.guarantee_valid_until)
+        elif self.guarantee_offered is False:
+            guarantee = NO_GUARANTEE
+        return BidData(
+            applicant_type=self.applicant_type, applicant_name=self.applicant_name,
+            host_federation=self.host_federation, contact_name=self.contact_name, contact_email=self.contact_email,
+            opening_date=self.opening_date, closing_date=self.closing_date, venue_name=self.venue_name,
+            venue_city=self.venue_city, venue_country=self.venue_country, prize_fund_eur=self.prize_fund_eur,
+            fide_contribution_eur=self.fide_contribution_eur, amounts_net_of_taxes=self.amounts_net_of_taxes,
+            commits_fide_obligations=self.commits_fide_obligations,
+            commits_organisational_costs=self.commits_organisational_costs,
+            accepts_regulations=self.accepts_regulations, hotel_name=self.hotel_name, hotel_stars=self.hotel_stars,
+            room_rates=tuple(RoomRate(r.room_type, r.eur_per_night) for r in self.room_rates),
+            wcoc_inspectors_invited=self.wcoc_inspectors_invited,
+            inspection_expenses_covered=self.inspection_expenses_covered, bank_guarantee=guarantee,
+            ioc_conflict_free=self.ioc_conflict_free, signatory_name=self.signatory_name,
+            signatory_position=self.signatory_position, signed_on=self.signed_on,
+            evaluation=Evaluation(**{f: getattr(self, f"eval_{f}") for f in EVALUATION_KEYS}),
+            has_guarantee_document="guarantee" in docs, has_signed_letter="signed_letter" in docs,
+            documents_known=documents_known,
+        )
+
+    @property
+    def last_version(self) -> BidVersion | None:
+        return self.versions[-1] if self.versions else None
+
+
+EVALUATION_KEYS = ("playing_conditions", "visas", "security", "chess_activity", "media", "development", "climate",
+                   "taxation")
+
+
+class BidRoomRate(db.Model):
+    __tablename__ = "bid_room_rate"
+    __table_args__ = (CheckConstraint("eur_per_night IS NULL OR eur_per_night >= 0", name="rate"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    bid_id: Mapped[int] = mapped_column(ForeignKey("bid.id", ondelete="CASCADE"), index=True)
+    position: Mapped[int] = mapped_column(Integer, default=0)
+    room_type: Mapped[str | None] = mapped_column(String(200))
+    eur_per_night: Mapped[Decimal | None] = mapped_column(Money)
+
+    bid: Mapped[Bid] = relationship(back_populates="room_rates")
+
+
+DOCUMENT_KINDS = {
+    "signed_letter": ("The signed bid letter", "15.2(k)"),
+    "guarantee": ("The bank guarantee", "15.2(j)"),
+    "supporting": ("Supporting document for the evaluation", "15.5"),
+}
+
+
+class BidDocument(db.Model):
+    __tablename__ = "bid_document"
+    __table_args__ = (CheckConstraint("size_bytes > 0", name="size"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    bid_id: Mapped[int] = mapped_column(ForeignKey("bid.id", ondelete="CASCADE"), index=True)
+    kind: Mapped[str] = mapped_column(String(20))
+    original_name: Mapped[str] = mapped_column(String(255))
+    stored_name: Mapped[str] = mapped_column(String(100), unique=True)
+    sha256: Mapped[str] = mapped_column(String(64))
+    size_bytes: Mapped[int] = mapped_column(Integer)
+    uploaded_at: Mapped[datetime] = mapped_column(default=utcnow)
+    uploaded_by_id: Mapped[int] = mapped_column(ForeignKey("user.id"))
+
+    bid: Mapped[Bid] = relationship(back_populates="documents")
+
+    @property
+    def kind_label(self) -> str:
+        return DOCUMENT_KINDS.get(self.kind, (self.kind, ""))[0]
+
+    def as_dict(self) -> dict:
+        return {"id": self.id, "kind": self.kind, "name": self.original_name, "sha256": self.sha256,
+                "size_bytes": self.size_bytes, "uploaded_at": self.uploaded_at.isoformat()}
+
+
+class BidVersion(db.Model):
+    """What was submitted, frozen: reviewers, dossiers and the API read this."""
+
+    __tablename__ = "bid_version"
+    __table_args__ = (UniqueConstraint("bid_id", "number", name="number"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    bid_id: Mapped[int] = mapped_column(ForeignKey("bid.id", ondelete="CASCADE"), index=True)
+    number: Mapped[int] = mapped_column(Integer)
+    submitted_at: Mapped[datetime]
+    submitted_by_id: Mapped[int] = mapped_column(ForeignKey("user.id"))
+    regulation_version_id: Mapped[int] = mapped_column(ForeignKey("regulation_version.id"))
+    data: Mapped[str] = mapped_column(Text)          # bid_to_json(...) of the bid as submitted
+    documents: Mapped[str] = mapped_column(Text)     # [{kind, name, sha256, ...}]
+    compliance: Mapped[str] = mapped_column(Text)    # [Finding.as_dict()]
+    compliant: Mapped[bool] = mapped_column(Boolean)
+    sha256: Mapped[str] = mapped_column(String(64))
+
+    bid: Mapped[Bid] = relationship(back_populates="versions")
+
+    @property
+    def data_dict(self) -> dict:
+        return json.loads(self.data)
+
+    @property
+    def documents_list(self) -> list[dict]:
+        return json.loads(self.documents)
+
+    @property
+    def compliance_list(self) -> list[dict]:
+        return json.loads(self.compliance)

@@ -1,0 +1,335 @@
+"""Bid pages: thin views that load, authorize, validate, call one service, commit and redirect."""
+
+from __future__ import annotations
+
+from flask import Blueprint, abort, current_app, flash, redirect, render_template, request, send_file, url_for
+from flask_login import current_user, login_required
+from sqlalchemy import select
+from werkzeug.exceptions import RequestEntityTooLarge
+
+from accounts.forms import EmptyForm
+from accounts.models import User, UserRole
+from bids import services
+from bids.forms import SECTION_DOCUMENTS, SECTION_FORMS, ConsultationForm, DocumentForm, PaperBidForm, RejectForm
+from bids.models import CONSULTATION_LABELS, DOCUMENT_KINDS, Bid, BidDocument
+from bids.presenters import bid_cost, form_data_for, values_from_form
+from bids.rules import (
+    SECTION_TITLES,
+    SECTIONS,
+    BidStatus,
+    findings_by_field,
+    findings_by_section,
+    home_match,
+    home_match_consequences,
+    is_compliant,
+)
+from core.auth import Role, roles_required
+from core.db import db, utcnow
+from core.templating import register_nav
+from events.views import event_or_404
+
+bp = Blueprint("bids", __name__)
+register_nav(10, None, "Bids", "bids.index")
+
+SORTS = {"updated": Bid.updated_at, "status": Bid.status, "applicant": Bid.applicant_name,
+         "prize": Bid.prize_fund_eur, "city": Bid.venue_city}
+
+
+def load_bid(bid_id: int) -> Bid:
+    """The bid, or 404 when it does not exist or is not the caller's to see (never 403: ids reveal nothing)."""
+    bid = db.session.get(Bid, bid_id)
+    if bid is None or not services.can_see(current_user, bid):
+        abort(404)
+    return bid
+
+
+def may_edit(bid: Bid) -> bool:
+    return bid.owner_id == current_user.id or current_user.has_role(Role.ADMIN)
+
+
+def load_own_bid(bid_id: int) -> Bid:
+    bid = load_bid(bid_id)
+    if not may_edit(bid):
+        abort(403)
+    return bid
+
+
+@bp.route("/bids/")
+@login_required
+def index():
+    sort = request.args.get("sort", "updated")
+    direction = request.args.get("dir", "desc" if sort == "updated" else "asc")
+    column = SORTS.get(sort, Bid.updated_at)
+    query = services.bids_visible_to(current_user).order_by(column.desc() if direction == "desc" else column.asc(),
+                                                             Bid.id)
+    status = request.args.get("status")
+    if status in {s.value for s in BidStatus}:
+        query = query.where(Bid.status == status)
+    bids = db.session.scalars(query).unique().all()
+    today = utcnow().date()
+    compliance = {b.id: services.compliance(b, today=today) for b in bids}
+    from events.models import Event
+    open_events = [e for e in db.session.scalars(select(Event).order_by(Event.id)).all()
+                   if e.state.accepts_bids and utcnow() <= e.regulation.event.bid_deadline]
+    return render_template("bids/index.html", bids=bids, compliance=compliance, sort=sort, dir=direction,
+                           status=status, statuses=list(BidStatus), open_events=open_events, form=EmptyForm(),
+                           is_compliant=is_compliant)
+
+
+@bp.route("/events/<slug>/bids/new", methods=["POST"])
+@roles_required(Role.BIDDER)
+def new(slug: str):
+    event = event_or_404(slug)
+    if not EmptyForm().validate_on_submit():
+        abort(400)
+    try:
+        bid = services.create_bid(event, owner=current_user, actor=current_user, now=utcnow())
+    except services.BidError as exc:
+        flash(str(exc), "error")
+        return redirect(url_for("events.public", slug=slug))
+    db.session.commit()
+    flash("Your draft bid is started. Fill it in section by section; each section saves on its own.", "success")
+    return redirect(url_for("bids.edit", bid_id=bid.id, section="applicant"))
+
+
+@bp.route("/bids/<int:bid_id>")
+@login_required
+def view(bid_id: int):
+    bid = load_bid(bid_id)
+    reg = bid.event.regulation
+    data = bid.to_data()
+    findings = services.compliance(bid, today=utcnow().date())
+    by_section = findings_by_section(findings)
+    schedule = (reg.schedule_for(data.opening_date, data.closing_date)
+                if data.opening_date and data.closing_date and data.closing_date > data.opening_date
+                and (data.closing_date - data.opening_date).days < 60 else None)
+    return render_template(
+        "bids/view.html", bid=bid, reg=reg, data=data, findings=findings, by_section=by_section,
+        sections=SECTIONS, titles=SECTION_TITLES, compliant=is_compliant(findings), cost=bid_cost(reg, data),
+        schedule=schedule, home=home_match(reg, data), home_consequences=home_match_consequences(reg, data),
+        documents=bid.current_documents(), may_edit=may_edit(bid), form=EmptyForm(), reject_form=RejectForm(),
+        consultation_form=ConsultationForm(data={"outcome": bid.consultation, "note": bid.consultation_note}),
+        consultation_labels=CONSULTATION_LABELS, now=utcnow())
+
+
+@bp.route("/bids/<int:bid_id>/edit/<section>", methods=["GET", "POST"])
+@login_required
+def edit(bid_id: int, section: str):
+    bid = load_own_bid(bid_id)
+    if section not in SECTION_FORMS:
+        abort(404)
+    form_class = SECTION_FORMS[section]
+    status = 200
+    if request.method == "GET":
+        form = form_class(data=form_data_for(bid, section))
+    else:
+        form = form_class()
+        if request.form.get("action") == "add_rate" and section == "hotel":
+            form.room_rates.append_entry()
+            flash("A line for another room rate is added below; save to keep it.", "info")
+        elif form.validate():
+            values, rates = values_from_form(section, form)
+            try:
+                revision = int(form.revision.data) if (form.revision.data or "").isdigit() else None
+                changed = services.save_section(bid, section, values, actor=current_user, now=utcnow(),
+                                                revision=revision, room_rates=rates)
+            except services.StaleBidError as exc:
+                db.session.rollback()
+                form.form_errors.append(str(exc))
+                status = 409
+            except services.BidError as exc:
+                db.session.rollback()
+                flash(str(exc), "error")
+                return redirect(url_for("bids.view", bid_id=bid.id))
+            else:
+                db.session.commit()
+                flash(f"{SECTION_TITLES[section]}: saved." if changed else
+                      f"{SECTION_TITLES[section]}: nothing had changed.", "success")
+                if request.form.get("action") == "next":
+                    names = list(SECTIONS)
+                    following = names[names.index(section) + 1] if section != names[-1] else None
+                    if following:
+                        return redirect(url_for("bids.edit", bid_id=bid.id, section=following))
+                    return redirect(url_for("bids.view", bid_id=bid.id))
+                return redirect(url_for("bids.edit", bid_id=bid.id, section=section))
+        else:
+            status = 422
+    if not bid.state.is_editable:
+        flash(f"This bid is {bid.state.label.lower()}: it can be read but not changed here.", "info")
+    findings = services.compliance(bid, today=utcnow().date())
+    return render_template(
+        "bids/edit.html", bid=bid, reg=bid.event.regulation, form=form, section=section, sections=SECTIONS,
+        titles=SECTION_TITLES, section_findings=findings_by_section(findings)[section],
+        by_field=findings_by_field(findings), by_section=findings_by_section(findings),
+        document_kinds=SECTION_DOCUMENTS.get(section, []), kinds=DOCUMENT_KINDS,
+        documents=[d for d in bid.documents if d.kind in SECTION_DOCUMENTS.get(section, [])],
+        upload_form=DocumentForm(), max_mb=current_app.config["MAX_UPLOAD_MB"]), status
+
+
+@bp.route("/bids/<int:bid_id>/documents", methods=["POST"])
+@login_required
+def upload(bid_id: int):
+    bid = load_own_bid(bid_id)
+    too_large = (f"The upload is larger than the limit of {current_app.config['MAX_UPLOAD_MB']} MB. Choose a "
+                 "smaller file.")
+    # Refuse by the declared length before reading the body, so nothing half-read lingers.
+    if (request.content_length or 0) > current_app.config["MAX_CONTENT_LENGTH"]:
+        flash(too_large, "error")
+        return redirect(url_for("bids.view", bid_id=bid.id))
+    try:
+        form = DocumentForm()
+        valid = form.validate_on_submit()
+    except RequestEntityTooLarge:
+        flash(too_large, "error")
+        return redirect(url_for("bids.view", bid_id=bid.id))
+    section = next((s for s, kinds in SECTION_DOCUMENTS.items() if form.kind.data in kinds), "signature")
+    back = url_for("bids.edit", bid_id=bid.id, section=section) + "#documents"
+    if not valid:
+        flash("Choose the kind of document and the file to upload.", "error")
+        return redirect(back)
+    upload = form.file.data
+    if upload is None or not getattr(upload, "filename", ""):
+        flash("Choose a PDF file to upload.", "error")
+        return redirect(back)
+    max_bytes = current_app.config["MAX_UPLOAD_MB"] * 1024 * 1024
+    content = upload.stream.read(max_bytes + 1)
+    try:
+        doc = services.store_document(bid, form.kind.data, filename=upload.filename, content=content,
+                                      upload_dir=current_app.config["UPLOAD_DIR"], max_bytes=max_bytes,
+                                      actor=current_user, now=utcnow())
+    except services.BidError as exc:
+        db.session.rollback()
+        flash(str(exc), "error")
+        return redirect(back)
+    db.session.commit()
+    flash(f"{doc.kind_label} attached: {doc.original_name} (SHA-256 {doc.sha256[:16]}…).", "success")
+    return redirect(back)
+
+
+@bp.route("/bids/<int:bid_id>/documents/<int:doc_id>")
+@login_required
+def document(bid_id: int, doc_id: int):
+    bid = load_bid(bid_id)
+    doc = db.session.get(BidDocument, doc_id)
+    if doc is None or doc.bid_id != bid.id:
+        abort(404)
+    path = services.document_path(doc, current_app.config["UPLOAD_DIR"])
+    if not path.is_file():
+        abort(404)
+    return send_file(path, mimetype="application/pdf", as_attachment=True, download_name=doc.original_name)
+
+
+def _lifecycle(bid_id: int, action: str):
+    bid = load_own_bid(bid_id)
+    if not EmptyForm().validate_on_submit():
+        abort(400)
+    now = utcnow()
+    try:
+        if action == "submit":
+            revision = request.form.get("revision")
+            version = services.submit_bid(bid, actor=current_user, now=now,
+                                          revision=int(revision) if (revision or "").isdigit() else None)
+            message = f"Your bid is submitted as version {version.number}. FIDE has received it."
+        elif action == "withdraw":
+            services.withdraw_bid(bid, actor=current_user, now=now)
+            message = "Your bid is withdrawn."
+        else:
+            services.reopen_bid(bid, actor=current_user, now=now)
+            message = (f"Your bid is a draft again. Version {bid.version} stays on record; submit again before the "
+                       "deadline, or FIDE keeps no submitted bid from you.")
+    except services.BidError as exc:
+        db.session.rollback()
+        flash(str(exc), "error")
+        return redirect(url_for("bids.view", bid_id=bid.id))
+    db.session.commit()
+    flash(message, "success")
+    return redirect(url_for("bids.view", bid_id=bid.id))
+
+
+@bp.route("/bids/<int:bid_id>/submit", methods=["POST"])
+@login_required
+def submit(bid_id: int):
+    return _lifecycle(bid_id, "submit")
+
+
+@bp.route("/bids/<int:bid_id>/withdraw", methods=["POST"])
+@login_required
+def withdraw(bid_id: int):
+    return _lifecycle(bid_id, "withdraw")
+
+
+@bp.route("/bids/<int:bid_id>/reopen", methods=["POST"])
+@login_required
+def reopen(bid_id: int):
+    return _lifecycle(bid_id, "reopen")
+
+
+@bp.route("/bids/<int:bid_id>/versions/<int:number>")
+@login_required
+def version(bid_id: int, number: int):
+    bid = load_bid(bid_id)
+    v = next((v for v in bid.versions if v.number == number), None)
+    if v is None:
+        abort(404)
+    return render_template("bids/version.html", bid=bid, v=v, titles=SECTION_TITLES)
+
+
+@bp.route("/bids/<int:bid_id>/reject", methods=["POST"])
+@roles_required(Role.ADMIN)
+def reject(bid_id: int):
+    bid = load_bid(bid_id)
+    form = RejectForm()
+    if not form.validate_on_submit():
+        flash(" ".join(form.reason.errors) or "Give a reason.", "error")
+        return redirect(url_for("bids.view", bid_id=bid.id))
+    try:
+        services.reject_bid(bid, reason=form.reason.data, actor=current_user, now=utcnow())
+    except services.BidError as exc:
+        db.session.rollback()
+        flash(str(exc), "error")
+        return redirect(url_for("bids.view", bid_id=bid.id))
+    db.session.commit()
+    from bids.notify import tell_bidder_rejected
+
+    sent = tell_bidder_rejected(bid)
+    flash("The bid is rejected under Art. 15.3." + (" The bidder has been emailed." if sent else
+                                                    " The bidder sees the reason on the bid's page."), "success")
+    return redirect(url_for("bids.view", bid_id=bid.id))
+
+
+@bp.route("/bids/<int:bid_id>/consultation", methods=["POST"])
+@roles_required(Role.ADMIN)
+def consultation(bid_id: int):
+    bid = load_bid(bid_id)
+    form = ConsultationForm()
+    if not form.validate_on_submit():
+        flash("Choose the federation's answer.", "error")
+        return redirect(url_for("bids.view", bid_id=bid.id))
+    services.record_consultation(bid, outcome=form.outcome.data, note=form.note.data or "", actor=current_user,
+                                 now=utcnow())
+    db.session.commit()
+    flash(f"Consultation recorded: {CONSULTATION_LABELS[form.outcome.data]}.", "success")
+    return redirect(url_for("bids.view", bid_id=bid.id))
+
+
+@bp.route("/admin/events/<slug>/paper-bid", methods=["GET", "POST"])
+@roles_required(Role.ADMIN)
+def paper(slug: str):
+    event = event_or_404(slug)
+    form = PaperBidForm()
+    bidders = db.session.scalars(select(User).where(User.roles.any(UserRole.role == Role.BIDDER.value))
+                                 .order_by(User.organisation, User.email)).all()
+    form.owner.choices = [("", "Keep it with me (no bidder account)")] + [
+        (str(u.id), f"{u.organisation or u.name} ({u.email})") for u in bidders]
+    from core.forms import choices
+    form.owner.choices = choices(form.owner.choices)
+    if form.validate_on_submit():
+        owner = db.session.get(User, int(form.owner.data)) if (form.owner.data or "").isdigit() else current_user
+        if owner is None:
+            abort(404)
+        bid = services.create_bid(event, owner=owner, actor=current_user, now=utcnow(),
+                                  entered_by=current_user._get_current_object())
+        db.session.commit()
+        flash("Paper bid started: key in each section, attach the scanned documents, then submit it.", "success")
+        return redirect(url_for("bids.edit", bid_id=bid.id, section="applicant"))
+    return render_template("bids/paper.html", event=event, form=form)

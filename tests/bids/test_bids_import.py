@@ -1,0 +1,65 @@
+"""`flask bids import FILE.json --event SLUG [--check]`: the same rules as the web form, for paper bids."""
+
+import json
+
+from sqlalchemy import select
+
+from bids.models import Bid
+from core.db import db
+from tests.bids.factories import valid_bid_json
+
+
+def _write(tmp_path, data, name="bid.json"):
+    path = tmp_path / name
+    path.write_text(json.dumps(data) if not isinstance(data, str) else data)
+    return str(path)
+
+
+def test_check_of_a_good_file_lists_documents_to_attach_and_exits_0(runner, tmp_path, event, reg, make):
+    make.user(roles=("admin",))
+    result = runner.invoke(args=["bids", "import", _write(tmp_path, valid_bid_json(reg)), "--event", "fwwcm-2015",
+                                 "--check"])
+    assert result.exit_code == 0, result.output
+    assert "ATTACH  Art. 15.2(k)" in result.output and "0 failed" in result.output
+    with runner.app.app_context():
+        assert db.session.scalars(select(Bid)).all() == []
+
+
+def test_check_prints_each_failure_with_its_article_and_exits_1(runner, tmp_path, event, reg):
+    data = valid_bid_json(reg)
+    data["prize_fund_eur"] = "150000.00"
+    result = runner.invoke(args=["bids", "import", _write(tmp_path, data), "--event", "fwwcm-2015", "--check"])
+    assert result.exit_code == 1
+    assert ("FAIL    Art. 15.2(c): the prize fund must be at least €200,000.00 net of local taxes "
+            "(you entered €150,000.00).") in result.output
+
+
+def test_import_stores_a_draft_even_after_the_deadline(runner, tmp_path, event, reg, make):
+    make.user(roles=("admin",), email="sec@example.org")
+    result = runner.invoke(args=["bids", "import", _write(tmp_path, valid_bid_json(reg)), "--event", "fwwcm-2015"])
+    assert result.exit_code == 0, result.output
+    assert "stored as draft bid" in result.output
+    with runner.app.app_context():
+        bid = db.session.scalars(select(Bid)).one()
+        assert bid.status == "draft" and bid.venue_city == "Lviv" and bid.entered_by_id is not None
+        assert len(bid.room_rates) == 2
+
+
+def test_a_file_that_is_not_json_is_refused_without_a_traceback(runner, tmp_path, event):
+    result = runner.invoke(args=["bids", "import", _write(tmp_path, "{not json"), "--event", "fwwcm-2015"])
+    assert result.exit_code == 1
+    assert "is not valid JSON" in result.output and "Traceback" not in result.output
+
+
+def test_a_missing_key_is_named(runner, tmp_path, event, reg):
+    data = valid_bid_json(reg)
+    del data["venue_city"]
+    result = runner.invoke(args=["bids", "import", _write(tmp_path, data), "--event", "fwwcm-2015", "--check"])
+    assert result.exit_code == 1
+    assert "venue_city" in result.output and "Traceback" not in result.output
+
+
+def test_an_unknown_call_is_named(runner, tmp_path, reg):
+    result = runner.invoke(args=["bids", "import", _write(tmp_path, valid_bid_json(reg)), "--event", "nope",
+                                 "--check"])
+    assert result.exit_code == 1 and "no call with the slug 'nope'" in result.output
