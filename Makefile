@@ -10,7 +10,7 @@ export FLASK_APP := app
 
 # System packages: WeasyPrint needs Pango and fonts; the browser tests need Debian's Chromium; pdftoppm
 # (poppler-utils) turns PDFs into pictures for a person to check.
-APT_PACKAGES := libpango-1.0-0 libpangoft2-1.0-0 fonts-dejavu-core chromium poppler-utils
+APT_PACKAGES := libpango-1.0-0 libpangoft2-1.0-0 libharfbuzz-subset0 fonts-dejavu-core fonts-dejavu-extra chromium poppler-utils
 
 .PHONY: run test lint serve bench venv system-deps migrate seed clean
 
