@@ -19,7 +19,12 @@ PRACTICE_SLUG = "fwwcm-practice"
 DEMO_USERS = [
     ("admin@example.org", "Secretariat Admin", "FIDE Secretariat", [Role.ADMIN], None, False),
     ("bidder@example.org", "Oksana Bidder", "Ukrainian Chess Federation", [Role.BIDDER], "UKR", False),
+    ("georgia@example.org", "Nino Bidder", "Georgian Chess Federation", [Role.BIDDER], "GEO", False),
+    ("sponsor@example.org", "Omar Sponsor", "Gulf Chess Promotions LLC", [Role.BIDDER], "UAE", False),
+    ("spain@example.org", "Lucia Bidder", "Federación Española de Ajedrez", [Role.BIDDER], "ESP", False),
     ("wcoc@example.org", "Walter Commission", "WCOC", [Role.WCOC], "GER", False),
+    ("wcoc2@example.org", "Olha Commission", "WCOC", [Role.WCOC], "UKR", False),
+    ("wcoc3@example.org", "Arjun Commission", "WCOC", [Role.WCOC], "IND", False),
     ("board@example.org", "Beatriz Board", "FIDE Presidential Board", [Role.BOARD], "ESP", False),
     ("president@example.org", "Pavel President", "FIDE", [Role.BOARD], "RUS", True),
 ]
@@ -59,6 +64,10 @@ def seed_demo(*, now: datetime) -> list[str]:
             continue
         accounts.create_user(email=email, password=DEMO_PASSWORD, name=name, organisation=org, roles=roles,
                              federation=federation, is_president=president, actor=None, now=now,
-                             applicant_type="federation" if Role.BIDDER in roles else None)
+                             applicant_type=("sponsor" if "sponsor" in email else "federation")
+                             if Role.BIDDER in roles else None)
         out.append(f"demo account: {email}")
+    from demo.bids import seed_bids
+
+    out += seed_bids(now=now)
     return out

@@ -1,0 +1,156 @@
+"""Demo bids: three compliant bids for the 2015 call from different federations (one a home match), one
+that fails a rule, and a half-filled draft in the practice call. Made through the real services, at dates
+inside the 2015 call's window, so the audit log and the versions are what a real run would leave."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import date, datetime, timedelta
+from decimal import Decimal
+
+from sqlalchemy import select
+
+from accounts.services import find_user_by_email
+from bids import services
+from bids.models import Bid, BidRoomRate
+from core.db import db
+from core.pdf import html_to_pdf
+from events.services import get_event
+
+
+@dataclass(frozen=True)
+class DemoBid:
+    owner: str
+    values: dict
+    rates: tuple[tuple[str, str], ...]
+    submit: bool = True
+    consultation: str | None = None
+
+
+EVAL = {
+    "eval_playing_conditions": "A dedicated hall with 400 seats, a separate press centre and a VIP area.",
+    "eval_visas": "Visas on arrival for every player, trainer and official; the ministry has confirmed in writing.",
+    "eval_security": "Police and private security at the hall and the official hotel, around the clock.",
+    "eval_chess_activity": "Thousands of registered players and a national league in six divisions.",
+    "eval_media": "National television broadcasts every game; an international stream with commentary.",
+    "eval_development": "A school programme in 300 schools, extended for the match.",
+    "eval_climate": "Mild in October, 10 to 20 degrees.",
+    "eval_taxation": "The prize fund is paid net; the organiser bears any local tax.",
+}
+
+
+def _common(reg, *, opening: date, prize: str, fide: str, guarantee: bool, signed: date) -> dict:
+    closing = opening + timedelta(days=min(reg.closing_offsets()))
+    last = reg.last_payment_deadline or reg.schedule.window_end
+    out = {
+        "opening_date": opening, "closing_date": closing, "prize_fund_eur": Decimal(prize),
+        "fide_contribution_eur": Decimal(fide), "amounts_net_of_taxes": True, "commits_fide_obligations": True,
+        "commits_organisational_costs": True, "accepts_regulations": True, "ioc_conflict_free": True,
+        "inspection_expenses_covered": True, "wcoc_inspectors_invited": reg.inspection.min_inspectors,
+        "guarantee_offered": guarantee, "signed_on": signed, **EVAL,
+    }
+    if guarantee:
+        out.update(guarantee_bank="Demo Bank", guarantee_valid_until=last + timedelta(days=30),
+                   guarantee_amount_eur=Decimal(prize) + Decimal(fide))
+    return out
+
+
+def _demo_bids(reg) -> list[DemoBid]:
+    first, second, third = reg.possible_opening_dates()[:3]
+    signed = reg.event.bid_deadline.date() - timedelta(days=20)
+    return [
+        DemoBid("bidder@example.org", {
+            "applicant_type": "federation", "applicant_name": "Ukrainian Chess Federation", "host_federation": "UKR",
+            "contact_name": "Oksana Bidder", "contact_email": "bidder@example.org", "venue_name": "Potocki Palace",
+            "venue_city": "Lviv", "venue_country": "UA", "hotel_name": "Hotel Leopolis", "hotel_stars": 5,
+            "signatory_name": "Viktor Kapustin", "signatory_position": "President",
+            **_common(reg, opening=second, prize="220000.00", fide="44000.00", guarantee=True, signed=signed)},
+            (("single", "95.00"), ("double", "120.00"))),
+        DemoBid("georgia@example.org", {
+            "applicant_type": "federation", "applicant_name": "Georgian Chess Federation", "host_federation": "GEO",
+            "contact_name": "Nino Bidder", "contact_email": "georgia@example.org", "venue_name": "Tbilisi Chess Palace",
+            "venue_city": "Tbilisi", "venue_country": "GE", "hotel_name": "Radisson Blu Iveria", "hotel_stars": 5,
+            "signatory_name": "Gia Giorgadze", "signatory_position": "President",
+            **_common(reg, opening=first, prize="250000.00", fide="50000.00", guarantee=False, signed=signed)},
+            (("single", "110.00"), ("double", "140.00"), ("suite", "220.00"))),
+        DemoBid("sponsor@example.org", {
+            "applicant_type": "sponsor", "applicant_name": "Gulf Chess Promotions LLC", "host_federation": "UAE",
+            "contact_name": "Omar Sponsor", "contact_email": "sponsor@example.org",
+            "venue_name": "Emirates Palace Conference Centre", "venue_city": "Abu Dhabi", "venue_country": "AE",
+            "hotel_name": "Emirates Palace", "hotel_stars": 5, "signatory_name": "Omar Sponsor",
+            "signatory_position": "Managing Director",
+            **_common(reg, opening=third, prize="300000.00", fide="60000.00", guarantee=True, signed=signed)},
+            (("single", "180.00"), ("double", "210.00")), consultation="agreed"),
+        DemoBid("spain@example.org", {
+            "applicant_type": "federation", "applicant_name": "Federación Española de Ajedrez",
+            "host_federation": "ESP",
+            "contact_name": "Lucia Bidder", "contact_email": "spain@example.org", "venue_name": "Palacio de Congresos",
+            "venue_city": "Madrid", "venue_country": "ES", "hotel_name": "Hotel Centro", "hotel_stars": 3,
+            "signatory_name": "Javier Ochoa", "signatory_position": "President",
+            **_common(reg, opening=second, prize="180000.00", fide="36000.00", guarantee=False, signed=signed)},
+            (("single", "80.00"),), submit=False),
+    ]
+
+
+def _letter(title: str, body: str) -> bytes:
+    return html_to_pdf(f"<html><body><h1>{title}</h1><p>{body}</p><p>Signed and stamped.</p></body></html>")
+
+
+def seed_bids(*, now: datetime) -> list[str]:
+    """Idempotent: a bid is made only for an owner who has none in that call yet."""
+    out = []
+    event = get_event("fwwcm-2015")
+    if event is None:
+        return out
+    reg = event.regulation
+    admin = find_user_by_email("admin@example.org")
+    when = reg.event.bid_deadline - timedelta(days=10)  # inside the call, before its deadline
+    if event.status != "open":
+        return out
+    import flask
+
+    upload_dir = flask.current_app.config["UPLOAD_DIR"]
+    for spec in _demo_bids(reg):
+        owner = find_user_by_email(spec.owner)
+        if owner is None or db.session.scalars(select(Bid).where(Bid.event_id == event.id,
+                                                                 Bid.owner_id == owner.id)).first():
+            continue
+        bid = services.create_bid(event, owner=owner, actor=owner, now=when)
+        for name, value in spec.values.items():
+            setattr(bid, name, value)
+        bid.room_rates = [BidRoomRate(position=i, room_type=t, eur_per_night=Decimal(a))
+                          for i, (t, a) in enumerate(spec.rates)]
+        db.session.flush()
+        services.store_document(bid, "signed_letter", filename="signed-bid-letter.pdf",
+                                content=_letter(f"Bid of {spec.values['applicant_name']}",
+                                                f"We bid to organise the {reg.event.title} in "
+                                                f"{spec.values['venue_city']}."),
+                                upload_dir=upload_dir, max_bytes=10 * 1024 * 1024, actor=owner, now=when)
+        if spec.values.get("guarantee_offered"):
+            services.store_document(bid, "guarantee", filename="bank-guarantee.pdf",
+                                    content=_letter("Bank guarantee", f"Guarantee of EUR "
+                                                    f"{spec.values['guarantee_amount_eur']}."),
+                                    upload_dir=upload_dir, max_bytes=10 * 1024 * 1024, actor=owner, now=when)
+        if spec.submit:
+            services.submit_bid(bid, actor=owner, now=when + timedelta(hours=1))
+        if spec.consultation and admin is not None:
+            services.record_consultation(bid, outcome=spec.consultation, note="Letter of the federation on file.",
+                                         actor=admin, now=when + timedelta(days=2))
+        out.append(f"demo bid: {spec.values['applicant_name']} ({bid.state.label.lower()})")
+    out += _practice_draft(now=now)
+    return out
+
+
+def _practice_draft(*, now: datetime) -> list[str]:
+    event = get_event("fwwcm-practice")
+    owner = find_user_by_email("bidder@example.org")
+    if event is None or owner is None or db.session.scalars(
+            select(Bid).where(Bid.event_id == event.id, Bid.owner_id == owner.id)).first():
+        return []
+    bid = services.create_bid(event, owner=owner, actor=owner, now=now)
+    bid.venue_name, bid.venue_city, bid.venue_country = "Palace of Sports", "Kyiv", "UA"
+    bid.prize_fund_eur, bid.fide_contribution_eur = Decimal("200000.00"), Decimal("35000.00")
+    db.session.flush()
+    return [f"demo draft: practice call, {bid.title} (half filled, one rule failing)"]
+
+

@@ -1,0 +1,30 @@
+"""`flask seed --demo` leaves every page filled, and running it again changes nothing."""
+
+from sqlalchemy import func, select
+
+from bids.models import Bid
+from bids.rules import home_match
+from bids.services import compliance
+from core.audit import AuditEntry
+from core.db import db, utcnow
+from events.services import get_event
+
+
+def test_demo_seed_makes_compliant_bids_a_home_match_and_a_failing_one(runner, app):
+    result = runner.invoke(args=["seed", "--demo"])
+    assert result.exit_code == 0, result.output
+    with app.app_context():
+        event = get_event("fwwcm-2015")
+        bids = db.session.scalars(select(Bid).where(Bid.event_id == event.id)).all()
+        submitted = [b for b in bids if b.status == "submitted"]
+        assert len(submitted) >= 3
+        assert len({b.host_federation for b in submitted}) == len(submitted)
+        assert all(b.last_version.compliant for b in submitted)
+        assert any(home_match(event.regulation, b.to_data()) for b in submitted)
+        failing = [b for b in bids if any(f.failed for f in compliance(b, today=utcnow().date()))]
+        assert failing and all(b.status == "draft" for b in failing)
+        entries = db.session.scalar(select(func.count()).select_from(AuditEntry))
+    again = runner.invoke(args=["seed", "--demo"])
+    assert again.exit_code == 0 and "demo bid" not in again.output
+    with app.app_context():
+        assert db.session.scalar(select(func.count()).select_from(AuditEntry)) == entries
