@@ -26,6 +26,7 @@ Arithmetic and rounding, stated once:
 
 from __future__ import annotations
 
+import enum
 import functools
 import math
 from collections.abc import Hashable, Mapping, Sequence
@@ -698,3 +699,105 @@ def rank_bids(reg: Regulation, scorecards: Scorecards, weights: Weights | None =
     if unranked:
         notes.append(f"Without a total, listed last and unranked: {', '.join(unranked)}.")
     return Ranking(statistic, shares, tuple(results[b] for b in order), leaders, tuple(notes))
+
+
+# ------------------------------------------------------------------------ who scores what, and when
+#
+# The state of a scorecard, which bids are scored, and who is recused: pure predicates that the services
+# and the pages share, so that a page never decides a rule of its own.
+
+
+class ScorecardStatus(enum.StrEnum):
+    DRAFT = "draft"          # the member's own, saved as often as they like; counts for nothing
+    SUBMITTED = "submitted"  # frozen as a ScorecardVersion; counts in the ranking unless the member is recused
+
+    @property
+    def label(self) -> str:
+        return {"draft": "Draft", "submitted": "Submitted"}[self.value]
+
+
+class ScorecardAction(enum.StrEnum):
+    SUBMIT = "submit"
+    REOPEN = "reopen"
+
+
+# (status, action) -> new status. A reopened scorecard is a draft again; its next submission is a new version.
+SCORECARD_TRANSITIONS: dict[tuple[ScorecardStatus, ScorecardAction], ScorecardStatus] = {
+    (ScorecardStatus.DRAFT, ScorecardAction.SUBMIT): ScorecardStatus.SUBMITTED,
+    (ScorecardStatus.SUBMITTED, ScorecardAction.REOPEN): ScorecardStatus.DRAFT,
+}
+
+
+class ScoringRuleError(ValueError):
+    """A scoring step the rules do not allow; the message, citing the article, is for the person who asked."""
+
+
+def scorecard_next_status(current: ScorecardStatus | str, action: ScorecardAction | str) -> ScorecardStatus:
+    """The status `action` leads to; raises ScoringRuleError for a move SCORECARD_TRANSITIONS does not list
+    ("a submitted scorecard cannot be submitted again") or an unknown status or action."""
+    try:
+        current, action = ScorecardStatus(current), ScorecardAction(action)
+    except ValueError:
+        raise ScoringRuleError(f"unknown scorecard status or action: {current!r}, {action!r}") from None
+    try:
+        return SCORECARD_TRANSITIONS[(current, action)]
+    except KeyError:
+        done = {ScorecardAction.SUBMIT: "submitted again", ScorecardAction.REOPEN: "reopened: it is not submitted"}
+        raise ScoringRuleError(f"a {current.label.lower()} scorecard cannot be {done[action]}") from None
+
+
+def scoring_is_open(event_status: str) -> bool:
+    """Scorecards are filled in, submitted and reopened only while the call is in the scoring state."""
+    from events.rules import EventStatus
+
+    return EventStatus(event_status) is EventStatus.SCORING
+
+
+def scoring_closed_message(reg: Regulation, event_status_label: str) -> str:
+    """Why a scorecard cannot change now."""
+    return (f"Art. {reg.scoring.article}: scorecards can be changed only while the call is in scoring "
+            f"(it is now '{event_status_label}').")
+
+
+def weights_change_needs_reason(event_status: str) -> bool:
+    """Before scoring opens (the call open or closed) the weights may change freely; from then on a change
+    needs a written reason, so that a ranking can always be traced to weights published beforehand."""
+    from events.rules import EventStatus
+
+    return EventStatus(event_status) not in (EventStatus.OPEN, EventStatus.CLOSED)
+
+
+def weights_may_change(event_status: str) -> bool:
+    """No change of weights once the decision is recorded."""
+    from events.rules import EventStatus
+
+    return EventStatus(event_status) is not EventStatus.DECIDED
+
+
+def admission_open(event_status: str) -> bool:
+    """A bid that failed the compliance gate may be admitted to scoring until scoring closes."""
+    from events.rules import EventStatus
+
+    return EventStatus(event_status) in (EventStatus.OPEN, EventStatus.CLOSED, EventStatus.SCORING)
+
+
+def passes_gate(*, compliant: bool | None, admitted: bool) -> bool:
+    """The compliance gate of Art. 15.2 and 15.3: the bid's last submitted version is compliant, or the
+    secretariat admitted it anyway with a recorded reason."""
+    return bool(compliant) or admitted
+
+
+def is_scored(*, in_contest: bool, compliant: bool | None, admitted: bool) -> bool:
+    """Scorecards are filled in for a bid still in the contest that passes the gate (`passes_gate`)."""
+    return in_contest and passes_gate(compliant=compliant, admitted=admitted)
+
+
+def conflicted_by_federation(member_federation: str | None, host_federation: str | None) -> bool:
+    """A member of the host federation is conflicted on that bid, whatever they declared."""
+    return bool(member_federation) and bool(host_federation) and member_federation == host_federation
+
+
+def may_see_other_scores(*, has_submitted: bool, conflicted: bool) -> bool:
+    """Independent first: a member sees the others' scores on a bid only after submitting their own for it
+    (at least once); a recused member never does."""
+    return has_submitted and not conflicted

@@ -1,0 +1,369 @@
+"""What the scoring pages read about one call, loaded in a fixed number of queries, and the ranking built on it.
+
+`load_scoring(event)` issues the same queries for 2 bids and 2 members as for 60 bids and 15 members: every
+relationship a page reads is loaded on purpose (`selectinload`), never lazily per bid or per member. Nothing
+here changes a row; the changes are in `scoring.services`.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from dataclasses import dataclass, field
+from decimal import Decimal
+
+from sqlalchemy import select
+from sqlalchemy.orm import selectinload
+
+from accounts.models import User, UserRole
+from bids.models import Bid
+from bids.rules import BidStatus
+from core.auth import Role
+from core.db import db
+from events.models import Event
+from events.regulation import Regulation
+from scoring.models import ConflictDeclaration, Scorecard, WeightsVersion, conflict_declaration_bid
+from scoring.rules import (
+    Ranking,
+    conflicted_by_federation,
+    default_weights,
+    may_see_other_scores,
+    passes_gate,
+    rank_bids,
+)
+
+REVIEWED_STATUSES = tuple(s.value for s in BidStatus if s.visible_to_reviewers)
+
+
+@dataclass(frozen=True)
+class Recusal:
+    """A member whose scores on a bid never count, and why."""
+
+    member: User
+    bid: Bid
+    reason: str
+
+    def as_dict(self) -> dict:
+        return {"member_id": self.member.id, "member": self.member.name, "bid_id": self.bid.id,
+                "bid": self.bid.title, "reason": self.reason}
+
+
+@dataclass
+class ScoringData:
+    """One call's bids, WCOC members, declarations, scorecards and weights, as the scoring pages need them.
+
+    `bids` are the bids the WCOC and the Board see (submitted or past it), by id; `ranked` those of them that
+    passed the compliance gate or were admitted, sorted by title (the order the ranking keeps for ties);
+    `excluded` the others with the reason. `members` are the WCOC members and every author of a scorecard.
+    """
+
+    event: Event
+    reg: Regulation
+    bids: list[Bid]
+    members: dict[int, User]
+    declarations: dict[int, ConflictDeclaration]
+    declared: dict[int, set[int]]
+    cards: dict[tuple[int, int], Scorecard]
+    weights_version: WeightsVersion | None
+    ranked: list[Bid] = field(default_factory=list)
+    excluded: list[tuple[Bid, str]] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        for bid in self.bids:
+            last = bid.last_version
+            if passes_gate(compliant=last.compliant if last else None, admitted=bid.admitted_reason is not None):
+                self.ranked.append(bid)
+            else:
+                self.excluded.append((bid, "failed the compliance gate (Art. 15.2, 15.3) and was not admitted"))
+        self.ranked.sort(key=lambda b: (b.title.casefold(), b.id))
+
+    # ---- members and conflicts
+
+    @property
+    def wcoc(self) -> list[User]:
+        """The WCOC members (active accounts holding the role), by name."""
+        return sorted((u for u in self.members.values() if u.active and Role.WCOC in u.role_set),
+                      key=lambda u: (u.name.casefold(), u.id))
+
+    def recusal(self, member: User, bid: Bid) -> str | None:
+        """Why `member`'s scores on `bid` never count, or None (see `recusal_reason`)."""
+        decl = self.declarations.get(member.id)
+        return recusal_reason(member, bid, declared=self.declared.get(member.id, set()),
+                              declared_reason=decl.reason if decl else "")
+
+    def recusals(self) -> list[Recusal]:
+        out = []
+        for member in sorted(self.members.values(), key=lambda u: (u.name.casefold(), u.id)):
+            for bid in self.ranked:
+                reason = self.recusal(member, bid)
+                if reason and (Role.WCOC in member.role_set or (bid.id, member.id) in self.cards):
+                    out.append(Recusal(member, bid, reason))
+        return out
+
+    def declaration(self, member: User) -> ConflictDeclaration | None:
+        return self.declarations.get(member.id)
+
+    def declaration_current(self, member: User) -> bool:
+        """The member confirmed a declaration that covers every bid now before the WCOC."""
+        decl = self.declarations.get(member.id)
+        return decl is not None and {b.id for b in self.bids} <= decl.covered
+
+    # ---- scorecards
+
+    def card(self, bid: Bid, member: User) -> Scorecard | None:
+        return self.cards.get((bid.id, member.id))
+
+    def due(self, member: User) -> list[Bid]:
+        """The bids `member` is to score: ranked, still in the contest, not recused."""
+        return [b for b in self.ranked if b.state.in_contest and self.recusal(member, b) is None]
+
+    def outstanding(self, member: User) -> list[Bid]:
+        """The bids due that the member has not submitted a scorecard for yet (ever)."""
+        return [b for b in self.due(member) if not ((c := self.card(b, member)) and c.ever_submitted)]
+
+    def counted(self) -> dict[int, dict[int, Scorecard]]:
+        """{bid_id: {member_id: scorecard}}: the submitted scorecards of members not recused, per ranked bid."""
+        out: dict[int, dict[int, Scorecard]] = {b.id: {} for b in self.ranked}
+        by_id = {b.id: b for b in self.ranked}
+        for (bid_id, member_id), card in sorted(self.cards.items()):
+            bid = by_id.get(bid_id)
+            if bid is not None and card.is_submitted and self.recusal(self.members[member_id], bid) is None:
+                out[bid_id][member_id] = card
+        return out
+
+    def others_on(self, bid: Bid, member: User) -> list[tuple[User, Scorecard, str | None]]:
+        """The other members' submitted scorecards on `bid` with their recusal (None when counted), or [] while
+        `member` may not see them (independent first: not submitted yet, or recused)."""
+        own = self.card(bid, member)
+        if not may_see_other_scores(has_submitted=bool(own and own.ever_submitted),
+                                    conflicted=self.recusal(member, bid) is not None):
+            return []
+        out = []
+        for (bid_id, member_id), card in self.cards.items():
+            if bid_id == bid.id and member_id != member.id and card.is_submitted:
+                other = self.members[member_id]
+                out.append((other, card, self.recusal(other, bid)))
+        return sorted(out, key=lambda t: (t[0].name.casefold(), t[0].id))
+
+    # ---- who may read the ranking
+
+    def ranking_closed_to(self, viewer: User) -> str | None:
+        """Why `viewer` may not read the ranking, the aggregated scores or the export yet, or None.
+
+        The secretariat and the Board read it at any time. A WCOC member reads it once their declaration is
+        current and they have submitted a scorecard for every bid they are to score: the ranking shows every
+        member's scores in aggregate, so before that it would break "independent first".
+        """
+        roles = viewer.role_set
+        if roles & {Role.ADMIN, Role.BOARD}:
+            return None
+        if Role.WCOC not in roles:
+            return "Only the WCOC, the Presidential Board and the secretariat read the ranking."
+        if not self.declaration_current(viewer):
+            return "Declare your conflicts of interest first; the ranking opens to you once your scorecards are in."
+        left = self.outstanding(viewer)
+        if left:
+            names = ", ".join(b.title for b in left)
+            return (f"The ranking opens to you once you have submitted your own scorecards (independent first): "
+                    f"{len(left)} to go ({names}).")
+        return None
+
+    # ---- weights
+
+    @property
+    def weights(self) -> dict[str, Decimal]:
+        return weights_of(self.reg, self.weights_version)
+
+
+def recusal_reason(member: User, bid: Bid, *, declared: set[int], declared_reason: str) -> str | None:
+    """Why `member`'s scores on `bid` never count, or None: the bid is theirs, they belong to its host
+    federation (whatever they declared), or they declared a conflict with it (`declared` holds those bid ids)."""
+    if bid.owner_id == member.id:
+        return "submitted this bid"
+    if conflicted_by_federation(member.federation, bid.host_federation):
+        return f"member of the host federation ({bid.host_federation})"
+    if bid.id in declared:
+        return f"declared a conflict of interest: {declared_reason}"
+    return None
+
+
+def declaration_of(event: Event, member: User) -> ConflictDeclaration | None:
+    return db.session.scalars(select(ConflictDeclaration).where(
+        ConflictDeclaration.event_id == event.id, ConflictDeclaration.member_id == member.id)).first()
+
+
+def recusal_for(bid: Bid, member: User) -> str | None:
+    """`recusal_reason` for one bid and member, read from the database."""
+    decl = declaration_of(bid.event, member)
+    declared = decl.conflicted_bid_ids if decl else set()
+    return recusal_reason(member, bid, declared=declared, declared_reason=decl.reason if decl else "")
+
+
+def weights_of(reg: Regulation, version: WeightsVersion | None) -> dict[str, Decimal]:
+    """The weights of a version, or the regulation's published ones when there is no version."""
+    return default_weights(reg) if version is None else version.weights_dict
+
+
+def weights_label(version: WeightsVersion | None, reg: Regulation) -> str:
+    """"Weights version 2 (changed 3 June 2015: ...)" or "the weights published in the regulation"."""
+    if version is None:
+        return f"the weights published with the call (Art. {reg.scoring.article}), unchanged"
+    from core.money import format_day
+
+    why = f": {version.reason}" if version.reason else ""
+    return f"weights version {version.number} (changed {format_day(version.created_at)}{why})"
+
+
+def current_weights_version(event: Event) -> WeightsVersion | None:
+    """The newest weights version of the call, None while the published weights are unchanged."""
+    return db.session.scalars(select(WeightsVersion).where(WeightsVersion.event_id == event.id)
+                              .order_by(WeightsVersion.number.desc()).limit(1)).first()
+
+
+def weights_versions(event: Event) -> list[WeightsVersion]:
+    return list(db.session.scalars(select(WeightsVersion).where(WeightsVersion.event_id == event.id)
+                                   .order_by(WeightsVersion.number.desc())))
+
+
+def bids_before_reviewers(event: Event) -> list[Bid]:
+    """The call's bids that the WCOC sees (submitted, or decided on), by id."""
+    return list(db.session.scalars(select(Bid).where(Bid.event_id == event.id, Bid.status.in_(REVIEWED_STATUSES))
+                                   .options(selectinload(Bid.versions)).order_by(Bid.id)))
+
+
+def load_scoring(event: Event) -> ScoringData:
+    """Everything the scoring pages of one call read, in a fixed number of queries (see the module docstring).
+    Raises nothing."""
+    bids = bids_before_reviewers(event)
+    cards = db.session.scalars(
+        select(Scorecard).join(Bid, Scorecard.bid_id == Bid.id).where(Bid.event_id == event.id)
+        .options(selectinload(Scorecard.scores), selectinload(Scorecard.member))).all()
+    wcoc_ids = select(UserRole.user_id).where(UserRole.role == Role.WCOC.value)
+    members = {u.id: u for u in db.session.scalars(select(User).where(User.id.in_(wcoc_ids)))}
+    for card in cards:
+        members.setdefault(card.member_id, card.member)
+    declarations = {d.member_id: d for d in db.session.scalars(
+        select(ConflictDeclaration).where(ConflictDeclaration.event_id == event.id))}
+    declared: dict[int, set[int]] = {}
+    if declarations:
+        by_id = {d.id: d for d in declarations.values()}
+        rows = db.session.execute(select(conflict_declaration_bid.c.declaration_id, conflict_declaration_bid.c.bid_id)
+                                  .where(conflict_declaration_bid.c.declaration_id.in_(list(by_id))))
+        for declaration_id, bid_id in rows:
+            decl = by_id[declaration_id]
+            if decl.has_conflict:
+                declared.setdefault(decl.member_id, set()).add(bid_id)
+    return ScoringData(event=event, reg=event.regulation, bids=bids, members=members, declarations=declarations,
+                       declared=declared, cards={(c.bid_id, c.member_id): c for c in cards},
+                       weights_version=current_weights_version(event))
+
+
+# ------------------------------------------------------------------------------------------ the ranking
+
+
+@dataclass(frozen=True)
+class RankingReport:
+    """The ranking of Art. 15.5 under the weights in force, its stability, and who was recused where."""
+
+    data: ScoringData
+    ranking: Ranking
+    sensitivity: object  # scoring.sensitivity.Sensitivity (imported lazily: numpy)
+    recusals: list[Recusal]
+    counted: dict[int, dict[int, Scorecard]]
+
+    @property
+    def weights_version(self) -> WeightsVersion | None:
+        return self.data.weights_version
+
+    @property
+    def weights_label(self) -> str:
+        return weights_label(self.data.weights_version, self.data.reg)
+
+    def bid(self, bid_id: int) -> Bid:
+        return next(b for b in self.data.ranked if b.id == bid_id)
+
+    def expected(self, bid: Bid) -> int:
+        """How many WCOC members are to score the bid (those not recused)."""
+        return sum(1 for m in self.data.wcoc if self.data.recusal(m, bid) is None)
+
+    def weights_version_dict(self) -> dict:
+        v = self.data.weights_version
+        return {"number": v.number if v else 0, "label": self.weights_label,
+                "reason": v.reason if v else "", "created_at": v.created_at.isoformat() if v else None,
+                "weights": [w.as_dict() for w in self.ranking.weights]}
+
+    def as_dict(self) -> dict:
+        """The JSON of the API: every score, weight and total as a string."""
+        data = self.data
+        bids = []
+        for result in self.ranking.bids:
+            bid = self.bid(result.bid_id)
+            bids.append({**result.as_dict(), "title": bid.title, "host_federation": bid.host_federation,
+                         "admitted_reason": bid.admitted_reason, "expected_scorecards": self.expected(bid)})
+        return {
+            "event": {"slug": data.event.slug, "title": data.event.title, "status": data.event.status},
+            "statistic": self.ranking.statistic,
+            "weights_version": self.weights_version_dict(),
+            "leaders": list(self.ranking.leaders),
+            "bids": bids,
+            "notes": list(self.ranking.notes),
+            "recusals": [r.as_dict() for r in self.recusals],
+            "excluded": [{"bid_id": b.id, "title": b.title, "reason": why} for b, why in data.excluded],
+            "sensitivity": self.sensitivity.as_dict(),
+        }
+
+
+def build_ranking(data: ScoringData) -> RankingReport:
+    """Rank the ranked bids on the submitted scorecards of the members not recused (scoring.rules.rank_bids),
+    and assess how stable the ranking is (scoring.sensitivity.assess_sensitivity). Raises ValueError when a
+    stored weights version no longer fits the call's criteria."""
+    from scoring.sensitivity import assess_sensitivity
+
+    reg = data.reg
+    keys = {c.key for c in reg.criteria}
+    counted = data.counted()
+    cards = {bid_id: {m: {k: v for k, v in card.score_map().items() if k in keys} for m, card in by_member.items()}
+             for bid_id, by_member in counted.items()}
+    names = {b.id: b.title for b in data.ranked}
+    member_names = {m.id: m.name for m in data.members.values()}
+    weights = data.weights
+    ranking = rank_bids(reg, cards, weights, names=names)
+    sensitivity = assess_sensitivity(reg, cards, weights, names=names, member_names=member_names)
+    return RankingReport(data, ranking, sensitivity, data.recusals(), counted)
+
+
+# ------------------------------------------------------------------------------------------- the export
+
+CSV_HEADER = ("bid_id", "bid", "host_federation", "member", "member_federation", "scorecard_version",
+              "submitted_at", "counted", "criterion", "criterion_label", "score", "comment")
+
+
+def _cell(value: str) -> str:
+    """A spreadsheet must not run a comment as a formula."""
+    return "'" + value if value[:1] in ("=", "+", "-", "@", "\t", "\r") else value
+
+
+def scores_csv(data: ScoringData, viewer: User) -> str:
+    """Every submitted score and comment of the call, one row per member, bid and criterion; whether it counts
+    (or why not). A WCOC member's export leaves out the bids they are recused from."""
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\r\n")
+    writer.writerow(CSV_HEADER)
+    reviewer_only = not (viewer.role_set & {Role.ADMIN, Role.BOARD})
+    by_id = {b.id: b for b in data.ranked}
+    for (bid_id, member_id), card in sorted(data.cards.items()):
+        bid = by_id.get(bid_id)
+        if bid is None or not card.is_submitted:
+            continue
+        if reviewer_only and data.recusal(viewer, bid) is not None:
+            continue
+        member = data.members[member_id]
+        recused = data.recusal(member, bid)
+        scores, comments = card.score_map(), card.comment_map()
+        for c in data.reg.criteria:
+            score = scores.get(c.key)
+            writer.writerow([bid.id, _cell(bid.title), bid.host_federation or "", _cell(member.name),
+                             member.federation or "", card.version, card.submitted_at.isoformat(),
+                             "yes" if recused is None else f"no: {recused}", c.key, c.label,
+                             "" if score is None else f"{score.normalize():f}", _cell(comments.get(c.key, ""))])
+    return out.getvalue()
