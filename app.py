@@ -22,6 +22,7 @@ def _models():
     import bids.models  # noqa: F401
     import core.audit  # noqa: F401
     import events.models  # noqa: F401
+    import scoring.models  # noqa: F401
 
 
 def create_app(config: dict | None = None) -> Flask:
@@ -60,9 +61,11 @@ def create_app(config: dict | None = None) -> Flask:
     from demo.cli import cli as demo_cli
     from events.cli import cli as events_cli
     from events.views import bp as events_bp
+    from scoring.views import bp as scoring_bp
 
     for bp in (core_bp, accounts_bp, events_bp, bids_bp, api_bp, audit_cli, users_cli, events_cli, bids_cli, demo_cli):
         app.register_blueprint(bp)
+    app.register_blueprint(scoring_bp)
     init_limiter(app)
     _errors(app)
     return app

@@ -74,6 +74,54 @@ PATHS.update({
             not_found=True)}},
 })
 
+# Scoring (Art. 15.5): the WCOC's ranking. Scores, weights and totals are decimal strings, never floats.
+DECIMAL = {"type": "string", "pattern": r"^-?\d+(\.\d+)?$", "description": "A decimal number as a string"}
+_CRITERION_STATS = {"type": "object", "properties": {
+    "key": {"type": "string"}, "label": {"type": "string"}, "article": {"type": "string"},
+    "count": {"type": "integer"}, "mean": {**DECIMAL, "nullable": True}, "median": {**DECIMAL, "nullable": True},
+    "min": {**DECIMAL, "nullable": True}, "max": {**DECIMAL, "nullable": True},
+    "range": {**DECIMAL, "nullable": True}, "stdev": {**DECIMAL, "nullable": True},
+    "disagreement": {"type": "boolean"}, "disagreement_reason": {"type": "string"},
+    "contribution": {**DECIMAL, "nullable": True}}}
+RANKING = {"type": "object", "required": ["event", "weights_version", "bids", "sensitivity"], "properties": {
+    "event": {"type": "object", "properties": {"slug": {"type": "string"}, "title": {"type": "string"},
+                                               "status": {"type": "string"}}},
+    "statistic": {"type": "string", "enum": ["mean", "median"]},
+    "weights_version": {"type": "object", "description": "The weights the ranking used; number 0 is the weights "
+                                                         "published with the call", "properties": {
+        "number": {"type": "integer"}, "label": {"type": "string"}, "reason": {"type": "string"},
+        "created_at": {"type": "string", "format": "date-time", "nullable": True},
+        "weights": {"type": "array", "items": {"type": "object", "properties": {
+            "key": {"type": "string"}, "label": {"type": "string"}, "article": {"type": "string"},
+            "weight": DECIMAL, "percent": DECIMAL}}}}},
+    "leaders": {"type": "array", "items": {"type": "integer"}},
+    "bids": {"type": "array", "items": {"type": "object", "properties": {
+        "bid_id": {"type": "integer"}, "title": {"type": "string"}, "rank": {"type": "integer", "nullable": True},
+        "rank_label": {"type": "string"}, "tied": {"type": "boolean"}, "total": {**DECIMAL, "nullable": True},
+        "scorecards": {"type": "integer"}, "expected_scorecards": {"type": "integer"},
+        "admitted_reason": {"type": "string", "nullable": True}, "note": {"type": "string"},
+        "criteria": {"type": "array", "items": _CRITERION_STATS},
+        "red_flags": {"type": "array", "items": {"type": "object"}}}}},
+    "notes": {"type": "array", "items": {"type": "string"}},
+    "recusals": {"type": "array", "items": {"type": "object", "properties": {
+        "member_id": {"type": "integer"}, "member": {"type": "string"}, "bid_id": {"type": "integer"},
+        "bid": {"type": "string"}, "reason": {"type": "string"}}}},
+    "excluded": {"type": "array", "items": {"type": "object"}},
+    "sensitivity": {"type": "object", "properties": {
+        "summary": {"type": "string"}, "robust": {"type": "boolean", "nullable": True},
+        "reasons": {"type": "array", "items": {"type": "string"}}}},
+}}
+PATHS.update({
+    "/events/{slug}/ranking": {"get": {
+        "summary": "The WCOC's ranking of the bids (Art. 15.5): totals, per-criterion statistics, red flags, the "
+                   "weights version used, recusals and the sensitivity summary. WCOC, Board and secretariat only; "
+                   "a WCOC member once their own scorecards are in",
+        "operationId": "getRanking", "parameters": [SLUG],
+        "responses": {**_responses(RANKING, not_found=True), "403": {
+            "description": "Not for this caller (bidders never see scores)",
+            "content": {"application/json": {"schema": ERROR}}}}}},
+})
+
 SCHEMAS: dict[str, Any] = {
     "Error": {"type": "object", "required": ["error", "status"],
               "properties": {"error": {"type": "string"}, "status": {"type": "integer"}}},

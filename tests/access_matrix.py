@@ -83,3 +83,30 @@ MATRIX: dict[str, list[tuple[str, str, dict[str, int]]]] = {
     "api.event": [("GET", "/api/v1/events/{slug}", {"anon": 401, **dict.fromkeys(ROLES[1:], 200)}),
                   ("GET", "/api/v1/events/no-such-call", {"anon": 401, **dict.fromkeys(ROLES[1:], 404)})],
 }
+
+# Scoring (Art. 15.5). The call is open and the caller has declared nothing: a WCOC member is sent to the
+# declaration, and the ranking shows them why it is not open to them yet. Bidders never see a score.
+REVIEWERS = ("wcoc", "board", "admin")
+MATRIX.update({
+    "scoring.index": [("GET", "/scoring/", only(REVIEWERS))],
+    "scoring.admin_index": [("GET", "/admin/scoring", only(REVIEWERS))],
+    "scoring.conflicts": [("GET", "/events/{slug}/scoring/conflicts", only(("wcoc",))),
+                          ("POST", "/events/{slug}/scoring/conflicts", only(("wcoc",), 422)),
+                          ("GET", "/events/no-such-call/scoring/conflicts", only(("wcoc",), 404))],
+    "scoring.my_scorecards": [("GET", "/events/{slug}/scoring/", only(("wcoc",), 302))],
+    "scoring.scorecard": [("GET", "/events/{slug}/scoring/bids/999999", only(("wcoc",), 404)),
+                          ("POST", "/events/{slug}/scoring/bids/999999", only(("wcoc",), 404))],
+    "scoring.reopen": [("POST", "/events/{slug}/scoring/bids/999999/reopen", only(("wcoc",), 404))],
+    "scoring.ranking": [("GET", "/events/{slug}/scoring/ranking", only(REVIEWERS)),
+                        ("GET", "/events/no-such-call/scoring/ranking", only(REVIEWERS, 404))],
+    "scoring.export_csv": [("GET", "/events/{slug}/scoring/scores.csv",
+                            {"anon": 302, "bidder": 403, "wcoc": 302, "board": 403, "admin": 200})],
+    "scoring.api_ranking": [("GET", "/api/v1/events/{slug}/ranking",
+                             {"anon": 401, "bidder": 403, "wcoc": 403, "board": 200, "admin": 200}),
+                            ("GET", "/api/v1/events/no-such-call/ranking",
+                             {"anon": 401, "bidder": 403, "wcoc": 404, "board": 404, "admin": 404})],
+    "scoring.weights": [("GET", "/events/{slug}/scoring/weights", only(("admin",))),
+                        ("POST", "/events/{slug}/scoring/weights", only(("admin",), 422))],
+    "scoring.admission": [("GET", "/events/{slug}/scoring/admission", only(("admin",)))],
+    "scoring.admit": [("POST", "/events/{slug}/scoring/bids/999999/admit", only(("admin",), 404))],
+})

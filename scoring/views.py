@@ -1,0 +1,407 @@
+"""The WCOC's pages (conflicts, scorecards, ranking, export), the secretariat's (weights, admission) and the
+ranking in the JSON API. Thin: load, authorize, validate, call one service, commit, redirect.
+
+Bidders never see a score: every page here answers 403 to an account holding the bidder role (unless it is
+also the secretariat's), and the API does the same.
+"""
+
+from __future__ import annotations
+
+from functools import wraps
+
+from flask import Blueprint, Response, abort, flash, jsonify, redirect, render_template, request, url_for
+from flask_login import current_user
+from sqlalchemy import select
+from werkzeug.routing import BuildError
+
+from accounts.forms import EmptyForm
+from api.auth import api_error, api_login_required, api_user
+from bids.models import Bid
+from bids.rules import EVALUATION_FIELDS
+from core.auth import Role, roles_required
+from core.db import db, utcnow
+from core.templating import register_nav
+from events.models import Event
+from events.rules import EventStatus
+from events.services import get_event
+from scoring import services
+from scoring.forms import AdmitForm, ConflictsForm, scale, score_text, scorecard_form, weights_form
+from scoring.queries import ScoringData, build_ranking, load_scoring, scores_csv, weights_of, weights_versions
+from scoring.rules import (
+    admission_open,
+    prize_fund_reference,
+    scoring_is_open,
+    weight_shares,
+    weights_change_needs_reason,
+)
+
+bp = Blueprint("scoring", __name__)
+
+REVIEWERS = (Role.WCOC, Role.BOARD, Role.ADMIN)
+
+
+@bp.record_once
+def _nav(state) -> None:
+    register_nav(40, Role.WCOC, "Scoring", "scoring.index")
+    register_nav(41, Role.ADMIN, "Scoring", "scoring.admin_index")
+
+
+def bid_url(bid_id: int) -> str:
+    """The bid's own page (bids.view), or its path while that page is not registered."""
+    try:
+        return url_for("bids.view", bid_id=bid_id)
+    except BuildError:
+        return f"/bids/{bid_id}"
+
+
+@bp.context_processor
+def _helpers() -> dict:
+    return {"bid_url": bid_url, "score_text": score_text}
+
+
+def _is_bidder(user) -> bool:
+    roles = user.role_set
+    return Role.BIDDER in roles and Role.ADMIN not in roles
+
+
+def scoring_roles(*roles: Role):
+    """roles_required, and 403 for a bidder account whatever else it holds: bidders never see scores."""
+
+    def decorator(view):
+        @roles_required(*roles)
+        @wraps(view)
+        def wrapped(*args, **kwargs):
+            if _is_bidder(current_user):
+                abort(403)
+            return view(*args, **kwargs)
+
+        return wrapped
+
+    return decorator
+
+
+def _event(slug: str) -> Event:
+    event = get_event(slug)
+    if event is None:
+        abort(404)
+    return event
+
+
+def _me():
+    return current_user._get_current_object()
+
+
+def _declaration_gate(data: ScoringData):
+    """Before seeing any bid a member confirms a declaration of conflicts that covers every bid."""
+    if data.declaration_current(_me()):
+        return None
+    flash("Before you see any bid, declare your conflicts of interest for this call." if data.declaration(_me())
+          is None else "A bid was added since your declaration: confirm your declaration again.", "info")
+    return redirect(url_for("scoring.conflicts", slug=data.event.slug))
+
+
+def _scored_bid(data: ScoringData, bid_id: int) -> Bid:
+    for bid in data.ranked:
+        if bid.id == bid_id:
+            return bid
+    abort(404)
+
+
+# ----------------------------------------------------------------------------------------------- index
+
+
+@bp.route("/scoring/")
+@scoring_roles(*REVIEWERS)
+def index():
+    events = db.session.scalars(select(Event).order_by(Event.created_at.desc(), Event.id.desc())).all()
+    return render_template("scoring/index.html", events=events, EventStatus=EventStatus)
+
+
+bp.add_url_rule("/admin/scoring", endpoint="admin_index", view_func=index)
+
+
+# ------------------------------------------------------------------------------------------- conflicts
+
+
+@bp.route("/events/<slug>/scoring/conflicts", methods=["GET", "POST"])
+@scoring_roles(Role.WCOC)
+def conflicts(slug: str):
+    event = _event(slug)
+    data = load_scoring(event)
+    me = _me()
+    listed = data.bids
+    listed_ids = ",".join(str(b.id) for b in listed)
+    form = ConflictsForm(bid_choices=[(b.id, f"{b.title} (host federation {b.host_federation or 'not given'})")
+                                      for b in listed])
+    decl = data.declaration(me)
+    notice = None
+    if request.method == "POST":
+        if request.form.get("listed", "") != listed_ids:
+            notice = "The list of bids changed since you opened this page: check it and confirm again."
+        elif form.validate_on_submit():
+            try:
+                services.declare_conflicts(
+                    event, me, has_conflict=form.has_conflict.data == "yes",
+                    conflicted=[b for b in listed if b.id in (form.bids.data or [])], reason=form.reason.data or "",
+                    listed=listed, actor=me, now=utcnow())
+            except services.ScoringError as exc:
+                db.session.rollback()
+                if exc.field in form._fields:
+                    form[exc.field].errors = [*form[exc.field].errors, str(exc)]
+                else:
+                    notice = str(exc)
+            else:
+                db.session.commit()
+                flash("Your declaration of conflicts of interest is recorded.", "success")
+                return redirect(url_for("scoring.my_scorecards", slug=slug))
+    elif decl is not None:
+        form.has_conflict.data = "yes" if decl.has_conflict else "no"
+        form.bids.data = sorted(data.declared.get(me.id, set()))
+        form.reason.data = decl.reason
+    automatic = [(b, data.recusal(me, b)) for b in listed if data.recusal(me, b)
+                 and b.id not in data.declared.get(me.id, set())]
+    status = 422 if request.method == "POST" else 200
+    return render_template("scoring/conflicts.html", event=event, form=form, decl=decl, listed=listed,
+                           listed_ids=listed_ids, automatic=automatic, notice=notice,
+                           current=data.declaration_current(me)), status
+
+
+# ------------------------------------------------------------------------------------------ scorecards
+
+
+@bp.route("/events/<slug>/scoring/")
+@scoring_roles(Role.WCOC)
+def my_scorecards(slug: str):
+    event = _event(slug)
+    data = load_scoring(event)
+    gate = _declaration_gate(data)
+    if gate:
+        return gate
+    me = _me()
+    rows = [(b, data.card(b, me), data.recusal(me, b)) for b in data.ranked]
+    due = data.due(me)
+    done = sum(1 for b in due if (c := data.card(b, me)) and c.is_submitted)
+    return render_template("scoring/my_scorecards.html", event=event, rows=rows, due=due, done=done,
+                           excluded=data.excluded, ranking_closed=data.ranking_closed_to(me),
+                           decl=data.declaration(me), scoring_open=scoring_is_open(event.status))
+
+
+def _particulars(bid: Bid) -> dict:
+    version = bid.last_version
+    return version.data_dict if version else {}
+
+
+def _render_scorecard(event, bid, data: ScoringData, form, *, card, stale=None, notice=None, status=200):
+    reg = event.regulation
+    particulars = _particulars(bid)
+    reference = None
+    prize = particulars.get("prize_fund_eur")
+    if prize and any(c.key == services.PRIZE_FUND_CRITERION for c in reg.criteria):
+        from decimal import Decimal
+
+        reference = (services.PRIZE_FUND_CRITERION, Decimal(prize), prize_fund_reference(reg, Decimal(prize)))
+    evaluation = particulars.get("evaluation") or {}
+    texts = {f.criterion: (f.label, evaluation.get(f.key)) for f in EVALUATION_FIELDS}
+    me = _me()
+    return render_template(
+        "scoring/scorecard.html", event=event, reg=reg, bid=bid, form=form, card=card, stale=stale, notice=notice,
+        particulars=particulars, reference=reference, texts=texts, others=data.others_on(bid, me),
+        scale=scale(reg), anchors=reg.scoring.anchors, reopen_form=EmptyForm(),
+        scoring_open=scoring_is_open(event.status),
+        weights={w.key: w for w in weight_shares(reg, data.weights)}), status
+
+
+@bp.route("/events/<slug>/scoring/bids/<int:bid_id>", methods=["GET", "POST"])
+@scoring_roles(Role.WCOC)
+def scorecard(slug: str, bid_id: int):
+    event = _event(slug)
+    data = load_scoring(event)
+    bid = _scored_bid(data, bid_id)
+    gate = _declaration_gate(data)
+    if gate:
+        return gate
+    me = _me()
+    if data.recusal(me, bid):
+        abort(403)
+    card = data.card(bid, me)
+    form = scorecard_form(event.regulation)
+    if request.method == "GET":
+        form.fill(card.score_map() if card else {}, card.comment_map() if card else {}, card.revision if card else 0)
+        return _render_scorecard(event, bid, data, form, card=card)
+    stale = notice = None
+    if form.validate_on_submit():
+        submit = request.form.get("action") == "submit"
+        try:
+            card = services.save_scorecard(bid, me, scores=form.scores(), comments=form.comments(),
+                                           revision=form.revision.data, submit=submit, actor=me, now=utcnow())
+        except services.StaleScorecardError as exc:
+            db.session.rollback()
+            stale = exc.current
+            # Saving again from this page is a deliberate choice to replace the saved scorecard.
+            form.revision.data = stale.revision if stale else 0
+            notice = str(exc)
+        except services.ScorecardProblems as exc:
+            db.session.rollback()
+            form.add_problems(exc.problems)
+        except services.Recused:
+            db.session.rollback()
+            abort(403)
+        except services.ScoringError as exc:
+            db.session.rollback()
+            notice = str(exc)
+        else:
+            db.session.commit()
+            if submit:
+                flash(f"Your scorecard for {bid.title} is submitted (version {card.version}).", "success")
+                return redirect(url_for("scoring.my_scorecards", slug=slug))
+            flash(f"Your draft scorecard for {bid.title} is saved.", "success")
+            return redirect(url_for("scoring.scorecard", slug=slug, bid_id=bid.id))
+    data = load_scoring(event)
+    return _render_scorecard(event, bid, data, form, card=data.card(bid, me), stale=stale, notice=notice,
+                             status=422)
+
+
+@bp.route("/events/<slug>/scoring/bids/<int:bid_id>/reopen", methods=["POST"])
+@scoring_roles(Role.WCOC)
+def reopen(slug: str, bid_id: int):
+    event = _event(slug)
+    data = load_scoring(event)
+    bid = _scored_bid(data, bid_id)
+    me = _me()
+    card = data.card(bid, me)
+    if card is None:
+        abort(404)
+    if not EmptyForm().validate_on_submit():
+        abort(400)
+    try:
+        services.reopen_scorecard(card, actor=me, now=utcnow())
+    except services.ScoringError as exc:
+        db.session.rollback()
+        flash(str(exc), "error")
+    else:
+        db.session.commit()
+        flash(f"Your scorecard for {bid.title} is a draft again; submit it to make it count (it will be "
+              f"version {card.version + 1}).", "success")
+    return redirect(url_for("scoring.scorecard", slug=slug, bid_id=bid.id))
+
+
+# -------------------------------------------------------------------------------------------- ranking
+
+
+@bp.route("/events/<slug>/scoring/ranking")
+@scoring_roles(*REVIEWERS)
+def ranking(slug: str):
+    event = _event(slug)
+    data = load_scoring(event)
+    closed = data.ranking_closed_to(_me())
+    if closed:
+        return render_template("scoring/ranking_closed.html", event=event, reason=closed)
+    report = build_ranking(data)
+    return render_template("scoring/ranking.html", event=event, reg=data.reg, report=report, data=data)
+
+
+@bp.route("/events/<slug>/scoring/scores.csv")
+@scoring_roles(Role.WCOC, Role.ADMIN)
+def export_csv(slug: str):
+    event = _event(slug)
+    data = load_scoring(event)
+    closed = data.ranking_closed_to(_me())
+    if closed:
+        flash(closed, "info")
+        return redirect(url_for("scoring.ranking", slug=slug))
+    return Response(scores_csv(data, _me()), mimetype="text/csv",
+                    headers={"Content-Disposition": f'attachment; filename="{event.slug}-scores.csv"'})
+
+
+@bp.route("/api/v1/events/<slug>/ranking")
+@api_login_required
+def api_ranking(slug: str):
+    user = api_user()
+    if not (user.role_set & set(REVIEWERS)) or _is_bidder(user):
+        return api_error(403, "Only the WCOC, the Presidential Board and the secretariat read the ranking.")
+    event = get_event(slug)
+    if event is None:
+        return api_error(404, f"No call with the slug {slug!r}.")
+    data = load_scoring(event)
+    closed = data.ranking_closed_to(user)
+    if closed:
+        return api_error(403, closed)
+    return jsonify(build_ranking(data).as_dict())
+
+
+# ----------------------------------------------------------------------------------------- secretariat
+
+
+@bp.route("/events/<slug>/scoring/weights", methods=["GET", "POST"])
+@scoring_roles(Role.ADMIN)
+def weights(slug: str):
+    event = _event(slug)
+    reg = event.regulation
+    versions = weights_versions(event)
+    current = versions[0] if versions else None
+    form = weights_form(reg)
+    notice = None
+    if request.method == "POST":
+        if form.validate_on_submit():
+            try:
+                version = services.change_weights(event, form.weights(), reason=form.reason.data or "",
+                                                  based_on=form.based_on.data, actor=_me(), now=utcnow())
+            except services.ScoringError as exc:
+                db.session.rollback()
+                if exc.field == "reason":
+                    form.reason.errors = [*form.reason.errors, str(exc)]
+                else:
+                    notice = str(exc)
+            except (ValueError, TypeError) as exc:
+                db.session.rollback()
+                notice = str(exc)
+            else:
+                db.session.commit()
+                flash(f"Weights version {version.number} is in force; every ranking from now on uses it.", "success")
+                return redirect(url_for("scoring.weights", slug=slug))
+    else:
+        form.fill(weights_of(reg, current), current.number if current else 0)
+    shares = weight_shares(reg, weights_of(reg, current))
+    return render_template("scoring/weights.html", event=event, reg=reg, form=form, versions=versions,
+                           current=current, shares=shares, notice=notice,
+                           needs_reason=weights_change_needs_reason(event.status)), \
+        (422 if request.method == "POST" else 200)
+
+
+def _render_admission(event, forms=None, status=200):
+    data = load_scoring(event)
+    forms = forms or {}
+    rows = []
+    for bid in data.bids:
+        last = bid.last_version
+        failed = [f for f in (last.compliance_list if last else []) if f.get("outcome") in ("fail", "pending")]
+        rows.append((bid, last, failed, forms.get(bid.id) or AdmitForm(prefix=f"bid{bid.id}")))
+    return render_template("scoring/admission.html", event=event, rows=rows,
+                           admission_open=admission_open(event.status)), status
+
+
+@bp.route("/events/<slug>/scoring/admission")
+@scoring_roles(Role.ADMIN)
+def admission(slug: str):
+    return _render_admission(_event(slug))
+
+
+@bp.route("/events/<slug>/scoring/bids/<int:bid_id>/admit", methods=["POST"])
+@scoring_roles(Role.ADMIN)
+def admit(slug: str, bid_id: int):
+    event = _event(slug)
+    bid = db.session.get(Bid, bid_id)
+    if bid is None or bid.event_id != event.id:
+        abort(404)
+    form = AdmitForm(prefix=f"bid{bid.id}")
+    if form.validate_on_submit():
+        try:
+            services.admit_bid(bid, form.reason.data, actor=_me(), now=utcnow())
+        except services.ScoringError as exc:
+            db.session.rollback()
+            form.reason.errors = [*form.reason.errors, str(exc)]
+        else:
+            db.session.commit()
+            flash(f"{bid.title} is admitted to scoring; the reason is shown with the ranking.", "success")
+            return redirect(url_for("scoring.admission", slug=slug))
+    return _render_admission(event, {bid.id: form}, 422)
