@@ -1,0 +1,76 @@
+"""The pure rules of who scores what and when: the scorecard's transitions, the gate, recusal, independence."""
+
+from __future__ import annotations
+
+import pytest
+
+from scoring.rules import (
+    SCORECARD_TRANSITIONS,
+    ScorecardAction,
+    ScorecardStatus,
+    ScoringRuleError,
+    admission_open,
+    conflicted_by_federation,
+    is_scored,
+    may_see_other_scores,
+    passes_gate,
+    scorecard_next_status,
+    scoring_is_open,
+    weights_change_needs_reason,
+    weights_may_change,
+)
+
+STATES = ("open", "closed", "scoring", "deliberation", "decided")
+
+
+@pytest.mark.parametrize("status, action, expected", [
+    ("draft", "submit", "submitted"),
+    ("submitted", "reopen", "draft"),
+])
+def test_allowed_scorecard_moves(status, action, expected):
+    assert scorecard_next_status(status, action) is ScorecardStatus(expected)
+
+
+@pytest.mark.parametrize("status, action, message", [
+    ("submitted", "submit", "a submitted scorecard cannot be submitted again"),
+    ("draft", "reopen", "a draft scorecard cannot be reopened: it is not submitted"),
+])
+def test_refused_scorecard_moves_say_why(status, action, message):
+    with pytest.raises(ScoringRuleError, match=f"^{message}$"):
+        scorecard_next_status(status, action)
+
+
+def test_every_pair_of_the_table_is_a_real_state_and_action():
+    assert {s for s, _ in SCORECARD_TRANSITIONS} == set(ScorecardStatus)
+    assert {a for _, a in SCORECARD_TRANSITIONS} == set(ScorecardAction)
+
+
+@pytest.mark.parametrize("state", STATES)
+def test_what_each_state_of_the_call_allows(state):
+    assert scoring_is_open(state) is (state == "scoring")
+    assert weights_change_needs_reason(state) is (state not in ("open", "closed"))
+    assert weights_may_change(state) is (state != "decided")
+    assert admission_open(state) is (state in ("open", "closed", "scoring"))
+
+
+@pytest.mark.parametrize("in_contest, compliant, admitted, scored", [
+    (True, True, False, True), (True, False, False, False), (True, False, True, True), (True, None, False, False),
+    (False, True, False, False), (False, False, True, False),
+])
+def test_a_bid_is_scored_when_in_the_contest_and_through_the_gate(in_contest, compliant, admitted, scored):
+    assert is_scored(in_contest=in_contest, compliant=compliant, admitted=admitted) is scored
+    assert passes_gate(compliant=compliant, admitted=admitted) is (bool(compliant) or admitted)
+
+
+@pytest.mark.parametrize("member, host, conflicted", [
+    ("UKR", "UKR", True), ("GER", "UKR", False), (None, "UKR", False), ("UKR", None, False), (None, None, False),
+])
+def test_a_member_of_the_host_federation_is_conflicted(member, host, conflicted):
+    assert conflicted_by_federation(member, host) is conflicted
+
+
+@pytest.mark.parametrize("submitted, conflicted, sees", [
+    (False, False, False), (True, False, True), (True, True, False), (False, True, False),
+])
+def test_others_scores_are_seen_only_after_submitting_and_never_when_recused(submitted, conflicted, sees):
+    assert may_see_other_scores(has_submitted=submitted, conflicted=conflicted) is sees
