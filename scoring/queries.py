@@ -192,6 +192,17 @@ def declaration_of(event: Event, member: User) -> ConflictDeclaration | None:
         ConflictDeclaration.event_id == event.id, ConflictDeclaration.member_id == member.id)).first()
 
 
+def declaration_covers_every_bid(event: Event, member: User) -> bool:
+    """Whether `member` confirmed a declaration of conflicts that covers every bid now before the WCOC: the
+    check a page showing a bid to a WCOC member makes first (two queries). Raises nothing."""
+    decl = declaration_of(event, member)
+    if decl is None:
+        return False
+    ids = set(db.session.scalars(select(Bid.id).where(Bid.event_id == event.id,
+                                                      Bid.status.in_(REVIEWED_STATUSES))))
+    return ids <= decl.covered
+
+
 def recusal_for(bid: Bid, member: User) -> str | None:
     """`recusal_reason` for one bid and member, read from the database."""
     decl = declaration_of(bid.event, member)

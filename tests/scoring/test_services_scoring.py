@@ -395,3 +395,17 @@ def test_the_raw_scores_are_stored_with_one_decimal(app, sf, scene):
     with app.app_context():
         rows = db.session.execute(text("SELECT criterion, score FROM scorecard_score ORDER BY criterion")).all()
         assert [(k, Decimal(str(v))) for k, v in rows][:2] == [("a", Decimal("3")), ("b", Decimal("2.5"))]
+
+
+def test_other_pages_can_ask_whether_a_declaration_covers_every_bid(app, sf, scene):
+    from scoring.queries import declaration_covers_every_bid
+
+    fresh = sf.member(federation="ESP")
+    with app.app_context():
+        event = db.session.get(Event, scene["event"])
+        assert declaration_covers_every_bid(event, db.session.get(User, scene["m1"]))
+        assert not declaration_covers_every_bid(event, db.session.get(User, fresh))
+    sf.bid(scene["event"], city="Kazan", host="RUS")
+    with app.app_context():
+        event = db.session.get(Event, scene["event"])
+        assert not declaration_covers_every_bid(event, db.session.get(User, scene["m1"]))
