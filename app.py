@@ -20,6 +20,7 @@ def _models():
     """Import every model so SQLAlchemy's metadata (and Alembic) see the whole schema."""
     import accounts.models  # noqa: F401
     import bids.models  # noqa: F401
+    import board.models  # noqa: F401
     import core.audit  # noqa: F401
     import events.models  # noqa: F401
     import scoring.models  # noqa: F401
@@ -56,6 +57,7 @@ def create_app(config: dict | None = None) -> Flask:
     from api.views import bp as api_bp
     from bids.cli import cli as bids_cli
     from bids.views import bp as bids_bp
+    from board.views import bp as board_bp
     from core.audit import cli as audit_cli
     from core.views import bp as core_bp
     from demo.cli import cli as demo_cli
@@ -63,9 +65,9 @@ def create_app(config: dict | None = None) -> Flask:
     from events.views import bp as events_bp
     from scoring.views import bp as scoring_bp
 
-    for bp in (core_bp, accounts_bp, events_bp, bids_bp, api_bp, audit_cli, users_cli, events_cli, bids_cli, demo_cli):
+    for bp in (core_bp, accounts_bp, events_bp, bids_bp, scoring_bp, board_bp, api_bp,
+               audit_cli, users_cli, events_cli, bids_cli, demo_cli):
         app.register_blueprint(bp)
-    app.register_blueprint(scoring_bp)
     init_limiter(app)
     _errors(app)
     return app
@@ -90,8 +92,10 @@ def _errors(app: Flask) -> None:
         elif code == 413:
             message = (f"The upload is larger than the limit of {app.config['MAX_UPLOAD_MB']} MB. "
                        "Go back and choose a smaller file.")
+        elif getattr(exc, "description", None) and exc.description != type(exc).description:
+            message = exc.description  # a view said why (abort(403, description=...))
         else:
-            message = messages.get(code, getattr(exc, "description", "Error"))
+            message = messages.get(code, "Error")
         if code == 500:
             db.session.rollback()
         if request.path.startswith("/api/"):

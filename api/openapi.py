@@ -122,6 +122,18 @@ PATHS.update({
             "content": {"application/json": {"schema": ERROR}}}}}},
 })
 
+PATHS["/events/{slug}/decision"] = {"get": {
+    "summary": "The decision of Art. 15.5 in force: method, selected bid, tally, reasons, what the Board reviewed",
+    "operationId": "getDecision", "parameters": [SLUG],
+    "responses": {**_responses({"type": "object", "required": ["id", "method", "decided_on", "selected_bid"],
+                                "properties": {"id": {"type": "integer"}, "method": {"type": "string"},
+                                               "decided_on": {"type": "string", "format": "date"},
+                                               "selected_bid": {"type": "object"},
+                                               "reviewed": {"type": "array", "items": {"type": "object"}}}},
+                               not_found=True),
+                  "403": {"description": "Bidders do not read the record", "content": {
+                      "application/json": {"schema": ERROR}}}}}}
+
 SCHEMAS: dict[str, Any] = {
     "Error": {"type": "object", "required": ["error", "status"],
               "properties": {"error": {"type": "string"}, "status": {"type": "integer"}}},

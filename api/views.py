@@ -131,3 +131,30 @@ def event_bids(slug: str):
          "venue_country": b.venue_country, "status": b.status, "version": b.version,
          "prize_fund_eur": amount_str(b.prize_fund_eur) if b.prize_fund_eur is not None else None,
          "url": url_for("api.bid", bid_id=b.id, _external=True)} for b in rows]})
+
+
+# ------------------------------------------------------------------------------------------------- decision
+
+
+@bp.route("/events/<slug>/decision")
+@api_login_required
+def decision(slug: str):
+    from board.services import current_decision
+    from core.auth import Role
+
+    ev = get_event(slug)
+    if ev is None:
+        return api_error(404, f"No call with the slug {slug!r}.")
+    if not (api_user().role_set & {Role.BOARD, Role.ADMIN, Role.WCOC}):
+        return api_error(403, "The decision record is for the Board, the WCOC and the secretariat.")
+    found = current_decision(ev)
+    if found is None:
+        return api_error(404, "No decision is recorded for this call yet.")
+    return jsonify({
+        "id": found.id, "event": slug, "method": found.method, "decided_on": found.decided_on.isoformat(),
+        "selected_bid": {"id": found.selected_bid_id, "title": found.selected_bid.title},
+        "tally": found.loads("tally"), "consultations": found.loads("consultations"),
+        "rationale": found.rationale, "ranking": found.loads("ranking"), "reviewed": found.loads("reviewed"),
+        "recorded_at": found.recorded_at.isoformat(), "recorded_by": found.recorded_by.name,
+        "corrects": found.corrects_id, "correction_reason": found.correction_reason or None,
+        "minutes_sha256": found.minutes_sha256})

@@ -298,10 +298,8 @@ def record_consultation(bid: Bid, *, outcome: str, note: str, actor, now: dateti
                  data={"from": before, "to": outcome, "note": bid.consultation_note})
 
 
-def import_bid(event: Event, data: BidData, *, owner, actor, now: datetime) -> Bid:
-    """Key in a paper bid from the JSON shape (flask bids import): a draft holding every value of the file.
-    Documents are attached later in the web form; submission still requires them."""
-    bid = create_bid(event, owner=owner, actor=actor, now=now, entered_by=actor or owner)
+def apply_data(bid: Bid, data: BidData) -> None:
+    """Write every value of a BidData onto the bid's columns and room rates (no checks, no audit: callers do)."""
     g = data.bank_guarantee
     values = {
         "applicant_type": data.applicant_type, "applicant_name": data.applicant_name,
@@ -325,6 +323,13 @@ def import_bid(event: Event, data: BidData, *, owner, actor, now: datetime) -> B
         setattr(bid, name, value)
     bid.room_rates = [BidRoomRate(position=i, room_type=r.room_type, eur_per_night=r.eur_per_night)
                       for i, r in enumerate(data.room_rates)]
+
+
+def import_bid(event: Event, data: BidData, *, owner, actor, now: datetime) -> Bid:
+    """Key in a paper bid from the JSON shape (flask bids import): a draft holding every value of the file.
+    Documents are attached later in the web form; submission still requires them."""
+    bid = create_bid(event, owner=owner, actor=actor, now=now, entered_by=actor or owner)
+    apply_data(bid, data)
     db.session.flush()
     audit.record("bid.import", bid, actor=actor, now=now, data={"event": event.slug})
     return bid

@@ -1,0 +1,33 @@
+"""The board's forms: a vote, the decision record, a correction."""
+
+from __future__ import annotations
+
+from wtforms import DateField, RadioField, SelectField, TextAreaField
+from wtforms.validators import DataRequired, Length, Optional
+
+from core.forms import BaseForm, choices
+
+
+class VoteForm(BaseForm):
+    choice = RadioField("Your vote", validators=[DataRequired("Choose a bid, or abstain.")])
+
+
+class DecisionForm(BaseForm):
+    method = RadioField("How the decision was taken", validators=[DataRequired("Choose how the decision was taken.")],
+                        choices=choices([("board_vote", "By the vote of the Presidential Board"),
+                                         ("president", "By the FIDE President alone, in consultation with the WCOC, "
+                                                       "no Board meeting being possible (Art. 15.5)")]))
+    selected = SelectField("Organiser selected", validators=[DataRequired("Choose the selected bid.")])
+    decided_on = DateField("Date of the decision", validators=[DataRequired("Enter the date of the decision.")])
+    rationale = TextAreaField("Reasons", validators=[Optional(), Length(max=20000)],
+                              description="Required when the choice is not the top of the WCOC's ranking or carries "
+                                          "a red flag.")
+
+
+class CorrectionForm(DecisionForm):
+    correction_reason = TextAreaField("What this correction mends", validators=[
+        DataRequired("Say what the correction mends."), Length(max=5000)])
+
+
+def advice_field_name(member_id: int) -> str:
+    return f"advice_{member_id}"

@@ -1,0 +1,118 @@
+"""Dossiers (frozen, hashed PDFs), the board's votes, and the decision record."""
+
+from __future__ import annotations
+
+import json
+from datetime import date, datetime
+
+from sqlalchemy import Boolean, CheckConstraint, Date, ForeignKey, Integer, String, Text, UniqueConstraint
+from sqlalchemy.orm import Mapped, mapped_column, relationship
+
+from accounts.models import User
+from bids.models import Bid
+from core.db import db, utcnow
+from events.models import Event
+
+
+class Dossier(db.Model):
+    """A PDF the board reads: one bid's dossier, or the board pack (bid_id NULL). Built from a snapshot of its
+    inputs; the same snapshot gives the same stored file (unique inputs_sha256)."""
+
+    __tablename__ = "dossier"
+    __table_args__ = (
+        UniqueConstraint("event_id", "kind", "inputs_sha256", name="inputs"),
+        UniqueConstraint("event_id", "kind", "bid_id", "number", name="number"),
+        CheckConstraint("kind IN ('bid', 'pack')", name="kind"),
+        CheckConstraint("(kind = 'bid') = (bid_id IS NOT NULL)", name="bid_for_bid_dossier"),
+    )
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    event_id: Mapped[int] = mapped_column(ForeignKey("event.id"), index=True)
+    bid_id: Mapped[int | None] = mapped_column(ForeignKey("bid.id"), index=True)
+    kind: Mapped[str] = mapped_column(String(8))
+    number: Mapped[int] = mapped_column(Integer)
+    identifier: Mapped[str] = mapped_column(String(80), unique=True)
+    inputs_sha256: Mapped[str] = mapped_column(String(64))
+    inputs: Mapped[str] = mapped_column(Text)
+    stored_name: Mapped[str] = mapped_column(String(100), unique=True)
+    pdf_sha256: Mapped[str] = mapped_column(String(64))
+    pages: Mapped[int] = mapped_column(Integer)
+    size_bytes: Mapped[int] = mapped_column(Integer)
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    created_by_id: Mapped[int | None] = mapped_column(ForeignKey("user.id"))
+
+    event: Mapped[Event] = relationship()
+    bid: Mapped[Bid | None] = relationship()
+
+    @property
+    def inputs_dict(self) -> dict:
+        return json.loads(self.inputs)
+
+
+class DossierView(db.Model):
+    """Who opened which dossier first, so the board sees what it has already read."""
+
+    __tablename__ = "dossier_view"
+    __table_args__ = (UniqueConstraint("dossier_id", "user_id", name="once"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    dossier_id: Mapped[int] = mapped_column(ForeignKey("dossier.id", ondelete="CASCADE"), index=True)
+    user_id: Mapped[int] = mapped_column(ForeignKey("user.id"), index=True)
+    opened_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+
+class Vote(db.Model):
+    """A board member's vote in a call: for one bid, or an abstention (bid_id NULL). One per member; a member may
+    change it until the decision is recorded."""
+
+    __tablename__ = "vote"
+    __table_args__ = (UniqueConstraint("event_id", "member_id", name="one_per_member"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    event_id: Mapped[int] = mapped_column(ForeignKey("event.id"), index=True)
+    member_id: Mapped[int] = mapped_column(ForeignKey("user.id"))
+    bid_id: Mapped[int | None] = mapped_column(ForeignKey("bid.id"))
+    cast_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+    member: Mapped[User] = relationship(lazy="joined")
+    bid: Mapped[Bid | None] = relationship(lazy="joined")
+
+
+METHODS = ("board_vote", "president")
+
+
+class Decision(db.Model):
+    """The decision of Art. 15.5, as recorded. Never edited: a correction is a new record that names the one it
+    corrects."""
+
+    __tablename__ = "decision"
+    __table_args__ = (
+        CheckConstraint("method IN ('board_vote', 'president')", name="method"),
+        UniqueConstraint("corrects_id", name="one_correction"),
+    )
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    event_id: Mapped[int] = mapped_column(ForeignKey("event.id"), index=True)
+    method: Mapped[str] = mapped_column(String(12))
+    selected_bid_id: Mapped[int] = mapped_column(ForeignKey("bid.id"))
+    decided_on: Mapped[date] = mapped_column(Date)
+    tally: Mapped[str] = mapped_column(Text)            # JSON: votes per bid, abstentions, recusals
+    consultations: Mapped[str] = mapped_column(Text)    # JSON: [{member, advice}] (president's method)
+    rationale: Mapped[str] = mapped_column(Text, default="")
+    ranking: Mapped[str] = mapped_column(Text)          # JSON: the ranking the board had (ranks, totals, flags)
+    reviewed: Mapped[str] = mapped_column(Text)         # JSON: identifiers and SHA-256 of dossiers and pack
+    recorded_at: Mapped[datetime] = mapped_column(default=utcnow)
+    recorded_by_id: Mapped[int] = mapped_column(ForeignKey("user.id"))
+    corrects_id: Mapped[int | None] = mapped_column(ForeignKey("decision.id"))
+    correction_reason: Mapped[str] = mapped_column(Text, default="")
+    minutes_stored_name: Mapped[str | None] = mapped_column(String(100))
+    minutes_sha256: Mapped[str | None] = mapped_column(String(64))
+    bidders_notified: Mapped[bool] = mapped_column(Boolean, default=False)
+
+    event: Mapped[Event] = relationship()
+    selected_bid: Mapped[Bid] = relationship()
+    recorded_by: Mapped[User] = relationship()
+    corrects: Mapped[Decision | None] = relationship(remote_side=[id])
+
+    def loads(self, name: str):
+        return json.loads(getattr(self, name))

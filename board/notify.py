@@ -1,0 +1,43 @@
+"""Telling every bidder the outcome."""
+
+from __future__ import annotations
+
+import logging
+
+from flask import url_for
+from sqlalchemy import select
+
+from bids.models import Bid
+from bids.rules import BidStatus
+from board.models import Decision
+from core.db import db
+from core.mail import MailError, send_mail
+
+log = logging.getLogger(__name__)
+
+
+def tell_bidders(decision: Decision) -> tuple[int, list[str]]:
+    """Email the contact of every bid the Board decided on. Returns (sent, failures)."""
+    event = decision.event
+    bids = db.session.scalars(select(Bid).where(Bid.event_id == event.id, Bid.status.in_(
+        [BidStatus.SELECTED.value, BidStatus.NOT_SELECTED.value]))).all()
+    sent, failures = 0, []
+    for bid in bids:
+        chosen = bid.id == decision.selected_bid_id
+        to = sorted({e for e in (bid.contact_email, bid.owner.email) if e})
+        subject = f"{event.title}: {'your bid is selected' if chosen else 'the decision on your bid'}"
+        body = (f"Dear {bid.contact_name or bid.owner.name},\n\n"
+                + (f"The FIDE Presidential Board has selected your bid to organise the {event.title} (Art. 15.5). "
+                   "FIDE will send you the contract covering the organisation and the terms of payment "
+                   "(Art. 15.6.1).\n\n" if chosen else
+                   f"The FIDE Presidential Board has decided on the {event.title} (Art. 15.5) and selected "
+                   f"another bid. Thank you for bidding.\n\n")
+                + f"Your bid: {url_for('bids.view', bid_id=bid.id, _external=True)}\n\n"
+                  "FIDE secretariat, through Gambit\n")
+        try:
+            if send_mail(to, subject, body):
+                sent += 1
+        except MailError as exc:
+            log.warning("%s", exc)
+            failures.append(str(exc))
+    return sent, failures

@@ -1,0 +1,283 @@
+"""The Presidential Board's pages: dossiers, the pack, the vote, the decision record."""
+
+from __future__ import annotations
+
+from flask import Blueprint, abort, current_app, flash, redirect, render_template, request, send_file, url_for
+from flask_login import current_user
+from sqlalchemy import select
+
+from bids.models import Bid
+from board import services
+from board.forms import CorrectionForm, DecisionForm, VoteForm, advice_field_name
+from board.models import Decision, Dossier, DossierView
+from board.rules import DecisionError, dossiers_open
+from core.auth import Role, roles_required
+from core.db import db, utcnow
+from core.forms import choices
+from core.pdf import PdfError
+from core.templating import register_nav
+from events.views import event_or_404
+
+bp = Blueprint("board", __name__, url_prefix="/board")
+register_nav(30, Role.BOARD, "Board", "board.index")
+
+BOARD = (Role.BOARD, Role.ADMIN)
+
+
+def _upload_dir() -> str:
+    return current_app.config["UPLOAD_DIR"]
+
+
+def _require_open(event):
+    if not dossiers_open(event.state):
+        abort(403, description="The dossiers open to the Board once the WCOC's scoring is closed.")
+
+
+@bp.route("/")
+@roles_required(*BOARD)
+def index():
+    from events.models import Event
+
+    events = db.session.scalars(select(Event).order_by(Event.id)).all()
+    return render_template("board/index.html", events=events, dossiers_open=dossiers_open)
+
+
+@bp.route("/<slug>")
+@roles_required(*BOARD)
+def call(slug: str):
+    event = event_or_404(slug)
+    is_open = dossiers_open(event.state)
+    bids = services.bids_before_board(event)
+    dossiers = db.session.scalars(select(Dossier).where(Dossier.event_id == event.id)
+                                  .order_by(Dossier.bid_id, Dossier.number)).all()
+    seen = set(db.session.scalars(select(DossierView.dossier_id).where(DossierView.user_id == current_user.id)))
+    latest: dict = {}
+    for d in dossiers:
+        latest[(d.kind, d.bid_id)] = d
+    decision = services.current_decision(event)
+    vote = None
+    recused = []
+    if current_user.has_role(Role.BOARD):
+        from board.models import Vote
+
+        vote = db.session.scalars(select(Vote).where(Vote.event_id == event.id,
+                                                     Vote.member_id == current_user.id)).first()
+        recused = services.recused_from_vote(event, current_user)
+    vote_form = VoteForm()
+    vote_form.choice.choices = choices([(str(b.id), b.title) for b in bids] + [("abstain", "I abstain")])
+    if vote is not None:
+        vote_form.choice.data = str(vote.bid_id) if vote.bid_id else "abstain"
+    return render_template(
+        "board/call.html", event=event, is_open=is_open, bids=bids, dossiers=dossiers, latest=latest, seen=seen,
+        decision=decision, vote=vote, recused=recused, vote_form=vote_form,
+        tally=services.current_tally(event) if is_open else None,
+        decision_form=_decision_form(event, bids) if is_open and decision is None else None,
+        wcoc=_wcoc_members())
+
+
+def _wcoc_members():
+    from accounts.models import User, UserRole
+
+    return db.session.scalars(select(User).where(User.active.is_(True), User.roles.any(
+        UserRole.role == Role.WCOC.value)).order_by(User.name)).all()
+
+
+def _decision_form(event, bids, form_class=DecisionForm, **kwargs):
+    form = form_class(**kwargs)
+    form.selected.choices = choices([("", "Choose…")] + [(str(b.id), b.title) for b in bids])
+    if form.decided_on.data is None and request.method == "GET":
+        form.decided_on.data = utcnow().date()
+    return form
+
+
+def _serve(dossier: Dossier):
+    services.record_view(dossier, current_user, now=utcnow())
+    db.session.commit()
+    path = services.dossier_dir(_upload_dir()) / dossier.stored_name
+    return send_file(path, mimetype="application/pdf", as_attachment=False,
+                     download_name=f"{dossier.identifier}.pdf", etag=dossier.pdf_sha256)
+
+
+@bp.route("/<slug>/bids/<int:bid_id>/dossier.pdf")
+@roles_required(*BOARD)
+def dossier(slug: str, bid_id: int):
+    event = event_or_404(slug)
+    _require_open(event)
+    bid = db.session.get(Bid, bid_id)
+    if bid is None or bid.event_id != event.id or not bid.state.visible_to_reviewers:
+        abort(404)
+    try:
+        found = services.ensure_dossier(bid, actor=current_user, now=utcnow(), upload_dir=_upload_dir())
+    except (DecisionError, PdfError) as exc:
+        db.session.rollback()
+        flash(f"The dossier could not be made: {exc}", "error")
+        return redirect(url_for("board.call", slug=slug))
+    return _serve(found)
+
+
+@bp.route("/<slug>/pack.pdf")
+@roles_required(*BOARD)
+def pack(slug: str):
+    event = event_or_404(slug)
+    _require_open(event)
+    try:
+        found, _ = services.ensure_pack(event, actor=current_user, now=utcnow(), upload_dir=_upload_dir())
+    except (DecisionError, PdfError) as exc:
+        db.session.rollback()
+        flash(f"The board pack could not be made: {exc}", "error")
+        return redirect(url_for("board.call", slug=slug))
+    return _serve(found)
+
+
+@bp.route("/<slug>/dossiers/<int:dossier_id>.pdf")
+@roles_required(*BOARD)
+def stored(slug: str, dossier_id: int):
+    event = event_or_404(slug)
+    _require_open(event)
+    found = db.session.get(Dossier, dossier_id)
+    if found is None or found.event_id != event.id:
+        abort(404)
+    return _serve(found)
+
+
+@bp.route("/<slug>/vote", methods=["POST"])
+@roles_required(Role.BOARD)
+def vote(slug: str):
+    event = event_or_404(slug)
+    form = VoteForm()
+    bids = services.bids_before_board(event)
+    form.choice.choices = choices([(str(b.id), b.title) for b in bids] + [("abstain", "I abstain")])
+    if not form.validate_on_submit():
+        flash("Choose a bid, or abstain.", "error")
+        return redirect(url_for("board.call", slug=slug))
+    bid = None if form.choice.data == "abstain" else db.session.get(Bid, int(form.choice.data))
+    try:
+        services.cast_vote(event, current_user, bid, now=utcnow())
+    except DecisionError as exc:
+        db.session.rollback()
+        flash(str(exc), "error")
+        return redirect(url_for("board.call", slug=slug))
+    db.session.commit()
+    flash(f"Your vote is recorded: {bid.title if bid else 'abstention'}. You may change it until the decision.",
+          "success")
+    return redirect(url_for("board.call", slug=slug))
+
+
+def _consultations(form_data):
+    out = []
+    for member in _wcoc_members():
+        advice = (form_data.get(advice_field_name(member.id)) or "").strip()
+        if advice:
+            out.append((member, advice[:5000]))
+    return out
+
+
+@bp.route("/<slug>/decision", methods=["POST"])
+@roles_required(*BOARD)
+def decide(slug: str):
+    event = event_or_404(slug)
+    _require_open(event)
+    if not (current_user.has_role(Role.ADMIN) or current_user.is_president):
+        abort(403, description="The secretariat or the FIDE President records the decision.")
+    bids = services.bids_before_board(event)
+    form = _decision_form(event, bids)
+    if form.validate_on_submit():
+        selected = db.session.get(Bid, int(form.selected.data)) if form.selected.data.isdigit() else None
+        try:
+            if selected is None:
+                raise DecisionError("Choose the selected bid.", "selected")
+            decision = services.record_decision(
+                event, method=form.method.data, selected=selected, rationale=form.rationale.data or "",
+                decided_on=form.decided_on.data, consultations=_consultations(request.form),
+                actor=current_user._get_current_object(), now=utcnow(), upload_dir=_upload_dir())
+        except (DecisionError, PdfError) as exc:
+            db.session.rollback()
+            target = getattr(exc, "field", None)
+            (form[target].errors.append(str(exc)) if target in form else form.form_errors.append(str(exc)))
+        else:
+            db.session.commit()
+            _notify(decision)
+            return redirect(url_for("board.decision", slug=slug))
+    return _call_with(event, form), 422
+
+
+def _call_with(event, form):
+    bids = services.bids_before_board(event)
+    vote_form = VoteForm()
+    vote_form.choice.choices = choices([(str(b.id), b.title) for b in bids] + [("abstain", "I abstain")])
+    return render_template("board/call.html", event=event, is_open=True, bids=bids,
+                           dossiers=[], latest={}, seen=set(), decision=None, vote=None, recused=[],
+                           vote_form=vote_form, tally=services.current_tally(event), decision_form=form,
+                           wcoc=_wcoc_members())
+
+
+def _notify(decision: Decision) -> None:
+    from board.notify import tell_bidders
+
+    sent, failures = tell_bidders(decision)
+    if sent or not failures:
+        services.mark_notified(decision, now=utcnow())
+        db.session.commit()
+    flash(f"The decision is recorded; the call is decided. {sent} bidder(s) emailed."
+          + (f" {len(failures)} email(s) could not be sent; see the log." if failures else ""), "success")
+
+
+@bp.route("/<slug>/decision")
+@roles_required(Role.BOARD, Role.ADMIN, Role.WCOC)
+def decision(slug: str):
+    event = event_or_404(slug)
+    current = services.current_decision(event)
+    if current is None:
+        abort(404, description="No decision is recorded for this call yet.")
+    history = db.session.scalars(select(Decision).where(Decision.event_id == event.id).order_by(Decision.id)).all()
+    form = None
+    if current_user.has_role(Role.ADMIN) or current_user.is_president:
+        bids = [b for b in db.session.scalars(select(Bid).where(Bid.event_id == event.id)).all()
+                if b.status in ("selected", "not_selected")]
+        form = _decision_form(event, bids, CorrectionForm)
+    return render_template("board/decision.html", event=event, decision=current, history=history,
+                           form=form, wcoc=_wcoc_members())
+
+
+@bp.route("/<slug>/decision/correct", methods=["POST"])
+@roles_required(*BOARD)
+def correct(slug: str):
+    event = event_or_404(slug)
+    if not (current_user.has_role(Role.ADMIN) or current_user.is_president):
+        abort(403)
+    current = services.current_decision(event)
+    if current is None:
+        abort(404)
+    bids = [b for b in db.session.scalars(select(Bid).where(Bid.event_id == event.id)).all()
+            if b.status in ("selected", "not_selected")]
+    form = _decision_form(event, bids, CorrectionForm)
+    if form.validate_on_submit() and form.selected.data.isdigit():
+        try:
+            services.record_decision(
+                event, method=form.method.data, selected=db.session.get(Bid, int(form.selected.data)),
+                rationale=form.rationale.data or "", decided_on=form.decided_on.data,
+                consultations=_consultations(request.form), actor=current_user._get_current_object(),
+                now=utcnow(), upload_dir=_upload_dir(), corrects=current,
+                correction_reason=form.correction_reason.data or "")
+        except (DecisionError, PdfError) as exc:
+            db.session.rollback()
+            flash(str(exc), "error")
+        else:
+            db.session.commit()
+            flash("The correction is recorded as a new decision record linked to the one it corrects.", "success")
+    else:
+        flash(" ".join(e for errs in form.errors.values() for e in errs) or "Check the form.", "error")
+    return redirect(url_for("board.decision", slug=slug))
+
+
+@bp.route("/<slug>/decision/<int:decision_id>/minutes.pdf")
+@roles_required(Role.BOARD, Role.ADMIN, Role.WCOC)
+def minutes(slug: str, decision_id: int):
+    event = event_or_404(slug)
+    found = db.session.get(Decision, decision_id)
+    if found is None or found.event_id != event.id or not found.minutes_stored_name:
+        abort(404)
+    path = services.dossier_dir(_upload_dir()) / found.minutes_stored_name
+    return send_file(path, mimetype="application/pdf", download_name=f"decision-{found.id}-minutes.pdf")
+
+
