@@ -35,10 +35,13 @@ def public(slug: str):
     reg = event.regulation
     opening_dates = reg.possible_opening_dates()
     sample_schedule = reg.schedule_for(opening_dates[0])
-    total_weight = sum(c.weight for c in reg.criteria)
+    from scoring.services import weights_in_force
+
+    criteria = weights_in_force(event)
+    total_weight = sum(c.weight for c in criteria)
     return render_template("events/public.html", event=event, reg=reg, opening_dates=opening_dates,
                            sample_schedule=sample_schedule, total_weight=total_weight, now=utcnow(),
-                           criteria_in_force=reg.criteria,
+                           criteria_in_force=criteria,
                            actions=[(a, ACTION_LABELS[a]) for a in actions_from(event.state)],
                            action_form=EmptyForm())
 

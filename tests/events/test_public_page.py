@@ -93,3 +93,22 @@ def test_seed_demo_is_idempotent_and_opens_a_practice_call(runner, app):
         practice = db.session.scalars(select(Event).where(Event.slug == "fwwcm-practice")).one()
         assert practice.regulation.event.practice
         assert practice.state.accepts_bids
+
+
+def test_public_page_shows_the_weights_in_force(client, app, event, make):
+    from decimal import Decimal
+
+    from accounts.models import User
+    from core.db import utcnow
+    from scoring.services import change_weights
+
+    admin = make.user(roles=("admin",))
+    with app.app_context():
+        ev = db.session.get(Event, event)
+        weights = {c.key: c.weight for c in ev.regulation.criteria}
+        weights["a"] = Decimal("45")  # 45 of 125
+        change_weights(ev, weights, reason="The prize fund matters more", actor=db.session.get(User, admin),
+                       now=utcnow())
+        db.session.commit()
+    html = client.get("/events/fwwcm-2015").get_data(as_text=True)
+    assert "<td class=\"num\">36%</td>" in html and "<td class=\"num\">20%</td>" not in html
