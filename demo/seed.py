@@ -68,6 +68,10 @@ def seed_demo(*, now: datetime) -> list[str]:
                              if Role.BIDDER in roles else None)
         out.append(f"demo account: {email}")
     from demo.bids import seed_bids
+    from demo.board import seed_board_demo
+    from demo.scoring import seed_scoring_demo
 
     out += seed_bids(now=now)
+    out += seed_scoring_demo(now=now)
+    out += seed_board_demo(now=now)
     return out

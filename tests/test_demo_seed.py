@@ -16,7 +16,7 @@ def test_demo_seed_makes_compliant_bids_a_home_match_and_a_failing_one(runner, a
     with app.app_context():
         event = get_event("fwwcm-2015")
         bids = db.session.scalars(select(Bid).where(Bid.event_id == event.id)).all()
-        submitted = [b for b in bids if b.status == "submitted"]
+        submitted = [b for b in bids if b.state.visible_to_reviewers]
         assert len(submitted) >= 3
         assert len({b.host_federation for b in submitted}) == len(submitted)
         assert all(b.last_version.compliant for b in submitted)
@@ -24,6 +24,16 @@ def test_demo_seed_makes_compliant_bids_a_home_match_and_a_failing_one(runner, a
         failing = [b for b in bids if any(f.failed for f in compliance(b, today=utcnow().date()))]
         assert failing and all(b.status == "draft" for b in failing)
         entries = db.session.scalar(select(func.count()).select_from(AuditEntry))
+        # scoring, the board and the decision are filled in too
+        from board.models import Decision, Dossier
+        from scoring.models import Scorecard
+
+        assert event.status == "decided"
+        assert db.session.scalar(select(func.count()).select_from(Scorecard)) >= 6
+        assert db.session.scalar(select(func.count()).select_from(Dossier)) == len(submitted) + 1
+        decision = db.session.scalars(select(Decision)).one()
+        assert decision.selected_bid.status == "selected"
+        assert sum(b.status == "not_selected" for b in bids) == len(submitted) - 1
     again = runner.invoke(args=["seed", "--demo"])
     assert again.exit_code == 0 and "demo bid" not in again.output
     with app.app_context():
