@@ -1,0 +1,72 @@
+"""`flask payments remind [--as-of DATE]`, for cron: remind organizers of payments falling due or overdue."""
+
+from __future__ import annotations
+
+from datetime import date
+
+import click
+from flask import Blueprint, current_app, url_for
+from sqlalchemy import select
+from sqlalchemy.exc import IntegrityError
+
+from contracts import queries, services
+from contracts.models import Contract
+from core.db import db, utcnow
+from core.mail import MailError
+from core.money import format_eur
+
+cli = Blueprint("payments_cli", __name__, cli_group="payments")
+
+
+def _day(ctx, param, value):
+    if value is None:
+        return None
+    try:
+        return date.fromisoformat(value)
+    except ValueError:
+        raise click.BadParameter(f"{value!r} is not a date written YYYY-MM-DD") from None
+
+
+@cli.cli.command("remind")
+@click.option("--as-of", "as_of", callback=_day, default=None,
+              help="The day to judge the deadlines on, YYYY-MM-DD (default: today, UTC).")
+def remind_command(as_of: date | None):
+    """Email the organizer's contact about each payment due within PAYMENT_DUE_SOON_DAYS days and each one
+    overdue, once per milestone and kind (a reminder already sent is never sent again). Each reminder is
+    committed as it is sent, so a failure part-way loses none. Exits 1 if any could not be sent."""
+    day = as_of or utcnow().date()
+    days = int(current_app.config.get("PAYMENT_DUE_SOON_DAYS", 14))
+    todo = queries.due_reminders(day, days)
+    sent = failed = 0
+    for milestone, kind, status in todo:
+        url = _url(milestone.contract_id)
+        try:
+            with db.session.begin_nested():
+                services.send_reminder(milestone, kind, status, url=url, now=utcnow())
+        except IntegrityError:
+            db.session.rollback()  # another run sent it meanwhile
+            continue
+        except (MailError, services.ContractError) as exc:
+            db.session.rollback()
+            failed += 1
+            click.echo(f"NOT SENT {milestone.contract.reference} {milestone.key} ({kind.value}): {exc}", err=True)
+            continue
+        db.session.commit()
+        sent += 1
+        click.echo(f"sent {kind.value:8} {milestone.contract.reference} {milestone.key}: "
+                   f"{format_eur(status.outstanding)} due {status.due.isoformat()} ({status.label})")
+    for contract in db.session.scalars(select(Contract).where(Contract.status.in_(queries.IN_FORCE))):
+        t = queries.tracker(contract, day, due_soon_days=days,
+                            guarantee_warning_days=int(current_app.config.get("GUARANTEE_WARNING_DAYS", 30)))
+        for warning in t.warnings:
+            click.echo(f"WARNING {contract.reference}: {warning}")
+    click.echo(f"{sent} reminder(s) sent, {failed} not sent, as of {day.isoformat()}")
+    if failed:
+        raise SystemExit(1)
+
+
+def _url(contract_id: int) -> str:
+    try:
+        return url_for("contracts.view", contract_id=contract_id, _external=True)
+    except RuntimeError:
+        return f"/contracts/{contract_id}"

@@ -1,0 +1,96 @@
+"""The forms of the contract pages. The checks of substance (dates the contract must set, overpayments, the
+match result) are in contracts/rules.py and come back as field errors."""
+
+from __future__ import annotations
+
+import secrets
+
+from flask_wtf.file import FileField
+from wtforms import BooleanField, HiddenField, RadioField, SelectField, StringField, TextAreaField
+from wtforms.validators import DataRequired, InputRequired, Length
+
+from bids.forms import AmountField, DayField
+from contracts.rules import DueSetBy, MilestoneTerm
+from core.forms import BaseForm, choices
+from core.money import format_eur
+from events.regulation import Regulation
+from finance.rules import DECIDED_IN
+
+
+def one_time_key() -> str:
+    """The random key a payment form carries from the moment it is shown, so sending it twice records once."""
+    return secrets.token_urlsafe(16)
+
+
+class ContractOptionsForm(BaseForm):
+    signal_blocker_required = BooleanField(
+        "FIDE requires the device blocking mobile signals (Art. 14.3)", default=True,
+        description="Unticked, the contract leaves out the signal blocker the organizer would buy at cost.")
+
+
+class CorrectionForm(ContractOptionsForm):
+    reason = TextAreaField("What the correction changes, and why", validators=[
+        DataRequired("Say what the correction changes and why; the new version records it."), Length(max=5000)])
+
+
+class SignForm(BaseForm):
+    file = FileField("The countersigned contract (PDF)")
+
+
+class PaymentForm(BaseForm):
+    received_on = DayField("Received on", validators=[InputRequired("Enter the day FIDE received the money.")])
+    amount = AmountField("Amount received (euros)", validators=[InputRequired("Enter the amount received.")],
+                         description="Digits with at most two decimals, for example 100000.00. Part payments are "
+                                     "allowed.")
+    reference = StringField("Bank reference", validators=[Length(max=200)])
+    note = TextAreaField("Note", validators=[Length(max=2000)])
+    idempotency_key = HiddenField()
+
+
+class ReverseForm(BaseForm):
+    reason = TextAreaField("Reason for the reversal", validators=[
+        DataRequired("Give the reason for the reversal; it stays on record with it."), Length(max=2000)])
+    idempotency_key = HiddenField()
+
+
+def issue_form_class(reg: Regulation, milestones: list[MilestoneTerm]):
+    """A form asking for the date of each milestone whose date the contract sets (Art. 15.6.1), required for
+    payments and optional for items paid at cost, with one date that fills every blank left."""
+
+    class IssueForm(BaseForm):
+        pass
+
+    needing = [m for m in milestones if m.due_set_by in (DueSetBy.CONTRACT, DueSetBy.OPTIONAL)]
+    for m in needing:
+        optional = m.due_set_by is DueSetBy.OPTIONAL
+        label = (f"{m.title[:1].upper()}{m.title[1:]} (Art. {m.article}), "
+                 f"{'up to ' if m.is_cap else ''}{format_eur(m.amount)}")
+        setattr(IssueForm, f"due_{m.key}", DayField(
+            label, description=("Optional: items paid at cost need no deadline." if optional else
+                                f"{m.payer.name} pays {m.payee.name}.")))
+    if any(m.due_set_by is DueSetBy.CONTRACT for m in needing):
+        IssueForm.same_date = DayField("One date for every payment left blank",
+                                       description="Filled into each required date above that is left empty.")
+    IssueForm.fields_for = [(m, f"due_{m.key}") for m in needing]
+    return IssueForm
+
+
+class ResultForm(BaseForm):
+    # Choices come from the regulation (for_regulation): the players and the split of each way of deciding.
+    winner = SelectField("Winner of the match", validators=[DataRequired("Choose the winner of the match.")])
+    decided_in = RadioField("Decided in", validators=[InputRequired("Choose how the match was decided.")])
+    completed_on = DayField("Completed on", validators=[InputRequired("Enter the day the match was completed.")])
+
+    @classmethod
+    def for_regulation(cls, reg: Regulation, **kwargs) -> ResultForm:
+        form = cls(**kwargs)
+        form.winner.choices = choices([("", "Choose the winner")] +
+                                      [(p.federation, f"{p.title} {p.name} ({p.federation})") for p in reg.players])
+        labels = {"regular": f"the regular games (Art. {reg.prize_split.article}: "
+                             f"{int(reg.prize_split.regular_winner_share * 100)}/"
+                             f"{int((1 - reg.prize_split.regular_winner_share) * 100)})",
+                  "tiebreak": f"the tie-break games (Art. {reg.prize_split.article}: "
+                              f"{int(reg.prize_split.tiebreak_winner_share * 100)}/"
+                              f"{int((1 - reg.prize_split.tiebreak_winner_share) * 100)})"}
+        form.decided_in.choices = choices([(d, labels[d]) for d in DECIDED_IN])
+        return form

@@ -1,0 +1,183 @@
+"""Reading contracts: which versions exist, which is in force, who may see them, and where each milestone
+stands on a day. Nothing here changes a row."""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+from dataclasses import dataclass
+from datetime import date
+from decimal import Decimal
+from pathlib import Path
+
+from sqlalchemy import select
+
+from bids.models import Bid
+from bids.rules import BidStatus
+from contracts.models import Contract, MatchResult, Milestone
+from contracts.rules import (
+    ContractStatus,
+    MilestoneStatus,
+    ReminderKind,
+    Totals,
+    guarantee_warnings,
+    may_view_contract,
+    milestone_status,
+    reminder_kind,
+    totals,
+)
+from core.auth import Role
+from core.db import db
+
+IN_FORCE = (ContractStatus.ISSUED.value, ContractStatus.SIGNED.value)
+
+
+def versions_of(bid_id: int) -> list[Contract]:
+    """Every version of the contract with a bid, oldest first (discarded drafts included)."""
+    return list(db.session.scalars(select(Contract).where(Contract.bid_id == bid_id).order_by(Contract.version)))
+
+
+def in_force(bid_id: int) -> Contract | None:
+    """The issued or signed version of the bid's contract, if any (there is at most one)."""
+    return db.session.scalars(select(Contract).where(Contract.bid_id == bid_id, Contract.status.in_(IN_FORCE))
+                              .order_by(Contract.version.desc())).first()
+
+
+def open_draft(bid_id: int) -> Contract | None:
+    return db.session.scalars(select(Contract).where(Contract.bid_id == bid_id,
+                                                     Contract.status == ContractStatus.DRAFT.value)).first()
+
+
+def may_view(user, contract: Contract) -> bool:
+    """The same rule as contracts.rules.may_view_contract, for a user and a loaded contract."""
+    if user is None or not user.is_authenticated:
+        return False
+    return may_view_contract(is_admin=Role.ADMIN in user.role_set, is_owner=contract.bid.owner_id == user.id,
+                             status=contract.status)
+
+
+def latest_for(user, bid_id: int) -> Contract | None:
+    """The version of a bid's contract a user lands on: the one in force, else the newest they may see."""
+    current = in_force(bid_id)
+    if current is not None and may_view(user, current):
+        return current
+    for c in reversed(versions_of(bid_id)):
+        if may_view(user, c):
+            return c
+    return None
+
+
+def contracts_for_admin() -> list[Contract]:
+    """Every bid's newest contract version, newest bid first."""
+    rows = db.session.scalars(select(Contract).order_by(Contract.bid_id.desc(), Contract.version.desc())).all()
+    seen, out = set(), []
+    for c in rows:
+        if c.bid_id not in seen:
+            seen.add(c.bid_id)
+            out.append(c)
+    return out
+
+
+def contracts_for_owner(user_id: int) -> list[Contract]:
+    """The versions FIDE issued to this bidder, newest first."""
+    frozen = [s.value for s in ContractStatus if s.is_frozen]
+    return list(db.session.scalars(
+        select(Contract).join(Bid, Contract.bid_id == Bid.id)
+        .where(Bid.owner_id == user_id, Contract.status.in_(frozen))
+        .order_by(Contract.bid_id.desc(), Contract.version.desc())))
+
+
+def selected_without_contract() -> list[Bid]:
+    """Selected bids with no contract yet (discarded drafts do not count)."""
+    live = select(Contract.bid_id).where(Contract.status != ContractStatus.DISCARDED.value)
+    return list(db.session.scalars(select(Bid).where(Bid.status == BidStatus.SELECTED.value, Bid.id.not_in(live))
+                                   .order_by(Bid.id)).unique())
+
+
+def match_result(event_id: int) -> MatchResult | None:
+    return db.session.scalars(select(MatchResult).where(MatchResult.event_id == event_id)).first()
+
+
+# ---------------------------------------------------------------------------------------------- tracker
+
+
+def status_of(m: Milestone, as_of: date, due_soon_days: int) -> MilestoneStatus:
+    return milestone_status(m.amount, m.payments, m.due, as_of, due_soon_days, at_cost=m.is_cap)
+
+
+@dataclass(frozen=True)
+class Tracker:
+    """A contract's milestones with their status on `as_of`, the totals and the guarantee's warnings."""
+
+    contract: Contract
+    as_of: date
+    rows: list[tuple[Milestone, MilestoneStatus]]
+    totals: Totals
+    warnings: list[str]
+
+
+def tracker(contract: Contract, as_of: date, *, due_soon_days: int, guarantee_warning_days: int) -> Tracker:
+    """Where every milestone of `contract` stands on `as_of`, and what the bank guarantee warns about."""
+    rows = [(m, status_of(m, as_of, due_soon_days)) for m in contract.milestones]
+    sums = totals((m.milestone_kind, st) for m, st in rows)
+    bid = contract.bid
+    warnings: list[str] = []
+    if contract.state.in_force and bid.guarantee_offered:
+        unpaid = [m.due for m, st in rows
+                  if m.milestone_kind.organizer_pays and not m.is_cap and st.outstanding > 0 and m.due]
+        warnings = guarantee_warnings(article=contract.regulation.guarantee.article,
+                                      valid_until=bid.guarantee_valid_until, as_of=as_of,
+                                      outstanding=sums.organizer_outstanding, last_due=max(unpaid, default=None),
+                                      warn_days=guarantee_warning_days)
+    return Tracker(contract=contract, as_of=as_of, rows=rows, totals=sums, warnings=warnings)
+
+
+def due_reminders(as_of: date, due_soon_days: int) -> list[tuple[Milestone, ReminderKind, MilestoneStatus]]:
+    """Reminders to send on `as_of`: for each milestone the organizer pays under a contract in force, one
+    before it falls due and one once it is overdue, each never sent before."""
+    out = []
+    contracts = db.session.scalars(select(Contract).where(Contract.status.in_(IN_FORCE)).order_by(Contract.id))
+    for c in contracts:
+        for m in c.milestones:
+            st = status_of(m, as_of, due_soon_days)
+            kind = reminder_kind(m.milestone_kind, st)
+            if kind is not None and kind.value not in {r.kind for r in m.reminders}:
+                out.append((m, kind, st))
+    return out
+
+
+# ------------------------------------------------------------------------------------------ feed, files
+
+
+def token_hash(token: str) -> str:
+    return hashlib.sha256(token.encode()).hexdigest()
+
+
+def feed_contract(contract_id: int, token: str | None) -> Contract | None:
+    """The contract whose deadlines a calendar feed shows, when `token` is that contract's feed token: the
+    version in force of the same bid (a subscription survives a correction). None otherwise."""
+    contract = db.session.get(Contract, contract_id)
+    if contract is None or not contract.feed_token_hash or not token or len(token) > 200:
+        return None
+    if not secrets.compare_digest(token_hash(token), contract.feed_token_hash):
+        return None
+    return in_force(contract.bid_id) or (contract if contract.state.is_frozen else None)
+
+
+def pdf_path(upload_dir: str, contract: Contract, *, signed: bool = False) -> Path | None:
+    name = contract.signed_pdf_stored_name if signed else contract.pdf_stored_name
+    return Path(upload_dir) / "contracts" / str(contract.bid_id) / name if name else None
+
+
+def read_verified(path: Path, sha256: str) -> bytes | None:
+    """The file's bytes when their SHA-256 is the one recorded; None when missing or altered."""
+    try:
+        data = path.read_bytes()
+    except OSError:
+        return None
+    return data if hashlib.sha256(data).hexdigest() == sha256 else None
+
+
+def outstanding_total(contract: Contract) -> Decimal:
+    return sum((m.outstanding for m in contract.milestones
+                if m.milestone_kind.organizer_pays and not m.is_cap), Decimal("0.00"))

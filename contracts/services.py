@@ -1,0 +1,555 @@
+"""The only code that changes contracts, milestones, payments, reminders and the match result. Each function
+checks the rules, changes rows, flushes and writes the audit entry; none commits, none reads the request.
+Each takes the actor and the time."""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import secrets
+from collections.abc import Callable, Mapping
+from datetime import date, datetime
+from decimal import Decimal
+from pathlib import Path
+
+from sqlalchemy import func, select, text
+
+from bids.models import Bid
+from bids.rules import BidStatus
+from contracts import queries
+from contracts.models import Contract, MatchResult, Milestone, Payment, Reminder
+from contracts.rules import (
+    ContractAction,
+    ContractInputs,
+    ContractRuleError,
+    ContractStatus,
+    ContractTerms,
+    MatchOutcome,
+    MilestoneStatus,
+    MilestoneTerm,
+    PaymentRefused,
+    ReminderKind,
+    check_payment,
+    check_result,
+    contract_terms,
+    missing_bid_facts,
+    missing_due_dates,
+    next_status,
+    reminder_message,
+    result_milestones,
+)
+from core import audit
+from core.db import db
+from core.mail import send_mail
+from core.money import format_day, format_eur
+from finance.rules import contract_article
+
+PDF_MAGIC = b"%PDF-"
+Renderer = Callable[..., bytes]
+
+
+class ContractError(ValueError):
+    """A request about a contract or a payment that cannot be met; the message is for the person who asked.
+    `errors` maps form fields to messages when several fields are at fault."""
+
+    def __init__(self, message: str, field: str | None = None, errors: Mapping[str, str] | None = None):
+        super().__init__(message)
+        self.field = field
+        self.errors = dict(errors or {})
+
+
+def _transition(contract: Contract, action: ContractAction) -> ContractStatus:
+    try:
+        return next_status(contract.status, action)
+    except ContractRuleError as exc:
+        raise ContractError(f"{exc} (contract {contract.reference}, version {contract.version})") from None
+
+
+def _check_selected(bid: Bid) -> None:
+    if bid.status != BidStatus.SELECTED.value:
+        raise ContractError(
+            f"Art. {contract_article(bid.event.regulation)}: a contract is signed with the organizer the Presidential "
+            f"Board selected; bid {bid.id} ({bid.title}) is {bid.state.label.lower()}, not selected. No contract was "
+            "generated.")
+
+
+def contract_inputs(bid: Bid, *, signal_blocker_required: bool = True) -> ContractInputs:
+    """The facts of a selected bid a contract is generated from. Raises ContractError naming what is missing."""
+    values = {name: getattr(bid, name) for name in ("applicant_name", "opening_date", "closing_date", "venue_city",
+                                                    "venue_country", "prize_fund_eur", "fide_contribution_eur")}
+    missing = missing_bid_facts(values)
+    if missing:
+        raise ContractError(f"Art. {contract_article(bid.event.regulation)}: bid {bid.id} does not state "
+                            f"{', '.join(missing)}; a contract cannot be generated without it.")
+    offered = bool(bid.guarantee_offered)
+    return ContractInputs(
+        bid_id=bid.id, applicant_name=bid.applicant_name, applicant_type=bid.applicant_type or "",
+        host_federation=bid.host_federation or "", signatory_name=bid.signatory_name or "",
+        signatory_position=bid.signatory_position or "", contact_name=bid.contact_name or "",
+        contact_email=bid.contact_email or bid.owner.email, venue_name=bid.venue_name or "",
+        venue_city=bid.venue_city, venue_country=bid.venue_country, opening_date=bid.opening_date,
+        closing_date=bid.closing_date, prize_fund=bid.prize_fund_eur, fide_contribution=bid.fide_contribution_eur,
+        guarantee_offered=offered, guarantee_bank=(bid.guarantee_bank or "") if offered else "",
+        guarantee_amount=bid.guarantee_amount_eur if offered else None,
+        guarantee_valid_until=bid.guarantee_valid_until if offered else None,
+        signal_blocker_required=signal_blocker_required)
+
+
+def _terms(reg, inputs: ContractInputs, due_dates: Mapping[str, date] | None = None) -> ContractTerms:
+    try:
+        return contract_terms(reg, inputs, due_dates)
+    except ContractRuleError as exc:
+        raise ContractError(str(exc)) from None
+
+
+def build_terms(contract: Contract, due_dates: Mapping[str, date] | None = None) -> ContractTerms:
+    """The terms of a contract, rebuilt from its stored inputs and regulation version (`due_dates` replaces
+    the stored dates when given). Raises ContractError if they no longer make a contract."""
+    return _terms(contract.regulation, contract.inputs, contract.due_dates if due_dates is None else due_dates)
+
+
+def _snapshot(terms: ContractTerms) -> str:
+    return json.dumps(terms.as_dict(), sort_keys=True, ensure_ascii=False)
+
+
+def _regulation_version_id(bid: Bid) -> int:
+    """The regulation version that judged the bid's last submission, else the one in force for the call."""
+    last = bid.last_version
+    return last.regulation_version_id if last is not None else bid.event.regulation_version_id
+
+
+def create_contract(bid: Bid, *, actor, now: datetime, signal_blocker_required: bool = True) -> Contract:
+    """Generate the draft contract for the selected bid (Art. 15.6.1).
+
+    Raises ContractError when the bid is not selected, when it already has a contract (prepare a correction
+    instead), or when its figures cannot make one. Writes `contract.create` to the audit log.
+    """
+    _check_selected(bid)
+    versions = queries.versions_of(bid.id)
+    live = [c for c in versions if c.state is not ContractStatus.DISCARDED]
+    if live:
+        c = live[-1]
+        raise ContractError(f"Bid {bid.id} already has a contract ({c.reference}, {c.state.label.lower()}). "
+                            "To change an issued contract, prepare a correction of it.")
+    inputs = contract_inputs(bid, signal_blocker_required=signal_blocker_required)
+    version_id = _regulation_version_id(bid)
+    from events.models import RegulationVersion
+
+    reg = db.session.get(RegulationVersion, version_id).regulation
+    terms = _terms(reg, inputs)
+    contract = Contract(bid_id=bid.id, regulation_version_id=version_id,
+                        version=max((c.version for c in versions), default=0) + 1,
+                        status=ContractStatus.DRAFT.value, terms_json=_snapshot(terms), created_at=now,
+                        created_by_id=getattr(actor, "id", None))
+    db.session.add(contract)
+    db.session.flush()
+    audit.record("contract.create", contract, actor=actor, now=now,
+                 data={"bid": bid.id, "version": contract.version, "regulation_sha256": reg.sha256,
+                       "signal_blocker_required": signal_blocker_required})
+    return contract
+
+
+def prepare_correction(contract: Contract, *, reason: str, actor, now: datetime,
+                       signal_blocker_required: bool | None = None) -> Contract:
+    """Start a correction of the contract in force: a new draft version that names the one it replaces and
+    why. The replaced version stays in force until the correction is issued.
+
+    Raises ContractError when `contract` is not in force, a correction is already being prepared, or no
+    reason is given. Writes `contract.correction` to the audit log.
+    """
+    if not contract.state.in_force:
+        raise ContractError(f"Only the contract in force can be corrected; {contract.reference} is "
+                            f"{contract.state.label.lower()}.")
+    reason = (reason or "").strip()
+    if not reason:
+        raise ContractError("Say what the correction changes and why; the new version records it.", "reason")
+    draft = queries.open_draft(contract.bid_id)
+    if draft is not None:
+        raise ContractError(f"A correction ({draft.reference}) is already being prepared; issue it or discard it "
+                            "first.")
+    old = contract.inputs
+    inputs = dataclasses.replace(old, signal_blocker_required=old.signal_blocker_required
+                                 if signal_blocker_required is None else signal_blocker_required)
+    terms = _terms(contract.regulation, inputs, contract.due_dates)
+    versions = queries.versions_of(contract.bid_id)
+    new = Contract(bid_id=contract.bid_id, regulation_version_id=contract.regulation_version_id,
+                   version=max(c.version for c in versions) + 1, replaces_id=contract.id, correction_reason=reason,
+                   status=ContractStatus.DRAFT.value, terms_json=_snapshot(terms), created_at=now,
+                   created_by_id=getattr(actor, "id", None))
+    db.session.add(new)
+    db.session.flush()
+    audit.record("contract.correction", new, actor=actor, now=now,
+                 data={"replaces": contract.id, "replaces_reference": contract.reference, "reason": reason})
+    return new
+
+
+def discard_contract(contract: Contract, *, actor, now: datetime) -> None:
+    """Discard a draft that will not be issued; it stays on record. Raises ContractError if not a draft."""
+    contract.status = _transition(contract, ContractAction.DISCARD).value
+    contract.discarded_at = now
+    db.session.flush()
+    audit.record("contract.discard", contract, actor=actor, now=now, data={"reference": contract.reference})
+
+
+def render_contract_pdf(contract: Contract, terms: ContractTerms, *, draft: bool) -> bytes:
+    """The contract as PDF through core.pdf (templates/pdf/contract.html). Raises core.pdf.PdfError."""
+    from core.pdf import render_pdf
+
+    return render_pdf("contract.html", contract=contract, terms=terms, draft=draft)
+
+
+def _store(upload_dir: str, bid_id: int, content: bytes) -> str:
+    stored = f"{secrets.token_hex(16)}.pdf"
+    folder = Path(upload_dir) / "contracts" / str(bid_id)
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / stored).write_bytes(content)
+    return stored
+
+
+def _milestone_row(contract: Contract, m: MilestoneTerm, position: int, now: datetime) -> Milestone:
+    return Milestone(contract_id=contract.id, key=m.key, position=position, kind=m.kind.value, title=m.title[:300],
+                     article=m.article, description=m.description, payer_kind=m.payer.kind.value,
+                     payer_name=m.payer.name[:200], payee_kind=m.payee.kind.value, payee_name=m.payee.name[:200],
+                     payee_federation=m.payee.federation or None, amount=m.amount, is_cap=m.is_cap, due=m.due,
+                     due_rule=m.due_rule, created_at=now)
+
+
+def issue_contract(contract: Contract, *, due_dates: Mapping[str, date | None], actor, now: datetime,
+                   upload_dir: str, render: Renderer | None = None) -> Contract:
+    """Issue a draft: fix its terms (snapshot), render and store its PDF with the SHA-256, create the milestones
+    the tracker follows, and, for a correction, supersede the version it replaces and carry its payments over.
+
+    `due_dates` are the dates the contract sets where the regulations fix none (by milestone key; Art.
+    15.6.1). Raises ContractError when the draft cannot be issued (not a draft, the bid is no longer selected,
+    a date is missing: `errors` names each milestone, a payment already received would not fit the corrected
+    milestone), or core.pdf.PdfError when the PDF cannot be made. Writes `contract.issue` (and, for a
+    correction, `contract.supersede`) to the audit log.
+    """
+    new_status = _transition(contract, ContractAction.ISSUE)
+    bid = contract.bid
+    _check_selected(bid)
+    old = contract.replaces
+    if old is not None and not old.state.in_force:
+        raise ContractError(f"{old.reference}, which this correction replaces, is {old.state.label.lower()}; "
+                            "prepare the correction again from the version in force.")
+    dates = {**contract.due_dates, **{k: v for k, v in due_dates.items() if v is not None}}
+    terms = build_terms(contract, dates)
+    reg = contract.regulation
+    missing = missing_due_dates(reg, terms.milestones, guarantee_offered=terms.inputs.guarantee_offered)
+    if missing:
+        raise ContractError(next(iter(missing.values())), errors={f"due_{k}": v for k, v in missing.items()})
+    planned = list(terms.milestones)
+    result = queries.match_result(bid.event_id)
+    if result is not None:
+        planned += result_milestones(reg, terms.inputs, MatchOutcome(result.winner_federation, result.decided_in,
+                                                                      result.completed_on))
+    carried = _carry_plan(old, planned) if old is not None else []
+
+    contract.terms_json = _snapshot(terms)
+    contract.issued_at = now
+    contract.issued_by_id = getattr(actor, "id", None)
+    pdf = (render or render_contract_pdf)(contract, terms, draft=False)
+    if PDF_MAGIC not in pdf[:1024]:
+        raise ContractError("The contract's PDF could not be made (the renderer returned something else).")
+    contract.pdf_sha256 = hashlib.sha256(pdf).hexdigest()
+    contract.pdf_size = len(pdf)
+    contract.pdf_stored_name = _store(upload_dir, bid.id, pdf)
+    contract.status = new_status.value
+    db.session.flush()
+    rows = {}
+    for i, m in enumerate(planned):
+        row = _milestone_row(contract, m, i, now)
+        db.session.add(row)
+        rows[m.key] = row
+    db.session.flush()
+    if old is not None:
+        old.status = _transition(old, ContractAction.SUPERSEDE).value
+        old.superseded_at = now
+        if old.feed_token_hash and not contract.feed_token_hash:
+            contract.feed_token_hash = old.feed_token_hash
+        _carry_over(old, rows, carried, actor=actor, now=now)
+        db.session.flush()
+        audit.record("contract.supersede", old, actor=actor, now=now,
+                     data={"reference": old.reference, "by": contract.id, "by_reference": contract.reference,
+                           "reason": contract.correction_reason})
+    db.session.refresh(contract)
+    audit.record("contract.issue", contract, actor=actor, now=now,
+                 data={"reference": contract.reference, "pdf_sha256": contract.pdf_sha256,
+                       "milestones": len(planned), "due_dates": {k: v for k, v in sorted(dates.items())},
+                       "replaces": old.id if old else None, "carried_payments": len(carried)})
+    return contract
+
+
+def _carry_plan(old: Contract, planned: list[MilestoneTerm]) -> list[Payment]:
+    """The payments of the replaced version that move to the correction: every one not reversed. Raises
+    ContractError when one has no milestone to go to, or would exceed the corrected amount."""
+    by_key = {m.key: m for m in planned}
+    out = []
+    for om in old.milestones:
+        live = [p for p in om.payments if p.kind != "reversal" and not p.is_reversed]
+        if not live:
+            continue
+        total = sum((p.amount for p in live), Decimal("0.00"))
+        target = by_key.get(om.key)
+        if target is None:
+            raise ContractError(f"Art. {om.article}: {format_eur(total)} was received on {om.title} under "
+                                f"{old.reference}, and the correction has no such milestone. Reverse those payments "
+                                "first, or keep the milestone.")
+        if total > target.amount:
+            raise ContractError(f"Art. {om.article}: {format_eur(total)} was already received on {om.title}, more than "
+                                f"the corrected amount of {format_eur(target.amount)}. Reverse the excess first.")
+        out += live
+    return out
+
+
+def _carry_over(old: Contract, rows: Mapping[str, Milestone], payments: list[Payment], *, actor,
+                now: datetime) -> None:
+    by_old_id = {m.id: m for m in old.milestones}
+    for p in payments:
+        target = rows[by_old_id[p.milestone_id].key]
+        db.session.add(Payment(milestone_id=target.id, kind="carried_over", amount=p.amount,
+                               received_on=p.received_on, reference=p.reference, note=p.note,
+                               carried_from_id=p.id, idempotency_key=f"carried-{p.id}", recorded_at=now,
+                               recorded_by_id=getattr(actor, "id", None)))
+    for om in old.milestones:
+        target = rows.get(om.key)
+        if target is None or target.due != om.due:
+            continue  # a new deadline deserves its own reminders
+        for r in om.reminders:
+            db.session.add(Reminder(milestone_id=target.id, kind=r.kind, as_of=r.as_of, sent_at=r.sent_at,
+                                    sent_to=r.sent_to, carried=True))
+
+
+def sign_contract(contract: Contract, *, filename: str, content: bytes, max_bytes: int, upload_dir: str, actor,
+                  now: datetime) -> Contract:
+    """File the countersigned PDF of an issued contract: checked by its first bytes and its size, stored under
+    a server-made name, SHA-256 recorded. Raises ContractError with a message for the person uploading.
+    Writes `contract.sign` to the audit log."""
+    new_status = _transition(contract, ContractAction.SIGN)
+    name = Path(filename or "signed.pdf").name[:200] or "signed.pdf"
+    if not content:
+        raise ContractError("The file is empty. Choose the countersigned contract (PDF) to upload.", "file")
+    if len(content) > max_bytes:
+        raise ContractError(f"The file is {len(content) / 1_048_576:.1f} MB, above the limit of "
+                            f"{max_bytes // 1_048_576} MB. Reduce it (for example by scanning at a lower resolution) "
+                            "and upload it again.", "file")
+    if PDF_MAGIC not in content[:1024]:
+        raise ContractError(f"{name} is not a PDF (its content does not start like a PDF, whatever its name). Scan "
+                            "or save the countersigned contract as PDF and upload it again.", "file")
+    contract.signed_pdf_sha256 = hashlib.sha256(content).hexdigest()
+    contract.signed_pdf_size = len(content)
+    contract.signed_pdf_original_name = name
+    contract.signed_pdf_stored_name = _store(upload_dir, contract.bid_id, content)
+    contract.signed_at = now
+    contract.signed_by_id = getattr(actor, "id", None)
+    contract.status = new_status.value
+    db.session.flush()
+    audit.record("contract.sign", contract, actor=actor, now=now,
+                 data={"reference": contract.reference, "signed_pdf_sha256": contract.signed_pdf_sha256,
+                       "name": name, "bytes": len(content)})
+    return contract
+
+
+def new_feed_token(contract: Contract, *, actor, now: datetime) -> str:
+    """A new calendar feed token for the contract (the old one stops working); only its SHA-256 is stored, the
+    token is returned once. Raises ContractError for a draft. Writes `contract.feed_token` to the audit log."""
+    if not contract.state.is_frozen:
+        raise ContractError("A draft has no deadlines to subscribe to yet; issue the contract first.")
+    token = secrets.token_urlsafe(32)
+    digest = queries.token_hash(token)
+    for c in queries.versions_of(contract.bid_id):
+        if c.state.is_frozen:
+            c.feed_token_hash = digest
+    db.session.flush()
+    audit.record("contract.feed_token", contract, actor=actor, now=now, data={"reference": contract.reference})
+    return token
+
+
+# ---------------------------------------------------------------------------------------------- payments
+
+
+def _check_in_force(milestone: Milestone) -> None:
+    c = milestone.contract
+    if not c.state.in_force:
+        current = queries.in_force(c.bid_id)
+        where = f" Record it on {current.reference}, the version in force." if current else ""
+        raise ContractError(f"{c.reference} is {c.state.label.lower()}: its milestones take no more entries.{where}")
+
+
+def _lock(milestone: Milestone) -> None:
+    """Serialise writers on one milestone, so the outstanding amount read next is the one the insert relies on:
+    SELECT ... FOR UPDATE on PostgreSQL; on SQLite a write takes the database's single writer lock at once."""
+    if db.session.get_bind().dialect.name == "sqlite":
+        db.session.execute(text("UPDATE contract_milestone SET id = id WHERE id = :id"), {"id": milestone.id})
+    else:
+        db.session.execute(select(Milestone.id).where(Milestone.id == milestone.id).with_for_update())
+
+
+def _recorded_total(milestone_id: int) -> Decimal:
+    total = db.session.scalar(select(func.coalesce(func.sum(Payment.amount), 0))
+                              .where(Payment.milestone_id == milestone_id))
+    return Decimal(str(total or 0)).quantize(Decimal("0.01"))
+
+
+def _existing(milestone_id: int, key: str) -> Payment | None:
+    return db.session.scalars(select(Payment).where(Payment.milestone_id == milestone_id,
+                                                    Payment.idempotency_key == key)).first()
+
+
+def _check_key(key: str) -> str:
+    key = (key or "").strip()
+    if not key or len(key) > 64:
+        raise ContractError("The form is missing its one-time key; reload the page and enter the payment again.")
+    return key
+
+
+def record_payment(milestone: Milestone, *, amount: Decimal, received_on: date, reference: str, note: str,
+                   idempotency_key: str, actor, now: datetime) -> tuple[Payment, bool]:
+    """Record money received against a milestone (Art. 15.6.2); part payments are allowed.
+
+    Returns (payment, created): a form sent twice with the same one-time key is recorded once, and the second
+    call returns the first payment with created=False. The milestone row is locked first, so two writers
+    cannot both fit under what is outstanding. Raises ContractError when the contract is not in force, the
+    date lies in the future, or the payment would exceed what is outstanding ("Art. 15.6.2: €X is outstanding
+    on <milestone>; a payment of €Y would exceed it."). Writes `payment.record` to the audit log.
+    """
+    key = _check_key(idempotency_key)
+    _check_in_force(milestone)
+    found = _existing(milestone.id, key)
+    if found is not None:
+        return found, False
+    if received_on > now.date():
+        raise ContractError(f"The day the money was received cannot be after today ({format_day(now.date())}).",
+                            "received_on")
+    _lock(milestone)
+    found = _existing(milestone.id, key)  # the other writer we waited for may have been this same form
+    if found is not None:
+        return found, False
+    outstanding = max(milestone.amount - _recorded_total(milestone.id), Decimal("0.00"))
+    try:
+        check_payment(article=milestone.article, title=milestone.title, amount=amount, outstanding=outstanding,
+                      is_cap=milestone.is_cap, cap=milestone.amount)
+    except PaymentRefused as exc:
+        raise ContractError(str(exc), "amount") from None
+    payment = Payment(kind="payment", amount=amount, received_on=received_on, reference=(reference or "").strip(),
+                      note=(note or "").strip(), idempotency_key=key, recorded_at=now,
+                      recorded_by_id=getattr(actor, "id", None))
+    milestone.payments.append(payment)
+    db.session.flush()
+    audit.record("payment.record", payment, actor=actor, now=now,
+                 data={"milestone": milestone.id, "contract": milestone.contract_id, "amount": amount,
+                       "received_on": received_on, "reference": payment.reference})
+    return payment, True
+
+
+def reverse_payment(payment: Payment, *, reason: str, idempotency_key: str, actor, now: datetime
+                    ) -> tuple[Payment, bool]:
+    """Cancel a recorded payment with a reversing entry: the negative of its amount, dated like it, linked to
+    it, with a reason. The payment itself is never edited or deleted.
+
+    Returns (reversal, created) as record_payment does. Raises ContractError for a reversal, a payment already
+    reversed, a contract not in force or a missing reason. Writes `payment.reverse` to the audit log.
+    """
+    key = _check_key(idempotency_key)
+    milestone = payment.milestone
+    _check_in_force(milestone)
+    found = _existing(milestone.id, key)
+    if found is not None:
+        return found, False
+    if payment.kind == "reversal":
+        raise ContractError("A reversal cannot itself be reversed; record the payment again instead.")
+    reason = (reason or "").strip()
+    if not reason:
+        raise ContractError("Give the reason for the reversal; it stays on record with it.", "reason")
+    _lock(milestone)
+    found = _existing(milestone.id, key)
+    if found is not None:
+        return found, False
+    db.session.refresh(payment)
+    if payment.is_reversed:
+        raise ContractError(f"This payment of {format_eur(payment.amount)} was already reversed on "
+                            f"{format_day(payment.reversed_by.recorded_at)}.")
+    reversal = Payment(kind="reversal", amount=-payment.amount, received_on=payment.received_on,
+                       reference=payment.reference, reason=reason, reverses_id=payment.id, idempotency_key=key,
+                       recorded_at=now, recorded_by_id=getattr(actor, "id", None))
+    milestone.payments.append(reversal)
+    db.session.flush()
+    db.session.refresh(payment)
+    audit.record("payment.reverse", reversal, actor=actor, now=now,
+                 data={"reverses": payment.id, "milestone": milestone.id, "amount": reversal.amount,
+                       "reason": reason})
+    return reversal, True
+
+
+# ------------------------------------------------------------------------------------------ match result
+
+
+def record_result(contract: Contract, *, outcome: MatchOutcome, actor, now: datetime) -> MatchResult:
+    """Record the match result and add FIDE's payment of each player's prize balance to the contract in force
+    (Art. 13.1, 13.3, 13.4: due ten days after completion for 2015).
+
+    Raises ContractError when the contract is not in force, a result is already recorded, or the result does
+    not fit the schedule (`errors` names the fields). Writes `match.result` to the audit log.
+    """
+    if not contract.state.in_force:
+        raise ContractError(f"{contract.reference} is {contract.state.label.lower()}: record the result on the "
+                            "contract in force.")
+    existing = queries.match_result(contract.bid.event_id)
+    if existing is not None:
+        raise ContractError(f"The result was already recorded on {format_day(existing.recorded_at)}; it is entered "
+                            "once.")
+    reg = contract.regulation
+    inputs = contract.inputs
+    errors = check_result(reg, outcome, opening_date=inputs.opening_date, today=now.date())
+    if errors:
+        raise ContractError(next(iter(errors.values())), errors=errors)
+    try:
+        planned = result_milestones(reg, inputs, outcome)
+    except ValueError as exc:
+        raise ContractError(str(exc)) from None
+    result = MatchResult(event_id=contract.bid.event_id, winner_federation=outcome.winner_federation.upper(),
+                         decided_in=outcome.decided_in, completed_on=outcome.completed_on, recorded_at=now,
+                         recorded_by_id=getattr(actor, "id", None))
+    db.session.add(result)
+    start = max((m.position for m in contract.milestones), default=-1) + 1
+    for i, m in enumerate(planned):
+        db.session.add(_milestone_row(contract, m, start + i, now))
+    db.session.flush()
+    db.session.refresh(contract)
+    audit.record("match.result", result, actor=actor, now=now,
+                 data={"contract": contract.id, "winner": result.winner_federation, "decided_in": outcome.decided_in,
+                       "completed_on": outcome.completed_on,
+                       "balances": {m.key: m.amount for m in planned}})
+    return result
+
+
+# --------------------------------------------------------------------------------------------- reminders
+
+
+def send_reminder(milestone: Milestone, kind: ReminderKind, status: MilestoneStatus, *, url: str, now: datetime,
+                  actor=None) -> Reminder:
+    """Email the organizer's contact about a milestone falling due or overdue, and record it (once per kind and
+    milestone: the unique constraint refuses a second).
+
+    Raises ContractError when mail is disabled (nothing is recorded then), core.mail.MailError when the server
+    refuses, sqlalchemy IntegrityError when that reminder was already recorded. The caller runs this in a
+    savepoint and rolls it back on any of them. Writes `payment.reminder` to the audit log.
+    """
+    contract = milestone.contract
+    bid = contract.bid
+    to = contract.inputs.contact_email or bid.contact_email or bid.owner.email
+    reminder = Reminder(milestone_id=milestone.id, kind=kind.value, as_of=status.as_of, sent_at=now, sent_to=to)
+    db.session.add(reminder)
+    db.session.flush()
+    audit.record("payment.reminder", reminder, actor=actor, now=now,
+                 data={"milestone": milestone.id, "kind": kind.value, "to": to, "as_of": status.as_of,
+                       "outstanding": status.outstanding})
+    subject, body = reminder_message(
+        kind=kind, event_title=contract.regulation.event.title, reference=contract.reference, title=milestone.title,
+        article=milestone.article, status=status, payee=milestone.payee_name,
+        bank=contract.regulation.fide_bank if milestone.payee_kind == "fide" else None,
+        contact_name=contract.inputs.contact_name, url=url)
+    if not send_mail([to], subject, body):
+        raise ContractError("Mail is disabled (MAIL_ENABLED is off): no reminder was sent or recorded.")
+    return reminder

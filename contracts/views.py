@@ -1,0 +1,599 @@
+"""Contract pages and the contract API: thin views that load, authorize, validate, call one service, commit and
+redirect. The secretariat sees every contract; the organizer (the bid's owner) sees what FIDE issued to it and
+what FIDE recorded against its obligations; anyone else gets 404."""
+
+from __future__ import annotations
+
+from flask import (
+    Blueprint,
+    Response,
+    abort,
+    current_app,
+    flash,
+    jsonify,
+    redirect,
+    render_template,
+    request,
+    url_for,
+)
+from flask_login import current_user, login_required
+from sqlalchemy.exc import IntegrityError
+from werkzeug.exceptions import RequestEntityTooLarge
+
+from accounts.forms import EmptyForm
+from api.auth import api_error, api_login_required, api_user
+from bids.models import Bid
+from contracts import queries, services
+from contracts.exports import calendar_ics, milestones_csv, payments_csv
+from contracts.forms import (
+    ContractOptionsForm,
+    CorrectionForm,
+    PaymentForm,
+    ResultForm,
+    ReverseForm,
+    SignForm,
+    issue_form_class,
+    one_time_key,
+)
+from contracts.models import Contract, Milestone, Payment
+from contracts.rules import ContractStatus, DueSetBy, MatchOutcome, parse_as_of
+from core.auth import Role, roles_required
+from core.db import db, utcnow
+from core.money import amount_str, format_eur
+from core.pdf import PdfError
+from core.templating import register_nav
+
+bp = Blueprint("contracts", __name__)
+register_nav(40, Role.ADMIN, "Contracts", "contracts.index")
+register_nav(41, Role.BIDDER, "Contracts", "contracts.mine")
+
+
+def _cfg(name: str, default: int) -> int:
+    return int(current_app.config.get(name, default))
+
+
+def due_soon_days() -> int:
+    return _cfg("PAYMENT_DUE_SOON_DAYS", 14)
+
+
+def guarantee_warning_days() -> int:
+    return _cfg("GUARANTEE_WARNING_DAYS", 30)
+
+
+def load_contract(contract_id: int) -> Contract:
+    """The contract, or 404 when it does not exist or is not the caller's to see (never 403)."""
+    contract = db.session.get(Contract, contract_id)
+    if contract is None or not queries.may_view(current_user, contract):
+        abort(404)
+    return contract
+
+
+def admin_contract(contract_id: int) -> Contract:
+    contract = db.session.get(Contract, contract_id)
+    if contract is None:
+        abort(404)
+    return contract
+
+
+def _as_of():
+    """(as_of, error): today when the parameter is absent or not a date (the error then says why)."""
+    today = utcnow().date()
+    try:
+        return parse_as_of(request.args.get("as_of"), today), None
+    except ValueError as exc:
+        return today, str(exc)
+
+
+def _tracker(contract: Contract, as_of):
+    return queries.tracker(contract, as_of, due_soon_days=due_soon_days(),
+                           guarantee_warning_days=guarantee_warning_days())
+
+
+def _checked_post(form=None) -> None:
+    if not (form or EmptyForm()).validate_on_submit():
+        abort(400)
+
+
+# ----------------------------------------------------------------------------------------------- lists
+
+
+@bp.route("/contracts/")
+@roles_required(Role.ADMIN)
+def index():
+    contracts = queries.contracts_for_admin()
+    outstanding = {c.id: queries.outstanding_total(c) for c in contracts}
+    return render_template("contracts/index.html", contracts=contracts, outstanding=outstanding,
+                           waiting=queries.selected_without_contract())
+
+
+@bp.route("/my/contracts")
+@roles_required(Role.BIDDER)
+def mine():
+    return render_template("contracts/mine.html", contracts=queries.contracts_for_owner(current_user.id))
+
+
+@bp.route("/bids/<int:bid_id>/contract")
+@login_required
+def for_bid(bid_id: int):
+    """The contract of a bid, for a link on the bid's page: the version in force, else the newest the caller
+    may see; the secretariat is offered to prepare one for a selected bid; anyone else gets 404."""
+    bid = db.session.get(Bid, bid_id)
+    if bid is None:
+        abort(404)
+    contract = queries.latest_for(current_user, bid_id)
+    if contract is not None:
+        return redirect(url_for("contracts.view", contract_id=contract.id))
+    if current_user.has_role(Role.ADMIN):
+        return redirect(url_for("contracts.new", bid_id=bid_id))
+    abort(404)
+
+
+# ------------------------------------------------------------------------------------ making a contract
+
+
+@bp.route("/bids/<int:bid_id>/contract/new", methods=["GET", "POST"])
+@roles_required(Role.ADMIN)
+def new(bid_id: int):
+    bid = db.session.get(Bid, bid_id)
+    if bid is None:
+        abort(404)
+    form = ContractOptionsForm()
+    if request.method == "POST" and form.validate_on_submit():
+        try:
+            contract = services.create_contract(bid, actor=current_user, now=utcnow(),
+                                                signal_blocker_required=form.signal_blocker_required.data)
+        except services.ContractError as exc:
+            db.session.rollback()
+            flash(str(exc), "error")
+            return redirect(url_for("contracts.new", bid_id=bid_id))
+        db.session.commit()
+        flash(f"The draft contract {contract.reference} is ready. Read it through, then issue it.", "success")
+        return redirect(url_for("contracts.view", contract_id=contract.id))
+    refusal = None
+    try:
+        services._check_selected(bid)
+        services.contract_inputs(bid)
+    except services.ContractError as exc:
+        refusal = str(exc)
+    existing = [c for c in queries.versions_of(bid_id) if c.state is not ContractStatus.DISCARDED]
+    status = 409 if (refusal or existing) else (422 if request.method == "POST" else 200)
+    return render_template("contracts/new.html", bid=bid, form=form, refusal=refusal,
+                           existing=existing[-1] if existing else None), status
+
+
+@bp.route("/contracts/<int:contract_id>")
+@login_required
+def view(contract_id: int):
+    contract = load_contract(contract_id)
+    as_of, error = _as_of()
+    is_admin = current_user.has_role(Role.ADMIN)
+    terms = services.build_terms(contract) if contract.state is ContractStatus.DRAFT else None
+    return render_template(
+        "contracts/view.html", contract=contract, tracker=_tracker(contract, as_of), as_of_error=error,
+        is_admin=is_admin, versions=queries.versions_of(contract.bid_id) if is_admin else
+        [c for c in queries.versions_of(contract.bid_id) if c.state.visible_to_organizer],
+        in_force=queries.in_force(contract.bid_id), result=queries.match_result(contract.bid.event_id),
+        draft_terms=terms, form=EmptyForm(), sign_form=SignForm(), max_mb=current_app.config["MAX_UPLOAD_MB"],
+        due_soon_days=due_soon_days()), (400 if error else 200)
+
+
+@bp.route("/contracts/<int:contract_id>/preview")
+@login_required
+def preview(contract_id: int):
+    contract = load_contract(contract_id)
+    return render_template("contracts/preview.html", contract=contract, terms=services.build_terms(contract),
+                           draft=contract.state is ContractStatus.DRAFT)
+
+
+def _send_pdf(data: bytes, name: str) -> Response:
+    return Response(data, mimetype="application/pdf",
+                    headers={"Content-Disposition": f'inline; filename="{name}"', "Cache-Control": "private"})
+
+
+@bp.route("/contracts/<int:contract_id>/contract.pdf")
+@login_required
+def pdf(contract_id: int):
+    """A draft is rendered on the spot (marked DRAFT); an issued contract is the PDF stored when it was issued,
+    served only if its bytes still have the SHA-256 recorded then."""
+    contract = load_contract(contract_id)
+    if contract.state is ContractStatus.DRAFT:
+        try:
+            data = services.render_contract_pdf(contract, services.build_terms(contract), draft=True)
+        except PdfError as exc:
+            return render_template("error.html", code=503, message=f"The draft PDF could not be made: {exc}"), 503
+        return _send_pdf(data, f"{contract.reference}-DRAFT.pdf")
+    if contract.state is ContractStatus.DISCARDED:
+        abort(404)
+    data = queries.read_verified(queries.pdf_path(current_app.config["UPLOAD_DIR"], contract), contract.pdf_sha256)
+    if data is None:
+        return render_template("error.html", code=409, message=(
+            f"The stored PDF of {contract.reference} is missing or no longer matches the SHA-256 recorded when it was "
+            "issued. It is not served; tell the administrator.")), 409
+    return _send_pdf(data, f"{contract.reference}.pdf")
+
+
+@bp.route("/contracts/<int:contract_id>/signed.pdf")
+@login_required
+def signed_pdf(contract_id: int):
+    contract = load_contract(contract_id)
+    if not contract.signed_pdf_stored_name:
+        abort(404)
+    data = queries.read_verified(queries.pdf_path(current_app.config["UPLOAD_DIR"], contract, signed=True),
+                                 contract.signed_pdf_sha256)
+    if data is None:
+        return render_template("error.html", code=409, message=(
+            f"The countersigned PDF of {contract.reference} is missing or no longer matches its recorded "
+            "SHA-256.")), 409
+    return _send_pdf(data, f"{contract.reference}-signed.pdf")
+
+
+@bp.route("/contracts/<int:contract_id>/issue", methods=["GET", "POST"])
+@roles_required(Role.ADMIN)
+def issue(contract_id: int):
+    contract = admin_contract(contract_id)
+    if contract.state is not ContractStatus.DRAFT:
+        flash(f"{contract.reference} is {contract.state.label.lower()}: only a draft is issued.", "error")
+        return redirect(url_for("contracts.view", contract_id=contract.id))
+    terms = services.build_terms(contract)
+    form_class = issue_form_class(contract.regulation, list(terms.milestones))
+    status = 200
+    if request.method == "GET":
+        form = form_class(data={name: m.due or m.default_due for m, name in form_class.fields_for})
+    else:
+        form = form_class()
+        if form.validate():
+            dates = {m.key: form[name].data for m, name in form_class.fields_for}
+            same = form.same_date.data if "same_date" in form else None
+            if same is not None:
+                for m, _name in form_class.fields_for:
+                    if m.due_set_by is DueSetBy.CONTRACT and dates.get(m.key) is None:
+                        dates[m.key] = same
+            try:
+                services.issue_contract(contract, due_dates=dates, actor=current_user, now=utcnow(),
+                                        upload_dir=current_app.config["UPLOAD_DIR"])
+            except services.ContractError as exc:
+                db.session.rollback()
+                for name, message in exc.errors.items():
+                    if name in form:
+                        form[name].errors.append(message)
+                if not exc.errors:
+                    form.form_errors.append(str(exc))
+                status = 422
+            except PdfError as exc:
+                db.session.rollback()
+                form.form_errors.append(f"The PDF could not be made, so nothing was issued: {exc}")
+                status = 503
+            else:
+                db.session.commit()
+                flash(f"{contract.reference} is issued: its PDF and terms are frozen (SHA-256 "
+                      f"{contract.pdf_sha256[:16]}…) and its payment milestones are tracked.", "success")
+                return redirect(url_for("contracts.view", contract_id=contract.id))
+        else:
+            status = 422
+    return render_template("contracts/issue.html", contract=contract, terms=terms, form=form,
+                           fields=form_class.fields_for), status
+
+
+@bp.route("/contracts/<int:contract_id>/discard", methods=["POST"])
+@roles_required(Role.ADMIN)
+def discard(contract_id: int):
+    contract = admin_contract(contract_id)
+    _checked_post()
+    try:
+        services.discard_contract(contract, actor=current_user, now=utcnow())
+    except services.ContractError as exc:
+        db.session.rollback()
+        flash(str(exc), "error")
+        return redirect(url_for("contracts.view", contract_id=contract.id))
+    db.session.commit()
+    flash(f"The draft {contract.reference} is discarded; it stays on record.", "success")
+    return redirect(url_for("contracts.index"))
+
+
+@bp.route("/contracts/<int:contract_id>/sign", methods=["POST"])
+@roles_required(Role.ADMIN)
+def sign(contract_id: int):
+    contract = admin_contract(contract_id)
+    back = url_for("contracts.view", contract_id=contract.id)
+    max_bytes = current_app.config["MAX_UPLOAD_MB"] * 1024 * 1024
+    too_large = (f"The upload is larger than the limit of {current_app.config['MAX_UPLOAD_MB']} MB. "
+                 "Choose a smaller file.")
+    if (request.content_length or 0) > current_app.config["MAX_CONTENT_LENGTH"]:
+        flash(too_large, "error")
+        return redirect(back)
+    try:
+        form = SignForm()
+        valid = form.validate_on_submit()
+    except RequestEntityTooLarge:
+        flash(too_large, "error")
+        return redirect(back)
+    upload = form.file.data
+    if not valid or upload is None or not getattr(upload, "filename", ""):
+        flash("Choose the countersigned contract (PDF) to upload.", "error")
+        return redirect(back)
+    content = upload.stream.read(max_bytes + 1)
+    try:
+        services.sign_contract(contract, filename=upload.filename, content=content, max_bytes=max_bytes,
+                               upload_dir=current_app.config["UPLOAD_DIR"], actor=current_user, now=utcnow())
+    except services.ContractError as exc:
+        db.session.rollback()
+        flash(str(exc), "error")
+        return redirect(back)
+    db.session.commit()
+    flash(f"{contract.reference} is signed: the countersigned PDF is on file (SHA-256 "
+          f"{contract.signed_pdf_sha256[:16]}…).", "success")
+    return redirect(back)
+
+
+@bp.route("/contracts/<int:contract_id>/correct", methods=["GET", "POST"])
+@roles_required(Role.ADMIN)
+def correct(contract_id: int):
+    contract = admin_contract(contract_id)
+    if request.method == "GET":
+        form = CorrectionForm(data={"signal_blocker_required": contract.inputs.signal_blocker_required})
+        return render_template("contracts/correct.html", contract=contract, form=form)
+    form = CorrectionForm()
+    if form.validate_on_submit():
+        try:
+            new = services.prepare_correction(contract, reason=form.reason.data, actor=current_user, now=utcnow(),
+                                              signal_blocker_required=form.signal_blocker_required.data)
+        except services.ContractError as exc:
+            db.session.rollback()
+            form.form_errors.append(str(exc))
+            return render_template("contracts/correct.html", contract=contract, form=form), 409
+        db.session.commit()
+        flash(f"The correction {new.reference} is a draft that replaces {contract.reference} once issued; until "
+              "then the current version stays in force.", "success")
+        return redirect(url_for("contracts.view", contract_id=new.id))
+    return render_template("contracts/correct.html", contract=contract, form=form), 422
+
+
+# ----------------------------------------------------------------------------------------------- payments
+
+
+def _milestone_of(contract: Contract, milestone_id: int) -> Milestone:
+    m = db.session.get(Milestone, milestone_id)
+    if m is None or m.contract_id != contract.id:
+        abort(404)
+    return m
+
+
+def _milestone_page(contract: Contract, m: Milestone, *, form=None, status: int = 200):
+    if form is None:
+        form = PaymentForm(data={"idempotency_key": one_time_key()})
+    as_of, error = _as_of()
+    return render_template(
+        "contracts/milestone.html", contract=contract, m=m, st=queries.status_of(m, as_of, due_soon_days()),
+        as_of_error=error, form=form, reverse_form=ReverseForm(data={"idempotency_key": one_time_key()}),
+        is_admin=current_user.has_role(Role.ADMIN)), (400 if error and status == 200 else status)
+
+
+@bp.route("/contracts/<int:contract_id>/milestones/<int:milestone_id>")
+@login_required
+def milestone(contract_id: int, milestone_id: int):
+    contract = load_contract(contract_id)
+    return _milestone_page(contract, _milestone_of(contract, milestone_id))
+
+
+@bp.route("/contracts/<int:contract_id>/milestones/<int:milestone_id>/payments", methods=["POST"])
+@roles_required(Role.ADMIN)
+def record_payment(contract_id: int, milestone_id: int):
+    contract = admin_contract(contract_id)
+    m = _milestone_of(contract, milestone_id)
+    form = PaymentForm()
+    if not form.validate_on_submit():
+        return _milestone_page(contract, m, form=form, status=422)
+    key = form.idempotency_key.data
+    try:
+        payment, created = services.record_payment(
+            m, amount=form.amount.data, received_on=form.received_on.data, reference=form.reference.data,
+            note=form.note.data, idempotency_key=key, actor=current_user, now=utcnow())
+        db.session.commit()
+    except services.ContractError as exc:
+        db.session.rollback()
+        (form[exc.field].errors.append(str(exc)) if exc.field in form else form.form_errors.append(str(exc)))
+        return _milestone_page(contract, m, form=form, status=422)
+    except IntegrityError:
+        # The same form, sent twice at once: the other request recorded it.
+        db.session.rollback()
+        created = False
+    if created:
+        flash(f"{format_eur(payment.amount)} received on {payment.received_on.isoformat()} is recorded against "
+              f"{m.title}.", "success")
+    else:
+        flash("This payment was already recorded (the form was sent more than once); it is recorded once.", "info")
+    return redirect(url_for("contracts.milestone", contract_id=contract.id, milestone_id=m.id))
+
+
+@bp.route("/contracts/<int:contract_id>/payments/<int:payment_id>/reverse", methods=["POST"])
+@roles_required(Role.ADMIN)
+def reverse_payment(contract_id: int, payment_id: int):
+    contract = admin_contract(contract_id)
+    payment = db.session.get(Payment, payment_id)
+    if payment is None or payment.milestone.contract_id != contract.id:
+        abort(404)
+    m = payment.milestone
+    form = ReverseForm()
+    back = url_for("contracts.milestone", contract_id=contract.id, milestone_id=m.id)
+    if not form.validate_on_submit():
+        flash(" ".join(msg for errors in form.errors.values() for msg in errors), "error")
+        return redirect(back)
+    try:
+        _, created = services.reverse_payment(payment, reason=form.reason.data,
+                                              idempotency_key=form.idempotency_key.data, actor=current_user,
+                                              now=utcnow())
+        db.session.commit()
+    except services.ContractError as exc:
+        db.session.rollback()
+        flash(str(exc), "error")
+        return redirect(back)
+    except IntegrityError:
+        db.session.rollback()
+        created = False
+    flash(f"The payment of {format_eur(payment.amount)} is reversed; both entries stay on record." if created else
+          "This reversal was already recorded; it is recorded once.", "success" if created else "info")
+    return redirect(back)
+
+
+@bp.route("/contracts/<int:contract_id>/result", methods=["GET", "POST"])
+@roles_required(Role.ADMIN)
+def result(contract_id: int):
+    contract = admin_contract(contract_id)
+    reg = contract.regulation
+    recorded = queries.match_result(contract.bid.event_id)
+    form = ResultForm.for_regulation(reg)
+    status = 200
+    if request.method == "POST":
+        if form.validate_on_submit():
+            outcome = MatchOutcome(form.winner.data, form.decided_in.data, form.completed_on.data)
+            try:
+                services.record_result(contract, outcome=outcome, actor=current_user, now=utcnow())
+            except services.ContractError as exc:
+                db.session.rollback()
+                field_names = {"winner": "winner", "decided_in": "decided_in", "completed_on": "completed_on"}
+                for name, message in exc.errors.items():
+                    form[field_names.get(name, name)].errors.append(message)
+                if not exc.errors:
+                    form.form_errors.append(str(exc))
+                status = 422
+            else:
+                db.session.commit()
+                flash("The result is recorded; each player's prize balance is now a milestone FIDE pays.", "success")
+                return redirect(url_for("contracts.view", contract_id=contract.id))
+        else:
+            status = 422
+    schedule = reg.schedule_for(contract.inputs.opening_date, contract.inputs.closing_date)
+    return render_template("contracts/result.html", contract=contract, form=form, recorded=recorded,
+                           schedule=schedule), status
+
+
+# ---------------------------------------------------------------------------------------------- exports
+
+
+@bp.route("/contracts/<int:contract_id>/calendar-link", methods=["POST"])
+@login_required
+def calendar_link(contract_id: int):
+    contract = load_contract(contract_id)
+    _checked_post()
+    try:
+        token = services.new_feed_token(contract, actor=current_user, now=utcnow())
+    except services.ContractError as exc:
+        db.session.rollback()
+        flash(str(exc), "error")
+        return redirect(url_for("contracts.view", contract_id=contract.id))
+    db.session.commit()
+    url = url_for("contracts.calendar", contract_id=contract.id, token=token, _external=True)
+    return render_template("contracts/calendar_link.html", contract=contract, url=url)
+
+
+@bp.route("/contracts/<int:contract_id>/calendar.ics")
+def calendar(contract_id: int):
+    """The deadlines as an iCalendar feed a calendar program subscribes to: no login, the contract's feed token
+    instead (a wrong or missing token answers 404, like a contract that does not exist)."""
+    contract = queries.feed_contract(contract_id, request.args.get("token"))
+    if contract is None:
+        abort(404)
+    today = utcnow().date()
+    rows = [(m, queries.status_of(m, today, due_soon_days())) for m in contract.milestones]
+    body = calendar_ics(contract, rows, now=utcnow(),
+                        url=url_for("contracts.view", contract_id=contract.id, _external=True))
+    return Response(body, mimetype="text/calendar",
+                    headers={"Content-Disposition": f'inline; filename="{contract.reference}.ics"',
+                             "Cache-Control": "private, max-age=900"})
+
+
+@bp.route("/contracts/<int:contract_id>/milestones.csv")
+@login_required
+def export_milestones(contract_id: int):
+    contract = load_contract(contract_id)
+    as_of, error = _as_of()
+    if error:
+        return Response(error + "\n", status=400, mimetype="text/plain")
+    body = milestones_csv(contract, _tracker(contract, as_of).rows)
+    return Response(body, mimetype="text/csv", headers={
+        "Content-Disposition": f'attachment; filename="{contract.reference}-milestones-{as_of.isoformat()}.csv"'})
+
+
+@bp.route("/contracts/<int:contract_id>/payments.csv")
+@login_required
+def export_payments(contract_id: int):
+    contract = load_contract(contract_id)
+    return Response(payments_csv(contract), mimetype="text/csv", headers={
+        "Content-Disposition": f'attachment; filename="{contract.reference}-payments.csv"'})
+
+
+# ---------------------------------------------------------------------------------------------------- API
+
+
+def _api_contract(contract_id: int) -> Contract | None:
+    contract = db.session.get(Contract, contract_id)
+    if contract is None or not queries.may_view(api_user(), contract):
+        return None
+    return contract
+
+
+def contract_json(contract: Contract) -> dict:
+    """The contract as the API shows it: parties, event, status, hashes, versions."""
+    inputs = contract.inputs
+    reg = contract.regulation
+    return {
+        "id": contract.id, "reference": contract.reference, "bid": contract.bid_id, "event": contract.bid.event.slug,
+        "version": contract.version, "status": contract.status, "replaces": contract.replaces_id,
+        "correction_reason": contract.correction_reason,
+        "regulation": {"title": reg.event.regulations_title, "version": contract.regulation_version.number,
+                       "sha256": contract.regulation_version.sha256},
+        "parties": {"fide": reg.event.organiser, "organizer": inputs.applicant_name},
+        "venue": {"name": inputs.venue_name, "city": inputs.venue_city, "country": inputs.venue_country},
+        "opening_date": inputs.opening_date.isoformat(), "closing_date": inputs.closing_date.isoformat(),
+        "prize_fund": amount_str(inputs.prize_fund), "fide_contribution": amount_str(inputs.fide_contribution),
+        "guarantee": ({"bank": inputs.guarantee_bank, "amount": amount_str(inputs.guarantee_amount)
+                       if inputs.guarantee_amount is not None else None,
+                       "valid_until": inputs.guarantee_valid_until.isoformat()
+                       if inputs.guarantee_valid_until else None} if inputs.guarantee_offered else None),
+        "issued_at": contract.issued_at.isoformat() if contract.issued_at else None,
+        "pdf_sha256": contract.pdf_sha256,
+        "signed_at": contract.signed_at.isoformat() if contract.signed_at else None,
+        "signed_pdf_sha256": contract.signed_pdf_sha256,
+        "terms": contract.terms,
+        "url": url_for("contracts.view", contract_id=contract.id, _external=True),
+        "milestones_url": url_for("contracts.api_milestones", contract_id=contract.id, _external=True),
+    }
+
+
+@bp.route("/api/v1/contracts/<int:contract_id>")
+@api_login_required
+def api_contract(contract_id: int):
+    contract = _api_contract(contract_id)
+    if contract is None:
+        return api_error(404, f"No contract {contract_id} that you may see.")
+    return jsonify(contract_json(contract))
+
+
+@bp.route("/api/v1/contracts/<int:contract_id>/milestones")
+@api_login_required
+def api_milestones(contract_id: int):
+    contract = _api_contract(contract_id)
+    if contract is None:
+        return api_error(404, f"No contract {contract_id} that you may see.")
+    try:
+        as_of = parse_as_of(request.args.get("as_of"), utcnow().date())
+    except ValueError as exc:
+        return api_error(400, str(exc))
+    t = _tracker(contract, as_of)
+    return jsonify({
+        "contract": contract.id, "reference": contract.reference, "as_of": as_of.isoformat(),
+        "due_soon_days": due_soon_days(),
+        "milestones": [{
+            "id": m.id, "key": m.key, "kind": m.kind, "article": m.article, "title": m.title,
+            "description": m.description,
+            "payer": {"kind": m.payer_kind, "name": m.payer_name},
+            "payee": {"kind": m.payee_kind, "name": m.payee_name, "federation": m.payee_federation},
+            "amount": amount_str(m.amount), "is_cap": m.is_cap, "due": m.due.isoformat() if m.due else None,
+            "status": st.as_dict(),
+            "payments": [{"id": p.id, "kind": p.kind, "amount": amount_str(p.amount),
+                          "received_on": p.received_on.isoformat(), "reference": p.reference,
+                          "reverses": p.reverses_id, "reason": p.reason} for p in m.payments],
+        } for m, st in t.rows],
+        "totals": t.totals.as_dict(),
+        "warnings": t.warnings,
+    })

@@ -1,0 +1,94 @@
+"""Contracts for tests: a selected bid (the Board's decision made directly: the row's status set to "selected"),
+its contract generated and issued through the services, with a stand-in PDF renderer when the PDF itself is not
+what the test is about (WeasyPrint takes a second; the access matrix makes hundreds of contracts).
+
+The functions work inside an application context and flush (the caller commits or lets the test roll back);
+`ContractFactory` opens its own context and commits, returning ids, for tests that drive the web client.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, date, datetime
+
+from accounts.models import User
+from bids.models import Bid
+from bids.services import import_bid
+from contracts import services
+from contracts.models import Contract
+from core.db import db
+from events.models import Event
+from tests.bids.factories import valid_bid
+
+SELECTED_AT = datetime(2015, 6, 5, 12, 0, tzinfo=UTC)
+ISSUED_AT = datetime(2015, 6, 10, 9, 0, tzinfo=UTC)
+FAKE_PDF = b"%PDF-1.7\n% a stand-in for the contract; tests of the PDF itself render the real one\n%%EOF\n"
+
+
+def fake_render(contract, terms, *, draft: bool) -> bytes:
+    """A tiny PDF-looking file that differs per contract (so each stored file has its own hash)."""
+    return FAKE_PDF + f"% {contract.reference} {'draft' if draft else 'issued'}\n".encode()
+
+
+def selected_bid(event_id: int, owner_id: int, *, actor=None, now: datetime = SELECTED_AT, **overrides) -> Bid:
+    """A complete bid of the call (tests/bids/factories.valid_bid with `overrides`), selected by the Board."""
+    event = db.session.get(Event, event_id)
+    owner = db.session.get(User, owner_id)
+    bid = import_bid(event, valid_bid(event.regulation, **overrides), owner=owner, actor=actor, now=now)
+    bid.status = "selected"
+    bid.first_submitted_at = bid.submitted_at = now
+    db.session.flush()
+    return bid
+
+
+def proposed_dates(contract: Contract) -> dict[str, date]:
+    """The dates the issue form proposes for the milestones the contract dates (the stipends: the closing date)."""
+    return {m.key: m.default_due for m in services.build_terms(contract).milestones
+            if m.needs_due_date and m.default_due is not None}
+
+
+def issued_contract(bid: Bid, *, admin, upload_dir: str, now: datetime = ISSUED_AT, due_dates=None, render=fake_render,
+                    signal_blocker_required: bool = True) -> Contract:
+    """The bid's contract, generated and issued (due dates: `due_dates`, else the proposed ones)."""
+    contract = services.create_contract(bid, actor=admin, now=now, signal_blocker_required=signal_blocker_required)
+    dates = proposed_dates(contract) if due_dates is None else due_dates
+    return services.issue_contract(contract, due_dates=dates, actor=admin, now=now, upload_dir=upload_dir,
+                                   render=render)
+
+
+def milestone(contract: Contract, key: str):
+    for m in contract.milestones:
+        if m.key == key:
+            return m
+    raise KeyError(key)
+
+
+class ContractFactory:
+    """Makes committed rows for tests that drive the web client; returns ids."""
+
+    def __init__(self, app, make):
+        self.app = app
+        self.make = make
+        self.count = 0
+
+    def admin(self) -> int:
+        self.count += 1
+        return self.make.user(roles=("admin",), email=f"secretariat{self.count}-{id(self)}@example.org")
+
+    def organizer(self) -> int:
+        self.count += 1
+        return self.make.user(roles=("bidder",), email=f"organizer{self.count}-{id(self)}@example.org")
+
+    def contract(self, event_id: int, *, owner_id: int | None = None, admin_id: int | None = None,
+                 issue: bool = True, **overrides) -> int:
+        """A selected bid of `owner_id` (a new bidder if None) and its contract, issued unless `issue=False`."""
+        owner_id = owner_id or self.organizer()
+        admin_id = admin_id or self.admin()
+        with self.app.app_context():
+            admin = db.session.get(User, admin_id)
+            bid = selected_bid(event_id, owner_id, **overrides)
+            if issue:
+                contract = issued_contract(bid, admin=admin, upload_dir=self.app.config["UPLOAD_DIR"])
+            else:
+                contract = services.create_contract(bid, actor=admin, now=ISSUED_AT)
+            db.session.commit()
+            return contract.id
