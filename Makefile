@@ -10,9 +10,10 @@ export FLASK_APP := app
 
 # System packages: WeasyPrint needs Pango and fonts; the browser tests need Debian's Chromium; pdftoppm
 # (poppler-utils) turns PDFs into pictures for a person to check.
-APT_PACKAGES := libpango-1.0-0 libpangoft2-1.0-0 libharfbuzz-subset0 fonts-dejavu-core fonts-dejavu-extra chromium poppler-utils
+APT_PACKAGES := libpango-1.0-0 libpangoft2-1.0-0 libharfbuzz-subset0 fonts-dejavu-core fonts-dejavu-extra chromium poppler-utils \
+                redis-server
 
-.PHONY: run test lint serve bench venv system-deps migrate seed clean
+.PHONY: run test lint serve bench venv system-deps services migrate seed clean
 
 $(BIN)/.installed: requirements.txt requirements-dev.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -30,6 +31,11 @@ system-deps:
 	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$missing; \
 	fi
 
+# Redis for the shared rate-limit test (and RQ when REDIS_URL is set); started only if it is not running.
+services:
+	@redis-cli -h 127.0.0.1 -p 6379 ping >/dev/null 2>&1 || \
+	  redis-server --daemonize yes --bind 127.0.0.1 --port 6379 --save "" --appendonly no >/dev/null
+
 migrate: venv
 	$(BIN)/flask db upgrade
 
@@ -42,7 +48,7 @@ run: system-deps seed
 serve: system-deps migrate
 	$(BIN)/gunicorn --workers 2 --bind $(HOST):$(PORT) "app:create_app()"
 
-test: system-deps venv
+test: system-deps venv services
 	$(BIN)/pytest
 
 lint: venv
