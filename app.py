@@ -21,6 +21,7 @@ def _models():
     import accounts.models  # noqa: F401
     import bids.models  # noqa: F401
     import board.models  # noqa: F401
+    import contracts.models  # noqa: F401
     import core.audit  # noqa: F401
     import events.models  # noqa: F401
     import scoring.models  # noqa: F401
@@ -68,6 +69,11 @@ def create_app(config: dict | None = None) -> Flask:
     for bp in (core_bp, accounts_bp, events_bp, bids_bp, scoring_bp, board_bp, api_bp,
                audit_cli, users_cli, events_cli, bids_cli, demo_cli):
         app.register_blueprint(bp)
+    from contracts.cli import cli as payments_cli
+    from contracts.views import bp as contracts_bp
+
+    app.register_blueprint(contracts_bp)
+    app.register_blueprint(payments_cli)
     init_limiter(app)
     _errors(app)
     return app

@@ -75,6 +75,8 @@ class Config:
         self.SESSION_IDLE_MINUTES = _int("SESSION_IDLE_MINUTES", 60)
         self.SESSION_ABSOLUTE_HOURS = _int("SESSION_ABSOLUTE_HOURS", 12)
         self.PAYMENT_DUE_SOON_DAYS = _int("PAYMENT_DUE_SOON_DAYS", 14)
+        # A bank guarantee lapsing within this many days, with money still owed, is warned about.
+        self.GUARANTEE_WARNING_DAYS = _int("GUARANTEE_WARNING_DAYS", 30)
         self.PREFERRED_URL_SCHEME = os.environ.get("PREFERRED_URL_SCHEME", "http")
         self.SESSION_COOKIE_HTTPONLY = True
         self.SESSION_COOKIE_SAMESITE = "Lax"

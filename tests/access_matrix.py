@@ -125,3 +125,60 @@ MATRIX.update({
     "scoring.admission": [("GET", "/events/{slug}/scoring/admission", only(("admin",)))],
     "scoring.admit": [("POST", "/events/{slug}/scoring/bids/999999/admit", only(("admin",), 404))],
 })
+
+# Contracts (Art. 15.6). {contract} is an issued contract of another bidder's selected bid, {milestone} and
+# {payment} a milestone of it and a payment recorded against it; {own_contract} belongs to the caller when the
+# caller is a bidder (else to another bidder), {own_milestone} is one of its milestones. The organizer sees its
+# own contract; any other bidder, the WCOC and the Board get 404, never 403.
+OWNER_AND_ADMIN = {"anon": 302, "bidder": 200, "wcoc": 404, "board": 404, "admin": 200}
+ADMIN_ONLY_404 = {"anon": 302, "bidder": 404, "wcoc": 404, "board": 404, "admin": 200}
+MATRIX.update({
+    "contracts.index": [("GET", "/contracts/", only(("admin",)))],
+    "contracts.mine": [("GET", "/my/contracts", only(("bidder",)))],
+    "contracts.for_bid": [("GET", "/bids/{own_contract_bid}/contract", {**OWNER_AND_ADMIN, "bidder": 302,
+                                                                         "admin": 302}),
+                          ("GET", "/bids/{other_bid}/contract", {**ADMIN_ONLY_404, "admin": 302})],
+    # a draft of the practice call is not selected: the secretariat is told why no contract can be made
+    "contracts.new": [("GET", "/bids/{other_bid}/contract/new", only(("admin",), 409)),
+                      ("POST", "/bids/{other_bid}/contract/new", only(("admin",), 302))],
+    "contracts.view": [("GET", "/contracts/{contract}", ADMIN_ONLY_404),
+                       ("GET", "/contracts/{own_contract}", OWNER_AND_ADMIN),
+                       ("GET", "/contracts/{own_contract}?as_of=2015-13-01", {**OWNER_AND_ADMIN, "bidder": 400,
+                                                                               "admin": 400}),
+                       ("GET", "/contracts/999999", {**ADMIN_ONLY_404, "admin": 404})],
+    "contracts.preview": [("GET", "/contracts/{own_contract}/preview", OWNER_AND_ADMIN),
+                          ("GET", "/contracts/{contract}/preview", ADMIN_ONLY_404)],
+    "contracts.pdf": [("GET", "/contracts/{own_contract}/contract.pdf", OWNER_AND_ADMIN)],
+    "contracts.signed_pdf": [("GET", "/contracts/{own_contract}/signed.pdf", {**OWNER_AND_ADMIN, "bidder": 404,
+                                                                              "admin": 404})],
+    "contracts.issue": [("GET", "/contracts/{contract}/issue", only(("admin",), 302)),
+                        ("POST", "/contracts/{contract}/issue", only(("admin",), 302))],
+    "contracts.discard": [("POST", "/contracts/{contract}/discard", only(("admin",), 302))],
+    "contracts.sign": [("POST", "/contracts/{contract}/sign", only(("admin",), 302))],
+    "contracts.correct": [("GET", "/contracts/{contract}/correct", only(("admin",))),
+                          ("POST", "/contracts/{contract}/correct", only(("admin",), 422))],
+    "contracts.milestone": [("GET", "/contracts/{own_contract}/milestones/{own_milestone}", OWNER_AND_ADMIN),
+                            ("GET", "/contracts/{contract}/milestones/{milestone}", ADMIN_ONLY_404)],
+    "contracts.record_payment": [("POST", "/contracts/{contract}/milestones/{milestone}/payments",
+                                  only(("admin",), 422))],
+    "contracts.reverse_payment": [("POST", "/contracts/{contract}/payments/{payment}/reverse",
+                                   only(("admin",), 302))],
+    "contracts.result": [("GET", "/contracts/{contract}/result", only(("admin",))),
+                         ("POST", "/contracts/{contract}/result", only(("admin",), 422))],
+    "contracts.calendar_link": [("POST", "/contracts/{own_contract}/calendar-link", OWNER_AND_ADMIN),
+                                ("POST", "/contracts/{contract}/calendar-link", ADMIN_ONLY_404)],
+    # the feed has no login: only its token opens it (tests/contracts checks the right token)
+    "contracts.calendar": [("GET", "/contracts/{contract}/calendar.ics", everyone(404)),
+                           ("GET", "/contracts/{contract}/calendar.ics?token=wrong", everyone(404))],
+    "contracts.export_milestones": [("GET", "/contracts/{own_contract}/milestones.csv", OWNER_AND_ADMIN),
+                                    ("GET", "/contracts/{contract}/milestones.csv", ADMIN_ONLY_404)],
+    "contracts.export_payments": [("GET", "/contracts/{own_contract}/payments.csv", OWNER_AND_ADMIN),
+                                  ("GET", "/contracts/{contract}/payments.csv", ADMIN_ONLY_404)],
+    "contracts.api_contract": [("GET", "/api/v1/contracts/{own_contract}", {**OWNER_AND_ADMIN, "anon": 401}),
+                               ("GET", "/api/v1/contracts/{contract}", {**ADMIN_ONLY_404, "anon": 401})],
+    "contracts.api_milestones": [
+        ("GET", "/api/v1/contracts/{own_contract}/milestones?as_of=2015-06-30", {**OWNER_AND_ADMIN, "anon": 401}),
+        ("GET", "/api/v1/contracts/{own_contract}/milestones?as_of=30.06.2015",
+         {**OWNER_AND_ADMIN, "anon": 401, "bidder": 400, "admin": 400}),
+        ("GET", "/api/v1/contracts/{contract}/milestones", {**ADMIN_ONLY_404, "anon": 401})],
+})
