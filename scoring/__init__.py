@@ -7,4 +7,9 @@ models or pages) never loads numpy:
   total, the ranking with ties and the red flags (exact `Decimal`/`Fraction` arithmetic);
 * `scoring.sensitivity`: weight swaps, Dirichlet first-place shares, leave-one-out variations and the one-line
   verdict (numpy float64 only inside the Dirichlet sampling).
+
+Around them, the database layer and the pages: `scoring.models` (weights versions, conflict declarations,
+scorecards and their submitted versions), `scoring.services` (the only code that changes them, audited),
+`scoring.queries` (what the pages read, in a fixed number of queries, and the ranking built on it),
+`scoring.forms` and `scoring.views` (the WCOC's and the secretariat's pages, and the ranking in the API).
 """

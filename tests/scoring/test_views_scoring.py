@@ -270,10 +270,10 @@ def test_the_csv_export_has_every_submitted_score_and_comment(app, client, sf, s
     sf.score(scene["b"], scene["m2"], "3")
     sf.score(scene["a"], scene["m2"], "3", submit=False)  # a draft is not exported
     with app.app_context():  # a scorecard made before the host federation was known to be Oksana's
+        anna = db.session.scalars(select(Scorecard).filter_by(member_id=scene["m1"])).one()
         db.session.add(Scorecard(bid_id=scene["a"], member_id=ukr, status="submitted", version=1,
-                                 submitted_at=db.session.get(Scorecard, 1).submitted_at,
-                                 created_at=db.session.get(Scorecard, 1).created_at,
-                                 updated_at=db.session.get(Scorecard, 1).updated_at))
+                                 submitted_at=anna.submitted_at, created_at=anna.created_at,
+                                 updated_at=anna.updated_at))
         db.session.commit()
     login_as("admin")
     response = client.get(f"/events/{SLUG}/scoring/scores.csv")
