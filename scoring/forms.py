@@ -91,7 +91,8 @@ def _scorecard_class(reg: Regulation) -> type[ScorecardForm]:
     anchors = {a.score: a.label for a in sc.anchors}
     options = [("", "Not scored yet")] + [
         (score_text(v), f"{score_text(v)} — {anchors[v]}" if v in anchors else score_text(v)) for v in scale(reg)]
-    needs = ", ".join(score_text(s) for s in sc.comment_required_for)
+    required = [score_text(s) for s in sc.comment_required_for]
+    needs = " or ".join([", ".join(required[:-1]), required[-1]] if len(required) > 1 else required)
     attrs = {"criteria": reg.criteria}
     for c in reg.criteria:
         attrs[f"score_{c.key}"] = SelectField(f"({c.key}) {c.label}: score", choices=choices(options),
