@@ -134,6 +134,59 @@ PATHS["/events/{slug}/decision"] = {"get": {
                   "403": {"description": "Bidders do not read the record", "content": {
                       "application/json": {"schema": ERROR}}}}}}
 
+# Contracts (Art. 15.6): the organizer sees its own, the secretariat all; anyone else gets 404.
+CONTRACT_ID = {"name": "contract_id", "in": "path", "required": True, "schema": {"type": "integer", "minimum": 1}}
+AS_OF = {"name": "as_of", "in": "query", "required": False, "description": "The day the status is judged on "
+         "(default: today)", "schema": {"type": "string", "format": "date"}}
+DATE = {"type": "string", "format": "date"}
+PARTY = {"type": "object", "properties": {"kind": {"type": "string"}, "name": {"type": "string"},
+                                          "federation": {"type": "string", "nullable": True}}}
+MILESTONE_STATUS = {"type": "object", "required": ["state", "label", "paid", "outstanding"], "properties": {
+    "state": {"type": "string", "enum": ["paid", "paid_late", "part_paid", "due_soon", "overdue", "not_yet_due",
+                                         "at_cost"]},
+    "label": {"type": "string"}, "paid": AMOUNT, "outstanding": AMOUNT,
+    "completed_on": {"nullable": True, **DATE}, "days": {"type": "integer", "nullable": True},
+    "due_soon": {"type": "boolean"}, "overdue": {"type": "boolean"}}}
+MILESTONE = {"type": "object", "required": ["id", "key", "kind", "article", "amount", "status"], "properties": {
+    "id": {"type": "integer"}, "key": {"type": "string"},
+    "kind": {"type": "string", "enum": ["to_fide", "direct", "at_cost", "disbursement"]},
+    "article": {"type": "string"}, "title": {"type": "string"}, "description": {"type": "string"},
+    "payer": PARTY, "payee": PARTY, "amount": AMOUNT, "is_cap": {"type": "boolean"},
+    "due": {"nullable": True, **DATE}, "status": MILESTONE_STATUS,
+    "payments": {"type": "array", "items": {"type": "object", "properties": {
+        "id": {"type": "integer"}, "kind": {"type": "string", "enum": ["payment", "reversal", "carried_over"]},
+        "amount": AMOUNT, "received_on": DATE, "reference": {"type": "string"},
+        "reverses": {"type": "integer", "nullable": True}, "reason": {"type": "string", "nullable": True}}}}}}
+CONTRACT = {"type": "object", "required": ["id", "reference", "bid", "version", "status"], "properties": {
+    "id": {"type": "integer"}, "reference": {"type": "string"}, "bid": {"type": "integer"},
+    "event": {"type": "string"}, "version": {"type": "integer"},
+    "status": {"type": "string", "enum": ["draft", "issued", "signed", "superseded", "discarded"]},
+    "replaces": {"type": "integer", "nullable": True}, "correction_reason": {"type": "string", "nullable": True},
+    "regulation": {"type": "object"}, "parties": {"type": "object"}, "venue": {"type": "object"},
+    "opening_date": DATE, "closing_date": DATE, "prize_fund": AMOUNT, "fide_contribution": AMOUNT,
+    "guarantee": {"type": "object", "nullable": True},
+    "issued_at": {"type": "string", "format": "date-time", "nullable": True},
+    "pdf_sha256": {"type": "string", "nullable": True},
+    "signed_at": {"type": "string", "format": "date-time", "nullable": True},
+    "signed_pdf_sha256": {"type": "string", "nullable": True}, "terms": {"type": "object"}}}
+PATHS.update({
+    "/contracts/{contract_id}": {"get": {
+        "summary": "A contract (Art. 15.6.1): parties, event, figures, status, hashes and its terms snapshot",
+        "operationId": "getContract", "parameters": [CONTRACT_ID],
+        "responses": _responses(CONTRACT, not_found=True)}},
+    "/contracts/{contract_id}/milestones": {"get": {
+        "summary": "The contract's payment milestones with their status on a day, the payments recorded, totals "
+                   "and the bank guarantee's warnings (Art. 13, 14, 15.6.2)",
+        "operationId": "getContractMilestones", "parameters": [CONTRACT_ID, AS_OF],
+        "responses": {**_responses({"type": "object", "properties": {
+            "contract": {"type": "integer"}, "reference": {"type": "string"}, "as_of": DATE,
+            "due_soon_days": {"type": "integer"}, "milestones": {"type": "array", "items": MILESTONE},
+            "totals": {"type": "object", "additionalProperties": AMOUNT},
+            "warnings": {"type": "array", "items": {"type": "string"}}}}, not_found=True),
+            "400": {"description": "as_of is not a date (YYYY-MM-DD)", "content": {
+                "application/json": {"schema": ERROR}}}}}},
+})
+
 SCHEMAS: dict[str, Any] = {
     "Error": {"type": "object", "required": ["error", "status"],
               "properties": {"error": {"type": "string"}, "status": {"type": "integer"}}},

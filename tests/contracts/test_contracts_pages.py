@@ -1,0 +1,278 @@
+"""The contract pages and the contract API, driven through the test client as the secretariat and the organizer."""
+
+import re
+from datetime import date
+from decimal import Decimal
+
+import pytest
+from sqlalchemy import select
+
+from accounts.models import User
+from bids.rules import NO_GUARANTEE
+from contracts.models import Contract, Payment
+from core.db import db
+from tests.conftest import login
+from tests.contracts.factories_contracts import milestone, selected_bid
+
+
+def email_of(app, user_id: int) -> str:
+    with app.app_context():
+        return db.session.get(User, user_id).email
+
+
+def as_user(app, user_id: int):
+    client = app.test_client()
+    assert login(client, email_of(app, user_id)).status_code == 302
+    return client
+
+
+def get(client, url, status=200) -> str:
+    response = client.get(url)
+    assert response.status_code == status, (url, response.status_code, response.get_data(as_text=True)[:2000])
+    text = response.get_data(as_text=True)
+    response.close()
+    return text
+
+
+def post(client, url, data=None, status=302):
+    response = client.post(url, data=data or {})
+    assert response.status_code == status, (url, response.status_code, response.get_data(as_text=True)[:3000])
+    text = response.get_data(as_text=True)
+    location = response.headers.get("Location")
+    response.close()
+    return text, location
+
+
+def one_time_key(html: str) -> str:
+    return re.search(r'name="idempotency_key"[^>]*value="([^"]+)"', html).group(1)
+
+
+def milestone_id(app, contract_id: int, key: str) -> int:
+    with app.app_context():
+        return milestone(db.session.get(Contract, contract_id), key).id
+
+
+@pytest.fixture
+def people(cf):
+    return {"admin": cf.admin(), "organizer": cf.organizer(), "rival": cf.organizer()}
+
+
+# ------------------------------------------------------------------------------------ making a contract
+
+
+def test_the_secretariat_generates_reads_and_issues_the_contract_of_the_selected_bid(app, event, people):
+    with app.app_context():
+        bid_id = selected_bid(event, people["organizer"]).id
+        db.session.commit()
+    admin = as_user(app, people["admin"])
+    index = get(admin, "/contracts/")
+    assert "Selected bids without a contract" in index and f"/bids/{bid_id}/contract/new" in index
+    assert '<a href="/contracts/">Contracts</a>' in index  # the nav entry
+    _, location = post(admin, f"/bids/{bid_id}/contract/new", {"signal_blocker_required": "y"})
+    contract_id = int(location.rsplit("/", 1)[1])
+    page = get(admin, location)
+    assert "Draft" in page and "set when issued" in page and "Issue the contract" in page
+    assert "Chess Federation of Ukraine" in get(admin, f"/contracts/{contract_id}/preview")
+    # the organizer does not see FIDE's draft
+    organizer = as_user(app, people["organizer"])
+    get(organizer, f"/contracts/{contract_id}", 404)
+
+    form = get(admin, f"/contracts/{contract_id}/issue")
+    assert "The stipend of the Chairman of the Appeals Committee (Art. 14.5), €7,500.00" in form
+    assert 'value="2015-10-29"' in form  # the closing date, proposed
+    dates = dict(re.findall(r'name="(due_[a-z_0-9]+)"[^>]*value="([^"]*)"', form))
+    post(admin, f"/contracts/{contract_id}/issue", dates)
+    page = get(admin, f"/contracts/{contract_id}?as_of=2015-06-20")
+    assert "Issued, awaiting countersignature" in page and "Due in 10 days, by 30 June 2015" in page
+    assert "€306,500.00" in page  # what the organizer owes in all (fixed amounts)
+    # now the organizer sees it, from its own list and from its bid
+    mine = get(organizer, "/my/contracts")
+    assert f"/contracts/{contract_id}" in mine
+    response = organizer.get(f"/bids/{bid_id}/contract")
+    assert response.status_code == 302 and response.headers["Location"].endswith(f"/contracts/{contract_id}")
+    response.close()
+    own = get(organizer, f"/contracts/{contract_id}")
+    assert "Instalment 1, due 30 June 2015" in own and "Record money received" not in own
+    assert "Secretariat" not in own
+
+
+def test_a_bid_that_is_not_selected_gets_no_contract_and_the_page_says_why(app, event, people):
+    with app.app_context():
+        bid = selected_bid(event, people["organizer"])
+        bid.status = "shortlisted"
+        db.session.commit()
+        bid_id = bid.id
+    admin = as_user(app, people["admin"])
+    page = get(admin, f"/bids/{bid_id}/contract/new", 409)
+    assert "Art. 15.6.1: a contract is signed with the organizer the Presidential Board selected" in page
+    assert "is shortlisted, not selected" in page
+    post(admin, f"/bids/{bid_id}/contract/new", {"signal_blocker_required": "y"})
+    with app.app_context():
+        assert db.session.scalars(select(Contract)).all() == []
+
+
+def test_without_a_guarantee_the_issue_form_asks_for_the_dates_citing_15_6_1(app, event, people, cf):
+    contract_id = cf.contract(event, owner_id=people["organizer"], admin_id=people["admin"], issue=False,
+                              bank_guarantee=NO_GUARANTEE)
+    admin = as_user(app, people["admin"])
+    form = get(admin, f"/contracts/{contract_id}/issue")
+    assert "Art. 15.6.2 sets payment deadlines only for an organizer who puts forward a bank guarantee" in form
+    assert "One date for every payment left blank" in form
+    page, _ = post(admin, f"/contracts/{contract_id}/issue", {}, status=422)
+    assert "Art. 15.6.1: the regulations set no deadline for prize fund for the players" in page
+    assert "things need your attention" in page
+    post(admin, f"/contracts/{contract_id}/issue", {"same_date": "2015-07-31", "due_travel_1": "2015-09-15"})
+    with app.app_context():
+        contract = db.session.get(Contract, contract_id)
+        assert contract.status == "issued"
+        assert milestone(contract, "prize_fund").due == date(2015, 7, 31)
+        assert milestone(contract, "travel_1").due == date(2015, 9, 15)
+        assert milestone(contract, "signal_blocker").due is None  # at cost: no date required
+
+
+def test_the_countersigned_pdf_is_uploaded_and_a_correction_links_what_it_replaces(app, event, people, cf):
+    contract_id = cf.contract(event, owner_id=people["organizer"], admin_id=people["admin"])
+    admin = as_user(app, people["admin"])
+    response = admin.post(f"/contracts/{contract_id}/sign", data={
+        "file": (__import__("io").BytesIO(b"not a pdf"), "signed.pdf")}, content_type="multipart/form-data")
+    assert response.status_code == 302
+    response.close()
+    assert "is not a PDF" in get(admin, f"/contracts/{contract_id}")
+    response = admin.post(f"/contracts/{contract_id}/sign", data={
+        "file": (__import__("io").BytesIO(b"%PDF-1.4 signed by both"), "signed.pdf")},
+        content_type="multipart/form-data")
+    response.close()
+    page = get(admin, f"/contracts/{contract_id}")
+    assert "Countersigned PDF filed" in page
+    assert get(admin, f"/contracts/{contract_id}/signed.pdf").startswith("%PDF-1.4 signed")
+
+    page, _ = post(admin, f"/contracts/{contract_id}/correct", {"reason": ""}, status=422)
+    assert "Say what the correction changes and why" in page
+    _, location = post(admin, f"/contracts/{contract_id}/correct",
+                       {"reason": "The stipends are paid at the closing ceremony", "signal_blocker_required": "y"})
+    new_id = int(location.rsplit("/", 1)[1])
+    page = get(admin, location)
+    assert f"replacing <a href=\"/contracts/{contract_id}\">" in page
+    assert "The stipends are paid at the closing ceremony" in page
+    post(admin, f"/contracts/{new_id}/issue", {})
+    with app.app_context():
+        old, new = db.session.get(Contract, contract_id), db.session.get(Contract, new_id)
+        assert (old.status, new.status, new.replaces_id, new.version) == ("superseded", "issued", old.id, 2)
+    assert "This version replaces" in get(admin, f"/contracts/{new_id}/preview")
+
+
+# --------------------------------------------------------------------------------------------- payments
+
+
+def test_recording_payments_part_over_twice_and_reversed(app, event, people, cf):
+    contract_id = cf.contract(event, owner_id=people["organizer"], admin_id=people["admin"])
+    mid = milestone_id(app, contract_id, "instalment_1")
+    url = f"/contracts/{contract_id}/milestones/{mid}"
+    admin = as_user(app, people["admin"])
+    key = one_time_key(get(admin, url))
+    data = {"received_on": "2015-06-20", "amount": "60000.00", "reference": "UBS 4711", "note": "",
+            "idempotency_key": key}
+    post(admin, f"{url}/payments", data)
+    post(admin, f"{url}/payments", data)  # a double click: the same key
+    page = get(admin, url)
+    assert "already recorded (the form was sent more than once); it is recorded once" in page
+    with app.app_context():
+        assert len(db.session.scalars(select(Payment)).all()) == 1
+    assert one_time_key(page) != key  # a fresh form, a fresh key
+
+    over = {**data, "amount": "40000.01", "idempotency_key": one_time_key(page)}
+    page, _ = post(admin, f"{url}/payments", over, status=422)
+    assert ("Art. 15.6.2: €40,000.00 is outstanding on instalment 1, due 30 June 2015; a payment of €40,000.01 "
+            "would exceed it.") in page
+    assert 'value="40000.01"' in page and 'value="UBS 4711"' in page  # nothing typed is lost
+
+    bad, _ = post(admin, f"{url}/payments", {**data, "amount": "40,000", "idempotency_key": "x"}, status=422)
+    assert "do not use thousand separators" in bad
+
+    with app.app_context():
+        payment_id = db.session.scalars(select(Payment)).one().id
+    post(admin, f"/contracts/{contract_id}/payments/{payment_id}/reverse",
+         {"reason": "Belongs to another milestone", "idempotency_key": "rev-1"})
+    page = get(admin, url + "?as_of=2015-07-05")
+    assert "Reversal of entry" in page and "Belongs to another milestone" in page and "reversed" in page
+    assert "Overdue by 5 days" in page
+
+    organizer = as_user(app, people["organizer"])
+    own = get(organizer, url)
+    assert "What FIDE has recorded" in own and "UBS 4711" in own and "Record money received" not in own
+    response = organizer.post(f"{url}/payments", data={**data, "idempotency_key": "o"})
+    assert response.status_code == 403
+    response.close()
+
+
+def test_the_status_page_takes_a_day_and_explains_a_wrong_one(app, event, people, cf):
+    contract_id = cf.contract(event, owner_id=people["organizer"], admin_id=people["admin"])
+    organizer = as_user(app, people["organizer"])
+    assert "Overdue by 2 days" in get(organizer, f"/contracts/{contract_id}?as_of=2015-07-02")
+    assert "Not yet due: due 30 June 2015, in 60 days" in get(organizer, f"/contracts/{contract_id}?as_of=2015-05-01")
+    page = get(organizer, f"/contracts/{contract_id}?as_of=2015-02-30", 400)
+    assert "as_of must be a date written YYYY-MM-DD, for example 2015-06-30 (you gave &#39;2015-02-30&#39;)" in page
+    assert "The page shows today's status." in page
+
+
+def test_the_match_result_turns_the_prize_balances_into_milestones(app, event, people, cf):
+    contract_id = cf.contract(event, owner_id=people["organizer"], admin_id=people["admin"])
+    admin = as_user(app, people["admin"])
+    form = get(admin, f"/contracts/{contract_id}/result")
+    assert "GM Hou Yifan (CHN)" in form and "the tie-break games (Art. 13.1: 55/45)" in form
+    page, _ = post(admin, f"/contracts/{contract_id}/result",
+                   {"winner": "UKR", "decided_in": "tiebreak", "completed_on": "2015-10-27"}, status=422)
+    assert "the tie-break games are played on 28 October 2015" in page
+    post(admin, f"/contracts/{contract_id}/result", {"winner": "UKR", "decided_in": "tiebreak",
+                                                     "completed_on": "2015-10-28"})
+    page = get(admin, f"/contracts/{contract_id}?as_of=2015-11-01")
+    assert "The prize balance of Mariya Muzychuk" in page and "The prize balance of Hou Yifan" in page
+    with app.app_context():
+        c = db.session.get(Contract, contract_id)
+        # 190,000 split 55/45 after Hou Yifan's 5% (10,000): 104,500 and 85,500 + 10,000, less the advances
+        assert milestone(c, "prize_balance_UKR").amount == Decimal("54500.00")
+        assert milestone(c, "prize_balance_CHN").amount == Decimal("45500.00")
+        assert milestone(c, "prize_balance_UKR").due == date(2015, 11, 7)
+
+
+# -------------------------------------------------------------------------------------------------- API
+
+
+def test_the_api_gives_amounts_as_strings_and_iso_dates_to_the_organizer(app, event, people, cf):
+    contract_id = cf.contract(event, owner_id=people["organizer"], admin_id=people["admin"])
+    organizer = as_user(app, people["organizer"])
+    response = organizer.get(f"/api/v1/contracts/{contract_id}/milestones?as_of=2015-07-01")
+    assert response.status_code == 200
+    body = response.get_json()
+    response.close()
+    first = body["milestones"][0]
+    assert body["as_of"] == "2015-07-01" and first["key"] == "instalment_1"
+    assert first["amount"] == "100000.00" and first["due"] == "2015-06-30"
+    assert first["status"]["state"] == "overdue" and first["status"]["outstanding"] == "100000.00"
+    assert body["totals"]["organizer_amount"] == "306500.00"
+
+    response = organizer.get(f"/api/v1/contracts/{contract_id}/milestones?as_of=yesterday")
+    assert response.status_code == 400
+    assert response.get_json()["error"].startswith("as_of must be a date written YYYY-MM-DD")
+    response.close()
+
+    response = organizer.get(f"/api/v1/contracts/{contract_id}")
+    body = response.get_json()
+    response.close()
+    assert body["prize_fund"] == "200000.00" and body["opening_date"] == "2015-10-11"
+    assert body["status"] == "issued" and len(body["pdf_sha256"]) == 64
+    assert body["parties"] == {"fide": "World Chess Federation (FIDE)", "organizer": "Chess Federation of Ukraine"}
+
+    rival = as_user(app, people["rival"])
+    response = rival.get(f"/api/v1/contracts/{contract_id}")
+    assert response.status_code == 404 and response.get_json()["status"] == 404
+    response.close()
+
+
+def test_the_openapi_document_lists_the_contract_paths(client):
+    response = client.get("/api/v1/openapi.json")
+    paths = response.get_json()["paths"]
+    response.close()
+    assert "/contracts/{contract_id}" in paths and "/contracts/{contract_id}/milestones" in paths
+    params = paths["/contracts/{contract_id}/milestones"]["get"]["parameters"]
+    assert any(p["name"] == "as_of" and p["in"] == "query" for p in params)
