@@ -1,0 +1,249 @@
+"""Pages under load: gunicorn (2 sync workers) on loopback and a small load generator in pure Python (threads and
+http.client, bounded by a request count and a duration), plus the SQL statement count of each page in-process.
+
+The load generator shares the machine's cores with the server, so absolute figures mean little; every figure is
+reported as a ratio to `/healthz` measured in the same run, in interleaved rounds so that noise hits every route.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import html
+import http.client
+import os
+import re
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from dataclasses import dataclass, field
+from http.cookies import SimpleCookie
+from pathlib import Path
+from urllib.parse import urlencode
+
+from bench.data import SLUG, Site
+
+ROOT = Path(__file__).resolve().parent.parent
+HOST = "127.0.0.1"
+
+
+def routes(site: Site) -> list[tuple[str, str]]:
+    """(name, path) of the pages measured; the first is the trivial route every other is compared with."""
+    return [("trivial (`/healthz`)", "/healthz"), ("bid list (`/bids/`)", "/bids/"),
+            ("ranking (`/events/<slug>/scoring/ranking`)", f"/events/{SLUG}/scoring/ranking"),
+            ("a bid (`/bids/<id>`)", f"/bids/{site.first_bid_id}")]
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind((HOST, 0))
+        return s.getsockname()[1]
+
+
+@contextlib.contextmanager
+def gunicorn(site: Site, *, workers: int = 2, log: Path):
+    """Serve the app on a free loopback port with `workers` sync workers on the site's database; stop it (the
+    whole process group) on the way out, whatever happens. Yields the port."""
+    port = free_port()
+    with open(log, "wb") as out:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "gunicorn", "-w", str(workers), "-b", f"{HOST}:{port}", "--timeout", "120",
+             "app:create_app()"], cwd=ROOT, env=site.env(), stdout=out, stderr=subprocess.STDOUT,
+            start_new_session=True)
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            if proc.poll() is not None:
+                raise RuntimeError(f"gunicorn exited with {proc.returncode}:\n{log.read_text()[-2000:]}")
+            try:
+                if request(port, "/healthz", timeout=2)[0] == 200:
+                    break
+            except OSError:
+                pass
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"gunicorn did not answer within 60 s:\n{log.read_text()[-2000:]}")
+            time.sleep(0.2)
+        yield port
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGTERM)
+        try:
+            proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait(timeout=10)
+
+
+def request(port: int, path: str, *, method: str = "GET", cookie: str = "", body: bytes | None = None,
+            timeout: float = 30) -> tuple[int, dict[str, str], bytes]:
+    """One request on a new connection (gunicorn's sync workers close every connection anyway)."""
+    conn = http.client.HTTPConnection(HOST, port, timeout=timeout)
+    try:
+        headers = {"Cookie": cookie} if cookie else {}
+        if body is not None:
+            headers["Content-Type"] = "application/x-www-form-urlencoded"
+        conn.request(method, path, body=body, headers=headers)
+        resp = conn.getresponse()
+        data = resp.read()
+        return resp.status, {k.lower(): v for k, v in resp.getheaders() if k.lower() != "set-cookie"} | {
+            "set-cookie": "\n".join(v for k, v in resp.getheaders() if k.lower() == "set-cookie")}, data
+    finally:
+        conn.close()
+
+
+def _cookies(jar: dict[str, str], set_cookie: str) -> None:
+    for line in filter(None, set_cookie.split("\n")):
+        parsed = SimpleCookie()
+        parsed.load(line)
+        for name, morsel in parsed.items():
+            jar[name] = morsel.value
+
+
+def login(port: int, email: str, password: str) -> str:
+    """Log in as a person would, CSRF token included: GET /login, POST it with the token. Returns the Cookie
+    header of the logged-in session; raises RuntimeError when the login does not succeed."""
+    jar: dict[str, str] = {}
+    status, headers, body = request(port, "/login")
+    _cookies(jar, headers["set-cookie"])
+    match = re.search(rb'name="csrf_token"[^>]*value="([^"]+)"', body) or re.search(
+        rb'value="([^"]+)"[^>]*name="csrf_token"', body)
+    if status != 200 or match is None:
+        raise RuntimeError(f"GET /login answered {status} without a CSRF token")
+    form = urlencode({"csrf_token": html.unescape(match.group(1).decode()), "email": email,
+                      "password": password}).encode()
+    status, headers, _ = request(port, "/login", method="POST", body=form,
+                                 cookie="; ".join(f"{k}={v}" for k, v in jar.items()))
+    _cookies(jar, headers["set-cookie"])
+    if status != 302:
+        raise RuntimeError(f"POST /login answered {status}, not a redirect: the login failed")
+    return "; ".join(f"{k}={v}" for k, v in jar.items())
+
+
+@dataclass
+class Sample:
+    """What the load generator saw for one route, over every round."""
+
+    latencies: list[float] = field(default_factory=list)
+    seconds: float = 0.0
+    cpu_seconds: float = 0.0  # this process's CPU time (every thread) while the bursts ran
+    errors: int = 0
+    statuses: set[int] = field(default_factory=set)
+
+    @property
+    def rps(self) -> float:
+        return len(self.latencies) / self.seconds if self.seconds else 0.0
+
+    def percentile(self, p: float) -> float:
+        """Nearest-rank percentile of the latencies (seconds)."""
+        xs = sorted(self.latencies)
+        if not xs:
+            return float("nan")
+        rank = max(1, min(len(xs), -(-len(xs) * p // 100)))
+        return xs[int(rank) - 1]
+
+
+def burst(port: int, path: str, cookie: str, *, concurrency: int, seconds: float, max_requests: int,
+          sample: Sample) -> None:
+    """`concurrency` threads request `path` back to back until `seconds` pass or `max_requests` were sent."""
+    lock = threading.Lock()
+    sent = 0
+    latencies: list[float] = []
+    errors = 0
+    statuses: set[int] = set()
+    start = time.perf_counter()
+    cpu_start = time.process_time()
+    stop_at = start + seconds
+
+    def worker():
+        nonlocal sent, errors
+        while True:
+            with lock:
+                if sent >= max_requests or time.perf_counter() >= stop_at:
+                    return
+                sent += 1
+            t0 = time.perf_counter()
+            try:
+                status = request(port, path, cookie=cookie)[0]
+            except OSError:
+                status = 0
+            elapsed = time.perf_counter() - t0
+            with lock:
+                statuses.add(status)
+                if status == 200:
+                    latencies.append(elapsed)
+                else:
+                    errors += 1
+
+    threads = [threading.Thread(target=worker, daemon=True) for _ in range(concurrency)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=seconds + 120)
+    sample.seconds += time.perf_counter() - start
+    sample.cpu_seconds += time.process_time() - cpu_start
+    sample.latencies += latencies
+    sample.errors += errors
+    sample.statuses |= statuses
+
+
+def load_pages(site: Site, tmp: Path, *, rounds: int, seconds: float, concurrency: int,
+               max_requests: int) -> tuple[dict[str, Sample], float]:
+    """Start gunicorn on the site, log in as the secretariat, warm every page up, then run `rounds` rounds of
+    one burst per route (routes interleaved, so a noisy moment hits them all). Returns a Sample per route and the
+    share of a core the generator itself used while loading the trivial route."""
+    pages = routes(site)
+    samples = {name: Sample() for name, _ in pages}
+    with gunicorn(site, log=tmp / f"gunicorn-{site.bids}.log") as port:
+        cookie = login(port, site.admin_email, site.admin_password)
+        for _, path in pages:  # both workers import what the page needs (numpy for the ranking)
+            for _ in range(4):
+                status = request(port, path, cookie=cookie)[0]
+                if status != 200:
+                    raise RuntimeError(f"GET {path} answered {status} as the secretariat")
+        for r in range(rounds):
+            order = pages if r % 2 == 0 else pages[::-1]
+            for name, path in order:
+                burst(port, path, cookie, concurrency=concurrency, seconds=seconds, max_requests=max_requests,
+                      sample=samples[name])
+    base = samples[pages[0][0]]
+    return samples, (base.cpu_seconds / base.seconds if base.seconds else 0.0)
+
+
+def query_counts(site: Site) -> dict[str, int]:
+    """The SQL statements one request of each page issues, counted in-process (Flask test client, the same
+    pages as the secretariat) with a `before_cursor_execute` listener, on the second request of each page."""
+    from sqlalchemy import event as sa_event
+
+    from bench.data import make_app
+    from core.db import db
+
+    app = make_app(site, WTF_CSRF_ENABLED=False)
+    client = app.test_client()
+    resp = client.post("/login", data={"email": site.admin_email, "password": site.admin_password})
+    if resp.status_code != 302:
+        raise RuntimeError(f"in-process login answered {resp.status_code}")
+    with app.app_context():
+        engine = db.engine
+    out = {}
+    for name, path in routes(site):
+        client.get(path)  # warm-up: anything cached per process is not counted
+        statements: list[str] = []
+
+        def count(conn, cursor, statement, *args, _s=statements):
+            _s.append(statement)
+
+        sa_event.listen(engine, "before_cursor_execute", count)
+        try:
+            status = client.get(path).status_code
+        finally:
+            sa_event.remove(engine, "before_cursor_execute", count)
+        if status != 200:
+            raise RuntimeError(f"in-process GET {path} answered {status}")
+        out[name] = len(statements)
+    with app.app_context():
+        db.session.remove()
+        db.engine.dispose()
+    return out
