@@ -81,7 +81,7 @@ class User(db.Model):
 class UserRole(db.Model):
     __tablename__ = "user_role"
     __table_args__ = (
-        UniqueConstraint("user_id", "role", name="user_role"),
+        UniqueConstraint("user_id", "role", name="uq_user_role_user_role"),
         CheckConstraint(f"role IN ({ROLE_VALUES})", name="role"),
     )
 

@@ -221,7 +221,7 @@ class BidVersion(db.Model):
     """What was submitted, frozen: reviewers, dossiers and the API read this."""
 
     __tablename__ = "bid_version"
-    __table_args__ = (UniqueConstraint("bid_id", "number", name="number"),)
+    __table_args__ = (UniqueConstraint("bid_id", "number", name="uq_bid_version_number"),)
 
     id: Mapped[int] = mapped_column(primary_key=True)
     bid_id: Mapped[int] = mapped_column(ForeignKey("bid.id", ondelete="CASCADE"), index=True)

@@ -20,8 +20,8 @@ class Dossier(db.Model):
 
     __tablename__ = "dossier"
     __table_args__ = (
-        UniqueConstraint("event_id", "kind", "inputs_sha256", name="inputs"),
-        UniqueConstraint("event_id", "kind", "bid_id", "number", name="number"),
+        UniqueConstraint("event_id", "kind", "inputs_sha256", name="uq_dossier_inputs"),
+        UniqueConstraint("event_id", "kind", "bid_id", "number", name="uq_dossier_number"),
         CheckConstraint("kind IN ('bid', 'pack')", name="kind"),
         CheckConstraint("(kind = 'bid') = (bid_id IS NOT NULL)", name="bid_for_bid_dossier"),
     )
@@ -53,7 +53,7 @@ class DossierView(db.Model):
     """Who opened which dossier first, so the board sees what it has already read."""
 
     __tablename__ = "dossier_view"
-    __table_args__ = (UniqueConstraint("dossier_id", "user_id", name="once"),)
+    __table_args__ = (UniqueConstraint("dossier_id", "user_id", name="uq_dossier_view_once"),)
 
     id: Mapped[int] = mapped_column(primary_key=True)
     dossier_id: Mapped[int] = mapped_column(ForeignKey("dossier.id", ondelete="CASCADE"), index=True)
@@ -66,7 +66,7 @@ class Vote(db.Model):
     change it until the decision is recorded."""
 
     __tablename__ = "vote"
-    __table_args__ = (UniqueConstraint("event_id", "member_id", name="one_per_member"),)
+    __table_args__ = (UniqueConstraint("event_id", "member_id", name="uq_vote_one_per_member"),)
 
     id: Mapped[int] = mapped_column(primary_key=True)
     event_id: Mapped[int] = mapped_column(ForeignKey("event.id"), index=True)
@@ -88,7 +88,7 @@ class Decision(db.Model):
     __tablename__ = "decision"
     __table_args__ = (
         CheckConstraint("method IN ('board_vote', 'president')", name="method"),
-        UniqueConstraint("corrects_id", name="one_correction"),
+        UniqueConstraint("corrects_id", name="uq_decision_one_correction"),
     )
 
     id: Mapped[int] = mapped_column(primary_key=True)

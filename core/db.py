@@ -61,7 +61,9 @@ def _sqlite_pragmas(dbapi_connection, connection_record):
 @event.listens_for(Engine, "begin")
 def _sqlite_begin(conn):
     if conn.dialect.name == "sqlite":
-        conn.exec_driver_sql("BEGIN")
+        # IMMEDIATE: a writer takes the lock at the start, so two writers wait for each other (busy_timeout)
+        # instead of failing with "database is locked" when both try to upgrade a read lock.
+        conn.exec_driver_sql("BEGIN IMMEDIATE")
 
 
 def utcnow() -> datetime:

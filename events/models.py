@@ -49,8 +49,8 @@ class Event(db.Model):
 
 class RegulationVersion(db.Model):
     __tablename__ = "regulation_version"
-    __table_args__ = (UniqueConstraint("event_id", "number", name="number"),
-                      UniqueConstraint("event_id", "sha256", name="sha256"))
+    __table_args__ = (UniqueConstraint("event_id", "number", name="uq_regulation_version_number"),
+                      UniqueConstraint("event_id", "sha256", name="uq_regulation_version_sha256"))
 
     id: Mapped[int] = mapped_column(primary_key=True)
     event_id: Mapped[int] = mapped_column(ForeignKey("event.id", ondelete="CASCADE"), index=True)

@@ -209,3 +209,28 @@ def smtp(app):
     finally:
         app.config.update(saved)
         controller.stop()
+
+
+@pytest.fixture
+def another_app(database_url, tmp_path):
+    """Make more apps on the test database (another worker, another setting); their engines are disposed after
+    the test, so no connection is left open."""
+    from app import create_app
+
+    made = []
+
+    def _make(**config):
+        url = database_url.replace("postgresql://", "postgresql+psycopg://", 1) \
+            if database_url.startswith("postgresql://") else database_url
+        base = {"TESTING": True, "SECRET_KEY": "s", "SQLALCHEMY_DATABASE_URI": url,
+                "UPLOAD_DIR": str(tmp_path / "uploads"), "SERVER_NAME": "gambit.test", "ARGON2_TIME_COST": 1,
+                "ARGON2_MEMORY_COST": 1024, "RATELIMIT_ENABLED": False}
+        application = create_app({**base, **config})
+        made.append(application)
+        return application
+
+    yield _make
+    for application in made:
+        with application.app_context():
+            for engine in db.engines.values():
+                engine.dispose()

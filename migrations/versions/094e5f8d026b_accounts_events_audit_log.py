@@ -82,8 +82,8 @@ def upgrade():
     sa.Column('loaded_at', core.db.UTCDateTime(timezone=True), nullable=False),
     sa.ForeignKeyConstraint(['event_id'], ['event.id'], name=op.f('fk_regulation_version_event_id_event'), ondelete='CASCADE'),
     sa.PrimaryKeyConstraint('id', name=op.f('pk_regulation_version')),
-    sa.UniqueConstraint('event_id', 'number', name='number'),
-    sa.UniqueConstraint('event_id', 'sha256', name='sha256')
+    sa.UniqueConstraint('event_id', 'number', name='uq_regulation_version_number'),
+    sa.UniqueConstraint('event_id', 'sha256', name='uq_regulation_version_sha256')
     )
     with op.batch_alter_table('regulation_version', schema=None) as batch_op:
         batch_op.create_index(batch_op.f('ix_regulation_version_event_id'), ['event_id'], unique=False)
@@ -95,7 +95,7 @@ def upgrade():
     sa.CheckConstraint("role IN ('bidder', 'wcoc', 'board', 'admin')", name=op.f('ck_user_role_role')),
     sa.ForeignKeyConstraint(['user_id'], ['user.id'], name=op.f('fk_user_role_user_id_user'), ondelete='CASCADE'),
     sa.PrimaryKeyConstraint('id', name=op.f('pk_user_role')),
-    sa.UniqueConstraint('user_id', 'role', name='user_role')
+    sa.UniqueConstraint('user_id', 'role', name='uq_user_role_user_role')
     )
     with op.batch_alter_table('user_role', schema=None) as batch_op:
         batch_op.create_index(batch_op.f('ix_user_role_user_id'), ['user_id'], unique=False)

@@ -139,7 +139,7 @@ def upgrade():
     sa.ForeignKeyConstraint(['regulation_version_id'], ['regulation_version.id'], name=op.f('fk_bid_version_regulation_version_id_regulation_version')),
     sa.ForeignKeyConstraint(['submitted_by_id'], ['user.id'], name=op.f('fk_bid_version_submitted_by_id_user')),
     sa.PrimaryKeyConstraint('id', name=op.f('pk_bid_version')),
-    sa.UniqueConstraint('bid_id', 'number', name='number')
+    sa.UniqueConstraint('bid_id', 'number', name='uq_bid_version_number')
     )
     with op.batch_alter_table('bid_version', schema=None) as batch_op:
         batch_op.create_index(batch_op.f('ix_bid_version_bid_id'), ['bid_id'], unique=False)

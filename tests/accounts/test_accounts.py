@@ -204,14 +204,9 @@ def test_users_create_command_refuses_bad_input_cleanly(runner):
     assert "Traceback" not in result.output
 
 
-def test_login_is_rate_limited(tmp_path, database_url):
-    from app import create_app
-
-    limited = create_app({"TESTING": True, "SECRET_KEY": "x", "UPLOAD_DIR": str(tmp_path),
-                          "SQLALCHEMY_DATABASE_URI": database_url.replace("postgresql://", "postgresql+psycopg://")
-                          if database_url.startswith("postgresql://") else database_url,
-                          "WTF_CSRF_ENABLED": False, "LOGIN_RATE_LIMIT": "3 per minute",
-                          "RATELIMIT_STORAGE_URI": "memory://"})
+def test_login_is_rate_limited(another_app):
+    limited = another_app(WTF_CSRF_ENABLED=False, RATELIMIT_ENABLED=True, LOGIN_RATE_LIMIT="3 per minute",
+                          RATELIMIT_STORAGE_URI="memory://")
     client = limited.test_client()
     codes = [client.post("/login", data={"email": "x@example.org", "password": "wrong wrong wrong"}).status_code
              for _ in range(4)]

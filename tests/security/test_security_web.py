@@ -4,20 +4,11 @@ import re
 
 import pytest
 
-from app import create_app
 from tests.conftest import DEMO_PASSWORD, csrf_token_from
 
 
-def _config(database_url, tmp_path, **extra):
-    url = database_url.replace("postgresql://", "postgresql+psycopg://", 1) \
-        if database_url.startswith("postgresql://") else database_url
-    return {"TESTING": True, "SECRET_KEY": "s", "SQLALCHEMY_DATABASE_URI": url, "UPLOAD_DIR": str(tmp_path),
-            "SERVER_NAME": "gambit.test", "ARGON2_TIME_COST": 1, "ARGON2_MEMORY_COST": 1024,
-            "RATELIMIT_ENABLED": False, **extra}
-
-
-def test_every_post_route_refuses_a_request_without_the_csrf_token(app, database_url, tmp_path, make, event):
-    guarded = create_app(_config(database_url, tmp_path, WTF_CSRF_ENABLED=True))
+def test_every_post_route_refuses_a_request_without_the_csrf_token(app, another_app, make, event):
+    guarded = another_app(WTF_CSRF_ENABLED=True)
     make.user(email="csrf-admin@example.org", roles=("admin", "board", "wcoc", "bidder"))
     client = guarded.test_client()
     token = csrf_token_from(client.get("/login").data)
@@ -41,13 +32,13 @@ def test_a_state_changing_route_never_answers_get(app):
             assert "GET" not in (rule.methods or ()), rule.endpoint
 
 
-def test_session_cookie_is_httponly_and_lax_and_secure_under_https(database_url, tmp_path, make, app):
+def test_session_cookie_is_httponly_and_lax_and_secure_under_https(another_app, make, app):
     make.user(email="c@example.org")
-    plain = create_app(_config(database_url, tmp_path, WTF_CSRF_ENABLED=False))
+    plain = another_app(WTF_CSRF_ENABLED=False)
     response = plain.test_client().post("/login", data={"email": "c@example.org", "password": DEMO_PASSWORD})
     cookie = response.headers["Set-Cookie"]
     assert "HttpOnly" in cookie and "SameSite=Lax" in cookie and "Secure" not in cookie
-    secure = create_app(_config(database_url, tmp_path, WTF_CSRF_ENABLED=False, SESSION_COOKIE_SECURE=True))
+    secure = another_app(WTF_CSRF_ENABLED=False, SESSION_COOKIE_SECURE=True)
     response = secure.test_client().post("/login", data={"email": "c@example.org", "password": DEMO_PASSWORD},
                                          base_url="https://gambit.test")
     assert "Secure" in response.headers["Set-Cookie"]
@@ -69,7 +60,7 @@ def test_absolute_session_timeout(client, login_as):
 
 
 @pytest.mark.no_db
-def test_rate_limit_counts_are_shared_between_workers_through_redis(tmp_path, database_url):
+def test_rate_limit_counts_are_shared_between_workers_through_redis(another_app):
     import redis
 
     try:
@@ -77,10 +68,9 @@ def test_rate_limit_counts_are_shared_between_workers_through_redis(tmp_path, da
     except redis.ConnectionError:
         pytest.fail("Redis is not running on 127.0.0.1:6379 (.ci/run starts it)")
     redis.Redis.from_url("redis://127.0.0.1:6379/15").flushdb()
-    config = _config(database_url, tmp_path, WTF_CSRF_ENABLED=False, RATELIMIT_ENABLED=True,
-                     REDIS_URL="redis://127.0.0.1:6379/15", RATELIMIT_STORAGE_URI="redis://127.0.0.1:6379/15",
-                     LOGIN_RATE_LIMIT="3 per minute")
-    worker_a, worker_b = create_app(config).test_client(), create_app(config).test_client()
+    config = {"WTF_CSRF_ENABLED": False, "RATELIMIT_ENABLED": True, "REDIS_URL": "redis://127.0.0.1:6379/15",
+              "RATELIMIT_STORAGE_URI": "redis://127.0.0.1:6379/15", "LOGIN_RATE_LIMIT": "3 per minute"}
+    worker_a, worker_b = another_app(**config).test_client(), another_app(**config).test_client()
     data = {"email": "nobody@example.org", "password": "wrong wrong wrong"}
     codes = [worker_a.post("/login", data=data).status_code, worker_b.post("/login", data=data).status_code,
              worker_a.post("/login", data=data).status_code, worker_b.post("/login", data=data).status_code]

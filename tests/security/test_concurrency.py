@@ -1,0 +1,160 @@
+"""Issue 8: what happens twice at once happens once, and nothing is lost (database constraints, not only Python
+checks). Each test has its own database (SQLite file, or a fresh PostgreSQL database in CI) and real commits
+from two threads."""
+
+import threading
+import uuid
+from datetime import timedelta
+
+import pytest
+import sqlalchemy as sa
+from sqlalchemy import func, select
+
+from core.db import db, utcnow
+
+pytestmark = pytest.mark.no_db
+
+
+@pytest.fixture
+def live(tmp_path, database_url):
+    """A separate app on a separate database, committed for real."""
+    from app import create_app
+
+    url = f"sqlite:///{tmp_path / 'live.sqlite3'}"
+    admin = None
+    name = None
+    if database_url.startswith("postgresql"):
+        name = f"gambit_live_{uuid.uuid4().hex[:8]}"
+        admin = sa.create_engine(database_url.replace("postgresql://", "postgresql+psycopg://", 1),
+                                 isolation_level="AUTOCOMMIT")
+        with admin.connect() as conn:
+            conn.exec_driver_sql(f"CREATE DATABASE {name}")
+        url = admin.url.set(database=name).render_as_string(hide_password=False)
+    app = create_app({"TESTING": True, "SECRET_KEY": "x", "SQLALCHEMY_DATABASE_URI": url,
+                      "UPLOAD_DIR": str(tmp_path / "uploads"), "ARGON2_TIME_COST": 1, "ARGON2_MEMORY_COST": 1024,
+                      "SQLALCHEMY_ENGINE_OPTIONS": {"pool_size": 5} if name else {}})
+    with app.app_context():
+        db.create_all()
+    yield app
+    with app.app_context():
+        db.session.remove()
+        db.engine.dispose()
+    if admin is not None:
+        with admin.connect() as conn:
+            conn.exec_driver_sql(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+        admin.dispose()
+
+
+def _twice(app, work):
+    """Run work(i) in two threads that start together; return (results, errors)."""
+    barrier = threading.Barrier(2)
+    results, errors = [None, None], [None, None]
+
+    def run(i):
+        with app.app_context():
+            try:
+                barrier.wait()
+                results[i] = work(i)
+                db.session.commit()
+            except Exception as exc:  # the losing thread's error is the point of the test
+                db.session.rollback()
+                errors[i] = exc
+            finally:
+                db.session.remove()
+
+    threads = [threading.Thread(target=run, args=(i,)) for i in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(30)
+    return results, errors
+
+
+def _ready_bid(app):
+    """A complete draft bid with its documents in an open call; returns its id."""
+    from accounts.services import create_user
+    from bids import services
+    from demo.seed import practice_regulation
+    from events.regulation import default_event_file, load_regulation_file
+    from events.services import load_event
+    from tests.bids.factories import valid_bid
+
+    with app.app_context():
+        now = utcnow()
+        event, _ = load_event(practice_regulation(load_regulation_file(default_event_file()), now=now), actor=None,
+                              now=now)
+        owner = create_user(email="owner@example.org", password="a long enough password", name="O",
+                            roles=["bidder"], actor=None, now=now)
+        bid = services.create_bid(event, owner=owner, actor=owner, now=now)
+        services.apply_data(bid, valid_bid(event.regulation, signed_on=now.date()))
+        for kind in ("signed_letter", "guarantee"):
+            services.store_document(bid, kind, filename="x.pdf", content=b"%PDF-1.4 x",
+                                    upload_dir=app.config["UPLOAD_DIR"], max_bytes=10**6, actor=owner, now=now)
+        db.session.commit()
+        return bid.id, owner.id
+
+
+def test_a_bid_submitted_twice_at_once_is_submitted_once(live):
+    from accounts.models import User
+    from bids import services
+    from bids.models import Bid, BidVersion
+
+    bid_id, owner_id = _ready_bid(live)
+
+    def submit(i):
+        bid = db.session.get(Bid, bid_id)
+        return services.submit_bid(bid, actor=db.session.get(User, owner_id), now=utcnow()).number
+
+    results, errors = _twice(live, submit)
+    assert sorted(r for r in results if r is not None) == [1]
+    loser = next(e for e in errors if e is not None)
+    assert isinstance(loser, services.BidError) and "already submitted" in str(loser)
+    with live.app_context():
+        assert db.session.scalar(select(func.count()).select_from(BidVersion)) == 1
+        assert db.session.get(Bid, bid_id).version == 1
+
+
+def test_two_members_scoring_at_once_lose_nothing(live):
+    from decimal import Decimal
+
+    from accounts.models import User
+    from accounts.services import create_user
+    from bids.models import Bid
+    from events.services import change_event_status
+    from scoring.models import Scorecard
+    from scoring.queries import bids_before_reviewers
+    from scoring.services import declare_conflicts, save_scorecard
+
+    bid_id, owner_id = _ready_bid(live)
+    with live.app_context():
+        from bids import services
+
+        bid = db.session.get(Bid, bid_id)
+        services.submit_bid(bid, actor=db.session.get(User, owner_id), now=utcnow())
+        event = bid.event
+        for action in ("close", "open_scoring"):
+            change_event_status(event, action, actor=None, now=utcnow())
+        members = [create_user(email=f"m{i}@example.org", password="a long enough password", name=f"M{i}",
+                               roles=["wcoc"], federation="FRA", actor=None, now=utcnow()) for i in range(2)]
+        for m in members:
+            listed = bids_before_reviewers(event)
+            declare_conflicts(event, m, has_conflict=False, conflicted=[], reason="", listed=listed, actor=m,
+                              now=utcnow())
+        member_ids = [m.id for m in members]
+        keys = [c.key for c in event.regulation.criteria]
+        db.session.commit()
+
+    def score(i):
+        member = db.session.get(User, member_ids[i])
+        bid = db.session.get(Bid, bid_id)
+        card = save_scorecard(bid, member, scores=dict.fromkeys(keys, Decimal(3 + i)),
+                              comments=dict.fromkeys(keys, f"by member {i}"), revision=0, submit=True,
+                              actor=member, now=utcnow() + timedelta(seconds=i))
+        return card.id
+
+    results, errors = _twice(live, score)
+    assert errors == [None, None], errors
+    with live.app_context():
+        cards = db.session.scalars(select(Scorecard).where(Scorecard.bid_id == bid_id)).all()
+        assert sorted(c.member_id for c in cards) == sorted(member_ids)
+        assert sorted(str(c.score_map()["a"]) for c in cards) == ["3.0", "4.0"]
