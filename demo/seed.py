@@ -75,3 +75,66 @@ def seed_demo(*, now: datetime) -> list[str]:
     out += seed_scoring_demo(now=now)
     out += seed_board_demo(now=now)
     return out
+
+
+def seed_contract_demo(bid, *, admin, now: datetime) -> list[str]:
+    """The contract with the selected demo bid, issued at `now`, and a few months of its payments so the tracker
+    shows every state: the first instalment paid on time, the contract countersigned, the second instalment only
+    part-paid (overdue once its date passes), a travel contribution paid late, FIDE's advances paid on time.
+
+    Each entry is recorded as of the day it happened and only if that day has come (a practice call in the
+    future gets its contract and nothing else). Idempotent: a bid whose contract is in force is left alone.
+    Raises contracts.services.ContractError if the bid is not selected.
+    """
+    from datetime import UTC, time, timedelta
+    from decimal import Decimal
+
+    from flask import current_app
+
+    from contracts import queries, services
+
+    if queries.in_force(bid.id) is not None:
+        return [f"demo contract: unchanged ({queries.in_force(bid.id).reference})"]
+    upload_dir = current_app.config["UPLOAD_DIR"]
+    contract = queries.open_draft(bid.id) or services.create_contract(bid, actor=admin, now=now)
+    terms = services.build_terms(contract)
+    # The dates a contract must set: the proposed ones (stipends at the closing date); without a bank guarantee
+    # the organizer's payments fall, for the demo, a month before the opening ceremony.
+    fallback = terms.inputs.opening_date - timedelta(days=30)
+    dates = {m.key: m.default_due or fallback for m in terms.milestones if m.needs_due_date}
+    services.issue_contract(contract, due_dates=dates, actor=admin, now=now, upload_dir=upload_dir)
+    out = [f"demo contract: {contract.reference} issued"]
+    today = datetime.now(UTC).date()
+    by_key = {m.key: m for m in contract.milestones}
+
+    def at(day):
+        return max(now, datetime.combine(day, time(12, 0), tzinfo=UTC))
+
+    def pay(key, days_from_due: int, share=Decimal(1)):
+        m = by_key.get(key)
+        if m is None or m.due is None:
+            return
+        day = m.due + timedelta(days=days_from_due)
+        if day > today or at(day).date() > today:
+            return
+        amount = (m.amount * share).quantize(Decimal("0.01"))
+        services.record_payment(m, amount=amount, received_on=day, reference=f"DEMO-{key.upper()}", note="demo",
+                                idempotency_key=f"demo-{key}", actor=admin, now=at(day))
+        out.append(f"demo payment: {amount} on {key} ({day.isoformat()})")
+
+    first = next((m for m in contract.milestones if m.kind == "to_fide"), None)
+    if first is not None:
+        pay(first.key, -3)
+    sign_day = (now + timedelta(days=10)).date()
+    if sign_day <= today:
+        pdf = queries.pdf_path(upload_dir, contract).read_bytes()
+        services.sign_contract(contract, filename="countersigned.pdf", content=pdf, max_bytes=len(pdf),
+                               upload_dir=upload_dir, actor=admin, now=at(sign_day))
+        out.append(f"demo contract: {contract.reference} countersigned")
+    later = [m for m in contract.milestones if m.kind == "to_fide" and m is not first]
+    if later:
+        pay(later[0].key, -5, Decimal("0.5"))
+    pay("travel_1", 2)
+    for p in bid.event.regulation.players:
+        pay(f"advance_{p.federation}", 0)
+    return out
