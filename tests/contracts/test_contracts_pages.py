@@ -276,3 +276,23 @@ def test_the_openapi_document_lists_the_contract_paths(client):
     assert "/contracts/{contract_id}" in paths and "/contracts/{contract_id}/milestones" in paths
     params = paths["/contracts/{contract_id}/milestones"]["get"]["parameters"]
     assert any(p["name"] == "as_of" and p["in"] == "query" for p in params)
+
+
+def test_two_entries_reversed_from_one_page_are_two_reversals(app, event, people, cf):
+    contract_id = cf.contract(event, owner_id=people["organizer"], admin_id=people["admin"])
+    mid = milestone_id(app, contract_id, "instalment_1")
+    url = f"/contracts/{contract_id}/milestones/{mid}"
+    admin = as_user(app, people["admin"])
+    for i, amount in enumerate(("100.00", "200.00")):
+        key = one_time_key(get(admin, url))
+        post(admin, f"{url}/payments", {"received_on": f"2015-06-2{i}", "amount": amount, "idempotency_key": key})
+    page = get(admin, url)
+    forms = re.findall(r'action="/contracts/\d+/payments/(\d+)/reverse".*?name="idempotency_key" value="([^"]+)"',
+                       page, re.S)
+    assert len(forms) == 2 and forms[0][1] != forms[1][1]
+    for payment_id, key in forms:
+        post(admin, f"/contracts/{contract_id}/payments/{payment_id}/reverse",
+             {"reason": "test", "idempotency_key": key})
+    with app.app_context():
+        kinds = sorted(p.kind for p in db.session.scalars(select(Payment)))
+    assert kinds == ["payment", "payment", "reversal", "reversal"]
