@@ -14,7 +14,7 @@ from sqlalchemy import select
 
 from bids.models import Bid
 from bids.rules import BidStatus
-from contracts.models import Contract, MatchResult, Milestone
+from contracts.models import Contract, MatchResult, Milestone, Payment
 from contracts.rules import (
     ContractStatus,
     MilestoneStatus,
@@ -92,6 +92,12 @@ def selected_without_contract() -> list[Bid]:
     live = select(Contract.bid_id).where(Contract.status != ContractStatus.DISCARDED.value)
     return list(db.session.scalars(select(Bid).where(Bid.status == BidStatus.SELECTED.value, Bid.id.not_in(live))
                                    .order_by(Bid.id)).unique())
+
+
+def payment_by_key(milestone_id: int, key: str) -> Payment | None:
+    """The entry a form with this one-time key recorded on the milestone, if any."""
+    return db.session.scalars(select(Payment).where(Payment.milestone_id == milestone_id,
+                                                    Payment.idempotency_key == key)).first()
 
 
 def match_result(event_id: int) -> MatchResult | None:

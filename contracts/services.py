@@ -393,8 +393,7 @@ def _recorded_total(milestone_id: int) -> Decimal:
 
 
 def _existing(milestone_id: int, key: str) -> Payment | None:
-    return db.session.scalars(select(Payment).where(Payment.milestone_id == milestone_id,
-                                                    Payment.idempotency_key == key)).first()
+    return queries.payment_by_key(milestone_id, key)
 
 
 def _check_key(key: str) -> str:

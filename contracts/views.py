@@ -394,8 +394,12 @@ def record_payment(contract_id: int, milestone_id: int):
         (form[exc.field].errors.append(str(exc)) if exc.field in form else form.form_errors.append(str(exc)))
         return _milestone_page(contract, m, form=form, status=422)
     except IntegrityError:
-        # The same form, sent twice at once: the other request recorded it.
+        # Most likely the same form sent twice at once, and the other request recorded it; say so only if it did.
         db.session.rollback()
+        if queries.payment_by_key(m.id, key) is None:
+            flash("The payment could not be recorded because another change was made at the same moment. Nothing "
+                  "was saved; enter it again.", "error")
+            return redirect(url_for("contracts.milestone", contract_id=contract.id, milestone_id=m.id))
         created = False
     if created:
         flash(f"{format_eur(payment.amount)} received on {payment.received_on.isoformat()} is recorded against "
