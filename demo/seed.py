@@ -74,7 +74,23 @@ def seed_demo(*, now: datetime) -> list[str]:
     out += seed_bids(now=now)
     out += seed_scoring_demo(now=now)
     out += seed_board_demo(now=now)
+    out += _seed_contract(now=now)
     return out
+
+
+def _seed_contract(*, now: datetime) -> list[str]:
+    """The contract of the demo decision (issued the day after it), with its payments; idempotent."""
+    from datetime import timedelta
+
+    from board.services import current_decision
+    from events.services import get_event
+
+    event = get_event("fwwcm-2015")
+    admin = accounts.find_user_by_email("admin@example.org")
+    decision = current_decision(event) if event is not None else None
+    if decision is None or admin is None:
+        return []
+    return seed_contract_demo(decision.selected_bid, admin=admin, now=decision.recorded_at + timedelta(days=1))
 
 
 def seed_contract_demo(bid, *, admin, now: datetime) -> list[str]:

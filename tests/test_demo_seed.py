@@ -34,6 +34,11 @@ def test_demo_seed_makes_compliant_bids_a_home_match_and_a_failing_one(runner, a
         decision = db.session.scalars(select(Decision)).one()
         assert decision.selected_bid.status == "selected"
         assert sum(b.status == "not_selected" for b in bids) == len(submitted) - 1
+        from contracts.models import Contract, Payment
+
+        contract = db.session.scalars(select(Contract).where(Contract.bid_id == decision.selected_bid_id)).one()
+        assert contract.status == "signed"
+        assert db.session.scalar(select(func.count()).select_from(Payment)) >= 3
     again = runner.invoke(args=["seed", "--demo"])
     assert again.exit_code == 0 and "demo bid" not in again.output
     with app.app_context():
