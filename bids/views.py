@@ -43,6 +43,17 @@ def load_bid(bid_id: int) -> Bid:
     return bid
 
 
+def _wcoc_must_declare(bid: Bid) -> bool:
+    """A WCOC member reading someone else's bid must have declared their conflicts for the call first."""
+    if bid.owner_id == current_user.id or current_user.role_set & {Role.ADMIN, Role.BOARD}:
+        return False
+    if Role.WCOC not in current_user.role_set:
+        return False
+    from scoring.queries import declaration_covers_every_bid
+
+    return not declaration_covers_every_bid(bid.event, current_user)
+
+
 def may_edit(bid: Bid) -> bool:
     return bid.owner_id == current_user.id or current_user.has_role(Role.ADMIN)
 
@@ -96,6 +107,10 @@ def new(slug: str):
 @login_required
 def view(bid_id: int):
     bid = load_bid(bid_id)
+    if _wcoc_must_declare(bid):
+        flash("Before you see any bid, confirm your declaration of conflicts of interest (Art. 15.5 scoring).",
+              "info")
+        return redirect(url_for("scoring.conflicts", slug=bid.event.slug))
     reg = bid.event.regulation
     data = bid.to_data()
     findings = services.compliance(bid, today=utcnow().date())

@@ -102,7 +102,8 @@ def ensure_dossier(bid: Bid, *, actor, now: datetime, upload_dir: str, report=No
     def render(identifier: str) -> bytes:
         from board.documents import dossier_context
 
-        return render_pdf("dossier.html", **dossier_context(bid, report, identifier=identifier, now=now))
+        return render_pdf("dossier.html", inputs_sha256=digest,
+                          **dossier_context(bid, report, identifier=identifier, now=now))
 
     return _new_dossier(event, bid, "bid", inputs, digest, render, actor=actor, now=now, upload_dir=upload_dir)
 
@@ -124,8 +125,8 @@ def ensure_pack(event: Event, *, actor, now: datetime, upload_dir: str) -> tuple
     def render(identifier: str) -> bytes:
         from board.documents import pack_context
 
-        return render_pdf("board_pack.html", **pack_context(event, report, dossiers, identifier=identifier,
-                                                             now=now))
+        return render_pdf("board_pack.html", inputs_sha256=digest,
+                          **pack_context(event, report, dossiers, identifier=identifier, now=now))
 
     return _new_dossier(event, None, "pack", inputs, digest, render, actor=actor, now=now,
                         upload_dir=upload_dir), dossiers

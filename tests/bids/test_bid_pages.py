@@ -219,6 +219,19 @@ def test_reviewers_see_submitted_bids_but_not_drafts(client, app, login_as, make
         bid = db.session.get(Bid, bid_id)
         bid.status, bid.first_submitted_at = "submitted", utcnow()
         db.session.commit()
+    response = wcoc.get(f"/bids/{bid_id}")
+    assert response.status_code == 302 and "/scoring/conflicts" in response.location  # declare first
+    with app.app_context():
+        from accounts.services import find_user_by_email
+        from scoring.queries import bids_before_reviewers
+        from scoring.services import declare_conflicts
+
+        member = find_user_by_email("w@example.org")
+        event = db.session.get(Bid, bid_id).event
+        listed = bids_before_reviewers(event)
+        declare_conflicts(event, member, has_conflict=False, conflicted=[], reason="", listed=listed,
+                          actor=member, now=utcnow())
+        db.session.commit()
     assert wcoc.get(f"/bids/{bid_id}").status_code == 200
     assert wcoc.get(f"/bids/{bid_id}/edit/money").status_code == 403
 

@@ -45,6 +45,7 @@ def test_a_dossier_reads_back_with_its_particulars_scores_and_footer(board_clien
         assert f"Page 1 of {pages}" in text and f"Page {pages} of {pages}" in text
         assert dossier.identifier in text.replace("\n", " ")
         assert "regulation v1" in text
+        assert f"inputs SHA-256 {dossier.inputs_sha256[:16]}" in text.replace("\n", " ")
         import hashlib
 
         assert hashlib.sha256(response.data).hexdigest() == dossier.pdf_sha256
