@@ -45,7 +45,9 @@ seed: migrate
 run: system-deps seed
 	$(BIN)/flask run --host $(HOST) --port $(PORT)
 
+# With REDIS_URL set, an RQ worker renders the dossiers beside gunicorn (flask board worker).
 serve: system-deps migrate
+	@if [ -n "$$REDIS_URL" ]; then $(BIN)/flask board worker & fi; \
 	$(BIN)/gunicorn --workers 2 --bind $(HOST):$(PORT) "app:create_app()"
 
 test: system-deps venv services

@@ -58,6 +58,7 @@ def create_app(config: dict | None = None) -> Flask:
     from api.views import bp as api_bp
     from bids.cli import cli as bids_cli
     from bids.views import bp as bids_bp
+    from board.jobs import cli as board_cli
     from board.views import bp as board_bp
     from core.audit import cli as audit_cli
     from core.views import bp as core_bp
@@ -67,7 +68,7 @@ def create_app(config: dict | None = None) -> Flask:
     from scoring.views import bp as scoring_bp
 
     for bp in (core_bp, accounts_bp, events_bp, bids_bp, scoring_bp, board_bp, api_bp,
-               audit_cli, users_cli, events_cli, bids_cli, demo_cli):
+               audit_cli, users_cli, events_cli, bids_cli, board_cli, demo_cli):
         app.register_blueprint(bp)
     from contracts.cli import cli as payments_cli
     from contracts.views import bp as contracts_bp

@@ -85,6 +85,29 @@ def _new_dossier(event: Event, bid: Bid | None, kind: str, inputs: dict, digest:
     return dossier
 
 
+def stored_current(event: Event, bid: Bid | None) -> tuple[str, Dossier | None]:
+    """The inputs hash of the dossier (bid) or pack (None) as things stand, and the stored file for it if any.
+    Cheap: no rendering. The pack's hash depends on the bids' current dossiers, so for the pack a missing
+    dossier gives (hash, None)."""
+    report = _report(event)
+    if bid is not None:
+        digest = inputs_sha256(bid_inputs(bid, report))
+        kind = "bid"
+    else:
+        dossiers = []
+        for b in report.data.ranked:
+            found = db.session.scalars(select(Dossier).where(
+                Dossier.event_id == event.id, Dossier.kind == "bid",
+                Dossier.inputs_sha256 == inputs_sha256(bid_inputs(b, report)))).first()
+            if found is None:
+                return "", None
+            dossiers.append(found)
+        digest = inputs_sha256(pack_inputs(event, report, dossiers))
+        kind = "pack"
+    return digest, db.session.scalars(select(Dossier).where(Dossier.event_id == event.id, Dossier.kind == kind,
+                                                            Dossier.inputs_sha256 == digest)).first()
+
+
 def ensure_dossier(bid: Bid, *, actor, now: datetime, upload_dir: str, report=None) -> Dossier:
     """The current dossier of a bid: the stored one when its inputs have not changed, else a new one rendered
     now. Raises DecisionError before scoring is closed, core.pdf.PdfError if rendering fails."""

@@ -98,6 +98,30 @@ def _serve(dossier: Dossier):
                      download_name=f"{dossier.identifier}.pdf", etag=dossier.pdf_sha256)
 
 
+def _in_background(event, bid):
+    """Serve the stored file for the current snapshot, or have the worker render it and show its progress."""
+    from board import jobs
+
+    digest, found = services.stored_current(event, bid)
+    if found is not None:
+        return _serve(found)
+    if bid is None and not digest:
+        # The pack needs every bid's dossier first: queue the first one missing, then the pack.
+        for b in services._report(event).data.ranked:
+            d, f = services.stored_current(event, b)
+            if f is None:
+                job = jobs.enqueue(event.id, b.id, current_user.id, d)
+                break
+        else:
+            job = jobs.enqueue(event.id, None, current_user.id, digest)
+    else:
+        job = jobs.enqueue(event.id, bid.id if bid else None, current_user.id, digest)
+    status = job.get_status()
+    what = f"the dossier of {bid.title}" if bid else "the board pack"
+    return render_template("board/preparing.html", event=event, what=what, status=status,
+                           error=status == "failed"), 202
+
+
 @bp.route("/<slug>/bids/<int:bid_id>/dossier.pdf")
 @roles_required(*BOARD)
 def dossier(slug: str, bid_id: int):
@@ -106,6 +130,8 @@ def dossier(slug: str, bid_id: int):
     bid = db.session.get(Bid, bid_id)
     if bid is None or bid.event_id != event.id or not bid.state.visible_to_reviewers:
         abort(404)
+    if current_app.config.get("REDIS_URL"):
+        return _in_background(event, bid)
     try:
         found = services.ensure_dossier(bid, actor=current_user, now=utcnow(), upload_dir=_upload_dir())
     except (DecisionError, PdfError) as exc:
@@ -120,6 +146,8 @@ def dossier(slug: str, bid_id: int):
 def pack(slug: str):
     event = event_or_404(slug)
     _require_open(event)
+    if current_app.config.get("REDIS_URL"):
+        return _in_background(event, None)
     try:
         found, _ = services.ensure_pack(event, actor=current_user, now=utcnow(), upload_dir=_upload_dir())
     except (DecisionError, PdfError) as exc:
