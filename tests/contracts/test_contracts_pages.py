@@ -296,3 +296,16 @@ def test_two_entries_reversed_from_one_page_are_two_reversals(app, event, people
     with app.app_context():
         kinds = sorted(p.kind for p in db.session.scalars(select(Payment)))
     assert kinds == ["payment", "payment", "reversal", "reversal"]
+
+
+def test_the_organizer_following_its_bids_link_before_the_contract_is_issued_is_told_it_is_coming(app, event, people,
+                                                                                                 cf):
+    contract_id = cf.contract(event, owner_id=people["organizer"], admin_id=people["admin"], issue=False)
+    with app.app_context():
+        bid_id = db.session.get(Contract, contract_id).bid_id
+    organizer = as_user(app, people["organizer"])
+    response = organizer.get(f"/bids/{bid_id}/contract")
+    assert response.status_code == 302 and response.headers["Location"].endswith("/my/contracts")
+    response.close()
+    assert "FIDE is preparing the contract with you" in get(organizer, "/my/contracts")
+    get(as_user(app, people["rival"]), f"/bids/{bid_id}/contract", 404)
