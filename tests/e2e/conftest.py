@@ -1,0 +1,131 @@
+"""Fixtures for the browser tests: a live Gambit on its own SQLite file, a real SMTP server, Debian's Chromium.
+
+The live app is separate from the session's `app` fixture: it serves real requests from another thread, so it
+needs real commits (tests here are marked `no_db`), CSRF on, and mail sent to the SMTP server below. Nothing
+is downloaded: Chromium is the system's (/usr/bin/chromium).
+"""
+
+from __future__ import annotations
+
+import email
+import email.policy
+import socket
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+                 "--no-first-run", "--disable-sync"]
+ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts" / "e2e"
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@dataclass
+class Mailbox:
+    """What the SMTP server received: one email.message.EmailMessage per message, with its envelope."""
+
+    port: int = 0
+    messages: list = field(default_factory=list)
+    recipients: list = field(default_factory=list)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    async def handle_DATA(self, server, session, envelope):
+        message = email.message_from_bytes(envelope.content, policy=email.policy.default)
+        with self.lock:
+            self.messages.append(message)
+            self.recipients.append(list(envelope.rcpt_tos))
+        return "250 OK"
+
+
+@pytest.fixture
+def mailbox():
+    """A real SMTP server (aiosmtpd) on a free localhost port, stopped after the test."""
+    from aiosmtpd.controller import Controller
+
+    box = Mailbox(port=_free_port())
+    controller = Controller(box, hostname="127.0.0.1", port=box.port)
+    controller.start()
+    try:
+        yield box
+    finally:
+        controller.stop()
+
+
+@dataclass
+class LiveServer:
+    app: object
+    url: str
+
+    def __call__(self, path: str = "/") -> str:
+        return self.url + path
+
+
+@pytest.fixture
+def live_server(tmp_path, mailbox):
+    """Gambit served by werkzeug on a free localhost port, from a thread, on a fresh SQLite file in tmp_path.
+
+    CSRF stays on (a real browser posts real forms); rate limits are off (one client address logs in many
+    people); mail goes to `mailbox`. The schema is made with create_all, as in tests/conftest.py.
+    """
+    from werkzeug.serving import make_server
+
+    from app import create_app
+    from core.db import db
+
+    app = create_app({
+        "SECRET_KEY": "e2e-secret-key",
+        "SQLALCHEMY_DATABASE_URI": f"sqlite:///{tmp_path / 'e2e.sqlite3'}",
+        "UPLOAD_DIR": str(tmp_path / "uploads"),
+        "RATELIMIT_ENABLED": False,
+        "MAIL_ENABLED": True,
+        "MAIL_SERVER": "127.0.0.1",
+        "MAIL_PORT": mailbox.port,
+        "MAIL_USE_TLS": False,
+        "MAIL_USERNAME": "",
+        # Fast hashing in tests only; production keeps argon2id's defaults.
+        "ARGON2_TIME_COST": 1,
+        "ARGON2_MEMORY_COST": 1024,
+    })
+    with app.app_context():
+        db.create_all()
+    server = make_server("127.0.0.1", _free_port(), app, threaded=True)
+    thread = threading.Thread(target=server.serve_forever, name="gambit-e2e", daemon=True)
+    thread.start()
+    try:
+        yield LiveServer(app, f"http://127.0.0.1:{server.server_port}")
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout=10)
+        with app.app_context():
+            db.session.remove()
+            for engine in db.engines.values():
+                engine.dispose()
+
+
+@pytest.fixture
+def browser():
+    """Debian's Chromium, headless, through Playwright; closed after the test."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        chromium = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        try:
+            yield chromium
+        finally:
+            chromium.close()
+
+
+@pytest.fixture
+def artifacts() -> Path:
+    """test-artifacts/e2e/ at the top of the repository (ignored by git), where screenshots are kept."""
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    return ARTIFACTS
