@@ -173,6 +173,13 @@ def bids_before_board(event: Event) -> list[Bid]:
         .order_by(Bid.id)).all())
 
 
+def bids_reviewed(event: Event) -> list[Bid]:
+    """The bids the Board reads: before it, or decided on (selected / not selected)."""
+    return list(db.session.scalars(select(Bid).where(
+        Bid.event_id == event.id, Bid.status.in_([s.value for s in BidStatus if s.visible_to_reviewers]))
+        .order_by(Bid.id)).all())
+
+
 def recused_from_vote(event: Event, member) -> list[Bid]:
     bids = bids_before_board(event)
     hosts = {b.id: b.host_federation for b in bids}

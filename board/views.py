@@ -19,7 +19,7 @@ from core.templating import register_nav
 from events.views import event_or_404
 
 bp = Blueprint("board", __name__, url_prefix="/board")
-register_nav(30, Role.BOARD, "Board", "board.index")
+register_nav(30, (Role.BOARD, Role.ADMIN), "Board", "board.index")
 
 BOARD = (Role.BOARD, Role.ADMIN)
 
@@ -48,6 +48,8 @@ def call(slug: str):
     event = event_or_404(slug)
     is_open = dossiers_open(event.state)
     bids = services.bids_before_board(event)
+    # After the decision the bids are selected / not selected: their dossiers stay listed.
+    listed = services.bids_reviewed(event)
     dossiers = db.session.scalars(select(Dossier).where(Dossier.event_id == event.id)
                                   .order_by(Dossier.bid_id, Dossier.number)).all()
     seen = set(db.session.scalars(select(DossierView.dossier_id).where(DossierView.user_id == current_user.id)))
@@ -68,7 +70,8 @@ def call(slug: str):
     if vote is not None:
         vote_form.choice.data = str(vote.bid_id) if vote.bid_id else "abstain"
     return render_template(
-        "board/call.html", event=event, is_open=is_open, bids=bids, dossiers=dossiers, latest=latest, seen=seen,
+        "board/call.html", event=event, is_open=is_open, bids=bids, listed=listed, dossiers=dossiers,
+        latest=latest, seen=seen,
         decision=decision, vote=vote, recused=recused, vote_form=vote_form,
         tally=services.current_tally(event) if is_open else None,
         decision_form=_decision_form(event, bids) if is_open and decision is None else None,
@@ -233,7 +236,7 @@ def _call_with(event, form):
     bids = services.bids_before_board(event)
     vote_form = VoteForm()
     vote_form.choice.choices = choices([(str(b.id), b.title) for b in bids] + [("abstain", "I abstain")])
-    return render_template("board/call.html", event=event, is_open=True, bids=bids,
+    return render_template("board/call.html", event=event, is_open=True, bids=bids, listed=bids,
                            dossiers=[], latest={}, seen=set(), decision=None, vote=None, recused=[],
                            vote_form=vote_form, tally=services.current_tally(event), decision_form=form,
                            wcoc=_wcoc_members())

@@ -9,19 +9,21 @@ from core.auth import Role
 from core.money import format_day, format_eur, format_share
 
 # (order, role or None for anyone logged in, label, endpoint): each package adds its pages.
-NAV: list[tuple[int, Role | None, str, str]] = []
+NAV: list[tuple[int, tuple[Role, ...] | None, str, str]] = []
 
 
-def register_nav(order: int, role: Role | None, label: str, endpoint: str) -> None:
+def register_nav(order: int, role: Role | tuple[Role, ...] | None, label: str, endpoint: str) -> None:
+    """Add a page to the navigation of the users holding `role` (one of several roles; None: anyone logged in)."""
     if not any(n[3] == endpoint for n in NAV):
-        NAV.append((order, role, label, endpoint))
+        roles = None if role is None else (role if isinstance(role, tuple) else (role,))
+        NAV.append((order, roles, label, endpoint))
         NAV.sort(key=lambda n: n[0])
 
 
 def nav_items(user) -> list[dict]:
-    roles = user.role_set
-    return [{"label": label, "url": url_for(endpoint)} for _, role, label, endpoint in NAV
-            if role is None or role in roles]
+    held = user.role_set
+    return [{"label": label, "url": url_for(endpoint)} for _, roles, label, endpoint in NAV
+            if roles is None or held.intersection(roles)]
 
 
 def _sort_url(key: str, current: str, direction: str) -> str:

@@ -42,7 +42,7 @@ REVIEWERS = (Role.WCOC, Role.BOARD, Role.ADMIN)
 
 @bp.record_once
 def _nav(state) -> None:
-    register_nav(40, Role.WCOC, "Scoring", "scoring.index")
+    register_nav(40, (Role.WCOC, Role.BOARD), "Scoring", "scoring.index")
     register_nav(41, Role.ADMIN, "Scoring", "scoring.admin_index")
 
 

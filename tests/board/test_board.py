@@ -148,6 +148,9 @@ def test_board_votes_and_the_decision_is_recorded_with_hashes_and_emails(app, sc
     _, text = _text(minutes.data)
     minutes.close()
     assert "Ukrainian Chess Federation" in text and "20 June 2015" in text
+    page = admin.get("/board/fwwcm-2015").get_data(as_text=True)
+    assert "Ukrainian Chess Federation" in page and "Not selected" in page  # dossiers stay listed
+    assert '<a href="/board/">Board</a>' in page  # the secretariat reaches the board's pages from the menu
     body = admin.get("/api/v1/events/fwwcm-2015/decision").get_json()
     assert body["selected_bid"]["id"] == scored["lviv"] and body["method"] == "board_vote"
 
