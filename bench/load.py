@@ -42,10 +42,29 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+def children_cpu_seconds(parent: int) -> float | None:
+    """User + system CPU seconds of the processes whose parent is `parent` (gunicorn's workers), read from
+    /proc; None where there is no /proc. Server CPU per request does not depend on how busy the neighbours are
+    nearly as much as wall-clock figures do."""
+    proc = Path("/proc")
+    if not (proc / "self" / "stat").exists():
+        return None
+    tick = os.sysconf("SC_CLK_TCK")
+    total = 0
+    for stat in proc.glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue  # a process that ended meanwhile
+        if int(fields[1]) == parent:  # fields[0] is the state; then ppid, ...; utime and stime are 11 and 12
+            total += int(fields[11]) + int(fields[12])
+    return total / tick
+
+
 @contextlib.contextmanager
 def gunicorn(site: Site, *, workers: int = 2, log: Path):
     """Serve the app on a free loopback port with `workers` sync workers on the site's database; stop it (the
-    whole process group) on the way out, whatever happens. Yields the port."""
+    whole process group) on the way out, whatever happens. Yields the port and the master's process id."""
     port = free_port()
     with open(log, "wb") as out:
         proc = subprocess.Popen(
@@ -65,7 +84,7 @@ def gunicorn(site: Site, *, workers: int = 2, log: Path):
             if time.monotonic() > deadline:
                 raise RuntimeError(f"gunicorn did not answer within 60 s:\n{log.read_text()[-2000:]}")
             time.sleep(0.2)
-        yield port
+        yield port, proc.pid
     finally:
         with contextlib.suppress(ProcessLookupError):
             os.killpg(proc.pid, signal.SIGTERM)
@@ -129,8 +148,14 @@ class Sample:
     latencies: list[float] = field(default_factory=list)
     seconds: float = 0.0
     cpu_seconds: float = 0.0  # this process's CPU time (every thread) while the bursts ran
+    server_cpu_seconds: float | None = 0.0  # the gunicorn workers' CPU time while the bursts ran
     errors: int = 0
     statuses: set[int] = field(default_factory=set)
+
+    @property
+    def server_cpu_per_request(self) -> float | None:
+        done = len(self.latencies) + self.errors
+        return self.server_cpu_seconds / done if self.server_cpu_seconds is not None and done else None
 
     @property
     def rps(self) -> float:
@@ -146,13 +171,14 @@ class Sample:
 
 
 def burst(port: int, path: str, cookie: str, *, concurrency: int, seconds: float, max_requests: int,
-          sample: Sample) -> None:
+          sample: Sample, server_pid: int | None = None) -> None:
     """`concurrency` threads request `path` back to back until `seconds` pass or `max_requests` were sent."""
     lock = threading.Lock()
     sent = 0
     latencies: list[float] = []
     errors = 0
     statuses: set[int] = set()
+    server_start = children_cpu_seconds(server_pid) if server_pid else None
     start = time.perf_counter()
     cpu_start = time.process_time()
     stop_at = start + seconds
@@ -184,6 +210,11 @@ def burst(port: int, path: str, cookie: str, *, concurrency: int, seconds: float
         t.join(timeout=seconds + 120)
     sample.seconds += time.perf_counter() - start
     sample.cpu_seconds += time.process_time() - cpu_start
+    server_end = children_cpu_seconds(server_pid) if server_pid else None
+    if server_start is None or server_end is None or sample.server_cpu_seconds is None:
+        sample.server_cpu_seconds = None
+    else:
+        sample.server_cpu_seconds += max(0.0, server_end - server_start)
     sample.latencies += latencies
     sample.errors += errors
     sample.statuses |= statuses
@@ -196,7 +227,7 @@ def load_pages(site: Site, tmp: Path, *, rounds: int, seconds: float, concurrenc
     share of a core the generator itself used while loading the trivial route."""
     pages = routes(site)
     samples = {name: Sample() for name, _ in pages}
-    with gunicorn(site, log=tmp / f"gunicorn-{site.bids}.log") as port:
+    with gunicorn(site, log=tmp / f"gunicorn-{site.bids}.log") as (port, master):
         cookie = login(port, site.admin_email, site.admin_password)
         for _, path in pages:  # both workers import what the page needs (numpy for the ranking)
             for _ in range(4):
@@ -207,7 +238,7 @@ def load_pages(site: Site, tmp: Path, *, rounds: int, seconds: float, concurrenc
             order = pages if r % 2 == 0 else pages[::-1]
             for name, path in order:
                 burst(port, path, cookie, concurrency=concurrency, seconds=seconds, max_requests=max_requests,
-                      sample=samples[name])
+                      sample=samples[name], server_pid=master)
     base = samples[pages[0][0]]
     return samples, (base.cpu_seconds / base.seconds if base.seconds else 0.0)
 

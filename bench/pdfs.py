@@ -83,6 +83,7 @@ class PdfResult:
     rss_growth_kib: int | None
     plain_rss_growth_kib: int | None
     round_ratios: list[float]  # per round: (document / its plain twin rendered next to it), per page
+    cpu_ratio_per_page: float  # the same with CPU time (medians), less exposed to the neighbours' load
 
     @property
     def time_ratio_per_page(self) -> float:
@@ -129,7 +130,8 @@ def run_pdfs(site, tmp: Path, *, rounds: int) -> tuple[list[PdfResult], dict]:
     from accounts.models import User
     from bench.data import SLUG, make_app
     from board.documents import dossier_context, pack_context
-    from board.services import ensure_pack
+    from board.rules import inputs_sha256
+    from board.services import bid_inputs, ensure_pack, pack_inputs
     from core.db import db
     from core.pdf import html_to_pdf
     from events.services import get_event
@@ -154,12 +156,15 @@ def run_pdfs(site, tmp: Path, *, rounds: int) -> tuple[list[PdfResult], dict]:
         bid = report.data.ranked[0]
         ident = "BENCH-0001"
 
+        # The HTML exactly as board.services renders it (the footer carries the hash of the inputs).
         def dossier_source() -> str:
-            return render_template("pdf/dossier.html", **dossier_context(bid, report, identifier=ident, now=now))
+            return render_template("pdf/dossier.html", inputs_sha256=inputs_sha256(bid_inputs(bid, report)),
+                                   **dossier_context(bid, report, identifier=ident, now=now))
 
         def pack_source() -> str:
-            return render_template("pdf/board_pack.html", **pack_context(event, report, dossiers,
-                                                                         identifier=ident, now=now))
+            return render_template("pdf/board_pack.html",
+                                   inputs_sha256=inputs_sha256(pack_inputs(event, report, dossiers)),
+                                   **pack_context(event, report, dossiers, identifier=ident, now=now))
 
         docs = {f"bid dossier ({bid.title})": dossier_source, f"board pack ({len(dossiers)} bids)": pack_source}
         sources = {name: make() for name, make in docs.items()}
@@ -179,13 +184,15 @@ def run_pdfs(site, tmp: Path, *, rounds: int) -> tuple[list[PdfResult], dict]:
         pages = {name: page_count(render(src)) for name, src in sources.items()}  # also the warm-up
         plains = {name: plain_for(pages[name], render) for name in sources}
         times: dict[str, list[float]] = {name: [] for name in sources} | {f"plain:{n}": [] for n in sources}
+        cpu: dict[str, list[float]] = {key: [] for key in times}
         for r in range(rounds):  # interleaved: a noisy moment hits the document and its plain twin alike
             for name, src in sources.items():
                 pair = [(name, src), (f"plain:{name}", plains[name][0])]
                 for key, html in (pair if r % 2 == 0 else pair[::-1]):
-                    t0 = time.perf_counter()
+                    t0, c0 = time.perf_counter(), time.process_time()  # process time counts the pool's thread
                     render(html)
                     times[key].append(time.perf_counter() - t0)
+                    cpu[key].append(time.process_time() - c0)
 
         results = []
         for i, (name, src) in enumerate(sources.items()):
@@ -203,7 +210,9 @@ def run_pdfs(site, tmp: Path, *, rounds: int) -> tuple[list[PdfResult], dict]:
                 tracemalloc_peak=peak, plain_tracemalloc_peak=plain_peak,
                 rss_growth_kib=_rss_growth(doc_file), plain_rss_growth_kib=_rss_growth(plain_file),
                 round_ratios=[(d / pages[name]) / (p / plain_pages)
-                              for d, p in zip(times[name], times[f"plain:{name}"], strict=True)]))
+                              for d, p in zip(times[name], times[f"plain:{name}"], strict=True)],
+                cpu_ratio_per_page=(statistics.median(cpu[name]) / pages[name])
+                / (statistics.median(cpu[f"plain:{name}"]) / plain_pages)))
         db.session.remove()
         db.engine.dispose()
     return results, facts

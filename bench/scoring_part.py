@@ -18,6 +18,7 @@ class ScoringResult:
     rank_s: float
     sensitivity_s: float
     total_s: float
+    cpu: dict[str, float]  # CPU-time medians of the same runs: steadier when the neighbours are busy
     verdict: str
     page_s: float
     page_runs: int
@@ -26,7 +27,7 @@ class ScoringResult:
     small: tuple[int, int]
 
 
-def run_scoring(*, bids: int = 20, members: int = 15, criteria: int = 10, runs: int = 15,
+def run_scoring(*, bids: int = 20, members: int = 15, criteria: int = 10, runs: int = 30,
                 page_runs: int = 5, small: tuple[int, int] = (3, 2)) -> ScoringResult:
     """Median times of `rank_bids`, `assess_sensitivity` and both, after one warm-up each (interleaved rounds);
     the ranking page's median time and SQL statements at `bids` x `members`, and its statements at `small`."""
@@ -38,18 +39,21 @@ def run_scoring(*, bids: int = 20, members: int = 15, criteria: int = 10, runs: 
     cases = {"rank": lambda: rank_bids(reg, cards), "sensitivity": lambda: assess_sensitivity(reg, cards),
              "total": lambda: (rank_bids(reg, cards), assess_sensitivity(reg, cards))}
     times: dict[str, list[float]] = {k: [] for k in cases}
+    cpu: dict[str, list[float]] = {k: [] for k in cases}
     for fn in cases.values():
         fn()
     for _ in range(runs):
         for key, fn in cases.items():
-            t0 = time.perf_counter()
+            t0, c0 = time.perf_counter(), time.process_time()
             fn()
             times[key].append(time.perf_counter() - t0)
+            cpu[key].append(time.process_time() - c0)
     page_times, page_queries = page_case(bids, members, page_runs)
     _, small_queries = page_case(small[0], small[1], 1)
     return ScoringResult(
         bids=bids, members=members, criteria=criteria, samples=reg.scoring.dirichlet_samples, runs=runs,
         rank_s=statistics.median(times["rank"]), sensitivity_s=statistics.median(times["sensitivity"]),
-        total_s=statistics.median(times["total"]), verdict=assess_sensitivity(reg, cards).summary,
+        total_s=statistics.median(times["total"]), cpu={k: statistics.median(v) for k, v in cpu.items()},
+        verdict=assess_sensitivity(reg, cards).summary,
         page_s=statistics.median(page_times), page_runs=len(page_times), page_queries=page_queries,
         small_page_queries=small_queries, small=small)
