@@ -68,6 +68,18 @@ class LiveServer:
         return self.url + path
 
 
+def _quiet_handler():
+    """werkzeug's request handler, logging every request but those for static files (they bury the rest)."""
+    from werkzeug.serving import WSGIRequestHandler
+
+    class Handler(WSGIRequestHandler):
+        def log_request(self, code="-", size="-"):
+            if not self.path.startswith("/static/"):
+                super().log_request(code, size)
+
+    return Handler
+
+
 @pytest.fixture
 def live_server(tmp_path, mailbox):
     """Gambit served by werkzeug on a free localhost port, from a thread, on a fresh SQLite file in tmp_path.
@@ -96,7 +108,7 @@ def live_server(tmp_path, mailbox):
     })
     with app.app_context():
         db.create_all()
-    server = make_server("127.0.0.1", _free_port(), app, threaded=True)
+    server = make_server("127.0.0.1", _free_port(), app, threaded=True, request_handler=_quiet_handler())
     thread = threading.Thread(target=server.serve_forever, name="gambit-e2e", daemon=True)
     thread.start()
     try:
@@ -126,6 +138,9 @@ def browser():
 
 @pytest.fixture
 def artifacts() -> Path:
-    """test-artifacts/e2e/ at the top of the repository (ignored by git), where screenshots are kept."""
+    """test-artifacts/e2e/ at the top of the repository (ignored by git), where screenshots are kept; the
+    failure screenshots of an earlier run are removed first."""
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    for old in ARTIFACTS.glob("failure-*.png"):
+        old.unlink()
     return ARTIFACTS

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import io
 import re
+import time
 from dataclasses import dataclass
 from datetime import date, timedelta
 from pathlib import Path
@@ -102,8 +103,13 @@ class Person:
         self.context.set_default_timeout(TIMEOUT_MS)
         self.page = self.context.new_page()
         # The pages ask before an action that cannot be undone (window.confirm): the person says yes.
-        self.page.on("dialog", lambda dialog: dialog.accept())
+        self.dialogs: list[str] = []
+        self.page.on("dialog", self._accept)
         self.page.on("response", lambda r: errors.append(f"{r.status} {r.url}") if r.status >= 500 else None)
+
+    def _accept(self, dialog) -> None:
+        self.dialogs.append(dialog.message)
+        dialog.accept()
 
     def shot(self, name: str) -> None:
         self.page.screenshot(path=str(self.artifacts / name), full_page=True)
@@ -276,6 +282,7 @@ def federation_bids(person: Person, facts: CallFacts, live) -> int:
 
     page.get_by_role("button", name="Submit the bid").click()
     expect(flash(page)).to_contain_text("Your bid is submitted as version 1")
+    assert person.dialogs[-1].startswith("Submit this bid to FIDE?")
     expect(page.locator("dl.facts")).to_contain_text("Submitted")
     return bid_id
 
@@ -335,6 +342,7 @@ def admin_moves_call(person: Person, action: str, status: str) -> None:
     page.goto(f"/events/{SLUG}")
     page.locator(".admin-box").get_by_role("button", name=action).click()
     expect(flash(page)).to_contain_text(status)
+    assert person.dialogs[-1] == f"{action}?"
     expect(page.locator("dl.facts")).to_contain_text(status)
 
 
@@ -381,8 +389,6 @@ def score(person: Person, bid_title: str, base: str, *, screenshot: str | None =
 
 
 def test_journey_from_registration_to_overdue_payment(browser, live_server, mailbox, artifacts):
-    import time
-
     started = time.monotonic()
     facts = seed(live_server)
     errors: list[str] = []
@@ -494,6 +500,14 @@ def test_journey_from_registration_to_overdue_payment(browser, live_server, mail
         subjects = {m["To"]: m["Subject"] for m in mailbox.messages}
         assert subjects[FEDERATION["email"]].endswith("your bid is selected")
         assert subjects[SPONSOR["email"]].endswith("the decision on your bid")
+        # Each bidder follows the link in its email to its bid, and reads the outcome there.
+        for who, person_, bid, outcome in ((FEDERATION, federation, fed_bid, "Selected"),
+                                           (SPONSOR, sponsor, sponsor_bid, "Not selected")):
+            message = next(m for m in mailbox.messages if m["To"] == who["email"])
+            link = re.search(r"Your bid: (\S+)", message.get_content())
+            assert link and link.group(1) == live_server(f"/bids/{bid}"), message.get_content()
+            person_.page.goto(link.group(1))
+            expect(person_.page.locator("dl.facts")).to_contain_text(outcome)
 
         # 6. The contract from the selected bid; a part payment; the tracker, today and later.
         page = admin.page
@@ -528,6 +542,13 @@ def test_journey_from_registration_to_overdue_payment(browser, live_server, mail
         expect(row).to_contain_text("Overdue by 15 days; part-paid, €50,000.00 of")
         expect(row.locator(".badge")).to_have_class(re.compile(r"\bfail\b"))
         admin.shot("08-tracker.png")
+
+        # The organizer sees the issued contract and what FIDE recorded against it.
+        page = federation.page
+        page.get_by_role("link", name="Contracts", exact=True).click()
+        expect(page.locator("main h1")).to_have_text("Your contracts")
+        page.get_by_role("link", name=re.compile(r"FWWCM-PRACTICE-\d+-v1")).click()
+        expect(page.locator("#milestone-instalment_1")).to_contain_text("Part-paid: €50,000.00 of")
     except BaseException:
         for i, p in enumerate(people):
             p.shot(f"failure-{i}.png")
@@ -537,5 +558,5 @@ def test_journey_from_registration_to_overdue_payment(browser, live_server, mail
             p.close()
 
     assert not errors, f"server errors: {errors}"
-    elapsed = time.monotonic() - started
-    assert elapsed < 120, f"the journey took {elapsed:.0f} s"
+    # Reported, not asserted (the tests assert no timing): run with -s to read it.
+    print(f"the journey took {time.monotonic() - started:.1f} s")
