@@ -21,6 +21,7 @@ from pathlib import Path
 
 import pytest
 from playwright.sync_api import Browser, Page, expect
+from pypdf import PdfReader
 
 pytestmark = [pytest.mark.e2e, pytest.mark.no_db]
 
@@ -449,6 +450,8 @@ def test_journey_from_registration_to_overdue_payment(browser, live_server, mail
         expect(ranking.first).to_contain_text("2 of 2")
         expect(ranking.nth(1)).to_contain_text(sponsor_title)
         expect(ranking.nth(1)).to_contain_text("3 of 3")
+        expect(ger.page.locator("main")).to_contain_text(
+            f"Nana Commission on {fed_title}: member of the host federation (GEO). Their scores do not count.")
         ger.shot("05-ranking.png")
 
         admin_moves_call(admin, "Close scoring", "Before the Presidential Board")
@@ -466,8 +469,6 @@ def test_journey_from_registration_to_overdue_payment(browser, live_server, mail
         assert response.headers["content-type"] == "application/pdf"
         body = response.body()
         assert body.startswith(b"%PDF-")
-        from pypdf import PdfReader
-
         text = " ".join(" ".join((p.extract_text() or "").split()) for p in PdfReader(io.BytesIO(body)).pages)
         assert "Georgian Chess Federation" in text
         page.reload()
