@@ -310,8 +310,10 @@ class Regulation:
             dt = datetime.fromisoformat(value)
             return dt.replace(year=dt.year + years).isoformat()
 
+        old_year = str(self.schedule.window_start.year)
         data["event"].update(
             slug=slug, title=title, practice=practice,
+            short_title=data["event"]["short_title"].replace(old_year, str(int(old_year) + years)),
             bid_deadline=move(data["event"]["bid_deadline"]),
         )
         s = data["schedule"]

@@ -221,8 +221,9 @@ def scorecard(slug: str, bid_id: int):
     if gate:
         return gate
     me = _me()
-    if data.recusal(me, bid):
-        abort(403)
+    reason = data.recusal(me, bid)
+    if reason:
+        abort(403, description=f"You are recused from {bid.title}: {reason}. Your scores on it would not count.")
     card = data.card(bid, me)
     form = scorecard_form(event.regulation)
     if request.method == "GET":

@@ -82,4 +82,5 @@ def test_practice_call_moves_every_date_by_whole_years(reg):
     assert p.schedule.window_start == date(2027, 10, 11)
     assert p.payments.with_guarantee[0].due == date(2027, 6, 30)
     assert p.event.bid_deadline.year == 2027 and p.event.practice
+    assert p.event.short_title == "FWWCM 2027"
     assert p.prize_fund == reg.prize_fund

@@ -83,7 +83,10 @@ def test_declaring_through_the_page_lists_the_bids_and_needs_a_reason_for_a_conf
                            data={"listed": listed, "has_conflict": "yes", "bids": str(scene["b"]),
                                  "reason": "I coach a Sochi player", "confirm": "y"})
     assert response.status_code == 302
-    assert client.get(scorecard_url(scene["b"])).status_code == 403
+    refused = client.get(scorecard_url(scene["b"]))
+    assert refused.status_code == 403
+    assert "You are recused from" in refused.get_data(as_text=True)
+    assert "declared a conflict of interest" in refused.get_data(as_text=True)
     assert client.get(scorecard_url(scene["a"])).status_code == 200
 
 
