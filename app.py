@@ -8,12 +8,22 @@ from pathlib import Path
 from flask import Flask, jsonify, render_template, request
 from flask_migrate import Migrate
 from flask_wtf.csrf import CSRFError, CSRFProtect
+from werkzeug.routing import IntegerConverter
 
 from config import Config
 from core.db import db
 
 csrf = CSRFProtect()
 migrate = Migrate()
+
+
+class IdConverter(IntegerConverter):
+    """<int:...> in URLs: ids only up to the database's integer range, so /bids/99999999999999999999 is a 404,
+    not an overflow inside the database driver."""
+
+    def __init__(self, map, *args, **kwargs):
+        kwargs.setdefault("max", 2**31 - 1)
+        super().__init__(map, *args, **kwargs)
 
 
 def _models():
@@ -30,6 +40,7 @@ def _models():
 def create_app(config: dict | None = None) -> Flask:
     app = Flask(__name__, instance_path=str(Path(os.environ.get("GAMBIT_INSTANCE",
                                                                  Path(__file__).parent / "instance"))))
+    app.url_map.converters["int"] = IdConverter
     app.config.from_mapping(Config().as_dict())
     if config:
         app.config.from_mapping(config)

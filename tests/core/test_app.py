@@ -63,3 +63,9 @@ def test_forms_strip_surrounding_whitespace(app):
     with app.test_request_context(method="POST", data={"name": "  Lviv  "}):
         form = F(meta={"csrf": False})
         assert form.name.data == "Lviv"
+
+
+def test_an_id_beyond_the_database_range_is_a_404(client, login_as):
+    login_as("admin")
+    assert client.get("/bids/99999999999999999999").status_code == 404
+    assert client.get("/api/v1/bids/9223372036854775808").status_code == 404
