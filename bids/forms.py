@@ -191,13 +191,15 @@ class DocumentForm(BaseForm):
 
 class RejectForm(BaseForm):
     reason = TextAreaField("Reason (the bidder is told)", validators=[
-        DataRequired("Give the reason for the rejection; the bidder is told (Art. 15.3)."), Length(max=5000)])
+        DataRequired("Give the reason for the rejection; the bidder is told (Art. 15.3)."),
+        Length(max=5000, message="Keep the reason under 5,000 characters.")])
 
 
 class ConsultationForm(BaseForm):
     outcome = RadioField("The host federation's answer", validators=[DataRequired("Choose an answer.")],
                          choices=choices([(c, CONSULTATION_LABELS[c]) for c in CONSULTATION]))
-    note = TextAreaField("Note", validators=[Optional(), Length(max=5000)])
+    note = TextAreaField("Note", validators=[Optional(),
+                                             Length(max=5000, message="Keep the note under 5,000 characters.")])
 
 
 class PaperBidForm(BaseForm):

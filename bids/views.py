@@ -111,6 +111,11 @@ def view(bid_id: int):
         flash("Before you see any bid, confirm your declaration of conflicts of interest (Art. 15.5 scoring).",
               "info")
         return redirect(url_for("scoring.conflicts", slug=bid.event.slug))
+    return _render_view(bid)
+
+
+def _render_view(bid: Bid, *, reject_form=None, consultation_form=None, status: int = 200):
+    """The bid's page; the secretariat's forms come back with what was typed when they were refused."""
     reg = bid.event.regulation
     data = bid.to_data()
     findings = services.compliance(bid, today=utcnow().date())
@@ -122,9 +127,11 @@ def view(bid_id: int):
         "bids/view.html", bid=bid, reg=reg, data=data, findings=findings, by_section=by_section,
         sections=SECTIONS, titles=SECTION_TITLES, compliant=is_compliant(findings), cost=bid_cost(reg, data),
         schedule=schedule, home=home_match(reg, data), home_consequences=home_match_consequences(reg, data),
-        documents=bid.current_documents(), may_edit=may_edit(bid), form=EmptyForm(), reject_form=RejectForm(),
-        consultation_form=ConsultationForm(data={"outcome": bid.consultation, "note": bid.consultation_note}),
-        consultation_labels=CONSULTATION_LABELS, now=utcnow())
+        documents=bid.current_documents(), may_edit=may_edit(bid), form=EmptyForm(),
+        reject_form=reject_form or RejectForm(),
+        consultation_form=consultation_form or ConsultationForm(
+            data={"outcome": bid.consultation, "note": bid.consultation_note}),
+        consultation_labels=CONSULTATION_LABELS, now=utcnow()), status
 
 
 @bp.route("/bids/<int:bid_id>/edit/<section>", methods=["GET", "POST"])
@@ -295,14 +302,13 @@ def reject(bid_id: int):
     bid = load_bid(bid_id)
     form = RejectForm()
     if not form.validate_on_submit():
-        flash(" ".join(form.reason.errors) or "Give a reason.", "error")
-        return redirect(url_for("bids.view", bid_id=bid.id))
+        return _render_view(bid, reject_form=form, status=422)
     try:
         services.reject_bid(bid, reason=form.reason.data, actor=current_user, now=utcnow())
     except services.BidError as exc:
         db.session.rollback()
-        flash(str(exc), "error")
-        return redirect(url_for("bids.view", bid_id=bid.id))
+        form.reason.errors.append(str(exc))
+        return _render_view(bid, reject_form=form, status=422)
     db.session.commit()
     from bids.notify import tell_bidder_rejected
 
@@ -318,8 +324,7 @@ def consultation(bid_id: int):
     bid = load_bid(bid_id)
     form = ConsultationForm()
     if not form.validate_on_submit():
-        flash("Choose the federation's answer.", "error")
-        return redirect(url_for("bids.view", bid_id=bid.id))
+        return _render_view(bid, consultation_form=form, status=422)
     services.record_consultation(bid, outcome=form.outcome.data, note=form.note.data or "", actor=current_user,
                                  now=utcnow())
     db.session.commit()

@@ -287,7 +287,8 @@ def test_admin_rejects_with_a_reason_and_the_bidder_is_emailed(client, app, logi
     admin = app.test_client()
     make.user(email="sec@example.org", roles=("admin",))
     login(admin, "sec@example.org")
-    refused = admin.post(f"/bids/{bid_id}/reject", data={"reason": "  "}, follow_redirects=True)
+    refused = admin.post(f"/bids/{bid_id}/reject", data={"reason": "  "})
+    assert refused.status_code == 422
     assert "Give the reason for the rejection" in refused.get_data(as_text=True)
     admin.post(f"/bids/{bid_id}/reject", data={"reason": "The venue cannot host the match in October."})
     bid = _bid(app, bid_id)
@@ -305,6 +306,8 @@ def test_admin_records_the_federation_consultation(client, app, login_as, make, 
     admin = app.test_client()
     make.user(email="sec@example.org", roles=("admin",))
     login(admin, "sec@example.org")
+    too_long = admin.post(f"/bids/{bid_id}/consultation", data={"outcome": "refused", "note": "é" * 6000})
+    assert too_long.status_code == 422 and "é" * 6000 in too_long.get_data(as_text=True)  # nothing lost
     admin.post(f"/bids/{bid_id}/consultation", data={"outcome": "refused", "note": "Letter of 2 May"})
     assert _bid(app, bid_id).consultation == "refused"
     html = admin.get(f"/bids/{bid_id}").get_data(as_text=True)
