@@ -78,13 +78,19 @@ def index():
         query = query.where(Bid.status == status)
     bids = db.session.scalars(query).unique().all()
     today = utcnow().date()
-    compliance = {b.id: services.compliance(b, today=today) for b in bids}
+    # A submitted bid was judged when it was submitted (stored with its version); only drafts are judged now.
+    compliance = {}
+    for b in bids:
+        if b.state.is_editable:
+            findings = services.compliance(b, today=today)
+            compliance[b.id] = (is_compliant(findings), sum(f.outcome.value in ("fail", "pending") for f in findings))
+        else:
+            compliance[b.id] = (bool(b.last_version and b.last_version.compliant), None)
     from events.models import Event
     open_events = [e for e in db.session.scalars(select(Event).order_by(Event.id)).all()
                    if e.state.accepts_bids and utcnow() <= e.regulation.event.bid_deadline]
     return render_template("bids/index.html", bids=bids, compliance=compliance, sort=sort, dir=direction,
-                           status=status, statuses=list(BidStatus), open_events=open_events, form=EmptyForm(),
-                           is_compliant=is_compliant)
+                           status=status, statuses=list(BidStatus), open_events=open_events, form=EmptyForm())
 
 
 @bp.route("/events/<slug>/bids/new", methods=["POST"])
