@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from flask import Flask, jsonify, render_template, request
+from flask import Flask, abort, jsonify, render_template, request
 from flask_migrate import Migrate
 from flask_wtf.csrf import CSRFError, CSRFProtect
 from werkzeug.routing import IntegerConverter
@@ -88,6 +88,13 @@ def create_app(config: dict | None = None) -> Flask:
     app.register_blueprint(payments_cli)
     init_limiter(app)
     _errors(app)
+
+    @app.before_request
+    def _refuse_nul():
+        # A NUL in a URL can match no row and PostgreSQL cannot even compare it: answer 404 before any query.
+        if "\x00" in request.path or any("\x00" in v for v in request.args.values()):
+            abort(404)
+
     return app
 
 

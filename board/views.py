@@ -257,17 +257,23 @@ def _notify(decision: Decision) -> None:
 @roles_required(Role.BOARD, Role.ADMIN, Role.WCOC)
 def decision(slug: str):
     event = event_or_404(slug)
+    return _decision_page(event)
+
+
+def _decided_bids(event):
+    return [b for b in db.session.scalars(select(Bid).where(Bid.event_id == event.id)).all()
+            if b.status in ("selected", "not_selected")]
+
+
+def _decision_page(event, form=None, status: int = 200):
     current = services.current_decision(event)
     if current is None:
         abort(404, description="No decision is recorded for this call yet.")
     history = db.session.scalars(select(Decision).where(Decision.event_id == event.id).order_by(Decision.id)).all()
-    form = None
-    if current_user.has_role(Role.ADMIN) or current_user.is_president:
-        bids = [b for b in db.session.scalars(select(Bid).where(Bid.event_id == event.id)).all()
-                if b.status in ("selected", "not_selected")]
-        form = _decision_form(event, bids, CorrectionForm)
+    if form is None and (current_user.has_role(Role.ADMIN) or current_user.is_president):
+        form = _decision_form(event, _decided_bids(event), CorrectionForm)
     return render_template("board/decision.html", event=event, decision=current, history=history,
-                           form=form, wcoc=_wcoc_members())
+                           form=form, wcoc=_wcoc_members()), status
 
 
 @bp.route("/<slug>/decision/correct", methods=["POST"])
@@ -279,25 +285,23 @@ def correct(slug: str):
     current = services.current_decision(event)
     if current is None:
         abort(404)
-    bids = [b for b in db.session.scalars(select(Bid).where(Bid.event_id == event.id)).all()
-            if b.status in ("selected", "not_selected")]
-    form = _decision_form(event, bids, CorrectionForm)
-    if form.validate_on_submit() and form.selected.data.isdigit():
-        try:
-            services.record_decision(
-                event, method=form.method.data, selected=db.session.get(Bid, int(form.selected.data)),
-                rationale=form.rationale.data or "", decided_on=form.decided_on.data,
-                consultations=_consultations(request.form), actor=current_user._get_current_object(),
-                now=utcnow(), upload_dir=_upload_dir(), corrects=current,
-                correction_reason=form.correction_reason.data or "")
-        except (DecisionError, PdfError) as exc:
-            db.session.rollback()
-            flash(str(exc), "error")
-        else:
-            db.session.commit()
-            flash("The correction is recorded as a new decision record linked to the one it corrects.", "success")
-    else:
-        flash(" ".join(e for errs in form.errors.values() for e in errs) or "Check the form.", "error")
+    form = _decision_form(event, _decided_bids(event), CorrectionForm)
+    if not (form.validate_on_submit() and form.selected.data.isdigit()):
+        return _decision_page(event, form, 422)
+    try:
+        services.record_decision(
+            event, method=form.method.data, selected=db.session.get(Bid, int(form.selected.data)),
+            rationale=form.rationale.data or "", decided_on=form.decided_on.data,
+            consultations=_consultations(request.form), actor=current_user._get_current_object(),
+            now=utcnow(), upload_dir=_upload_dir(), corrects=current,
+            correction_reason=form.correction_reason.data or "")
+    except (DecisionError, PdfError) as exc:
+        db.session.rollback()
+        target = getattr(exc, "field", None)
+        (form[target].errors.append(str(exc)) if target in form else form.form_errors.append(str(exc)))
+        return _decision_page(event, form, 422)
+    db.session.commit()
+    flash("The correction is recorded as a new decision record linked to the one it corrects.", "success")
     return redirect(url_for("board.decision", slug=slug))
 
 

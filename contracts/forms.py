@@ -7,11 +7,11 @@ import secrets
 
 from flask_wtf.file import FileField
 from wtforms import BooleanField, HiddenField, RadioField, SelectField, StringField, TextAreaField
-from wtforms.validators import DataRequired, InputRequired, Length
+from wtforms.validators import DataRequired, Length
 
 from bids.forms import AmountField, DayField
 from contracts.rules import DueSetBy, MilestoneTerm
-from core.forms import BaseForm, choices
+from core.forms import BaseForm, Present, choices
 from core.money import format_eur
 from events.regulation import Regulation
 from finance.rules import DECIDED_IN
@@ -38,8 +38,8 @@ class SignForm(BaseForm):
 
 
 class PaymentForm(BaseForm):
-    received_on = DayField("Received on", validators=[InputRequired("Enter the day FIDE received the money.")])
-    amount = AmountField("Amount received (euros)", validators=[InputRequired("Enter the amount received.")],
+    received_on = DayField("Received on", validators=[Present("Enter the day FIDE received the money.")])
+    amount = AmountField("Amount received (euros)", validators=[Present("Enter the amount received.")],
                          description="Digits with at most two decimals, for example 100000.00. Part payments are "
                                      "allowed.")
     reference = StringField("Bank reference", validators=[Length(max=200)])
@@ -78,8 +78,8 @@ def issue_form_class(reg: Regulation, milestones: list[MilestoneTerm]):
 class ResultForm(BaseForm):
     # Choices come from the regulation (for_regulation): the players and the split of each way of deciding.
     winner = SelectField("Winner of the match", validators=[DataRequired("Choose the winner of the match.")])
-    decided_in = RadioField("Decided in", validators=[InputRequired("Choose how the match was decided.")])
-    completed_on = DayField("Completed on", validators=[InputRequired("Enter the day the match was completed.")])
+    decided_in = RadioField("Decided in", validators=[Present("Choose how the match was decided.")])
+    completed_on = DayField("Completed on", validators=[Present("Enter the day the match was completed.")])
 
     @classmethod
     def for_regulation(cls, reg: Regulation, **kwargs) -> ResultForm:

@@ -362,14 +362,15 @@ def _milestone_of(contract: Contract, milestone_id: int) -> Milestone:
     return m
 
 
-def _milestone_page(contract: Contract, m: Milestone, *, form=None, status: int = 200):
+def _milestone_page(contract: Contract, m: Milestone, *, form=None, status: int = 200, refused=None):
+    """The milestone's page; `refused` = (payment id, typed reason, message) brings back a refused reversal."""
     if form is None:
         form = PaymentForm(data={"idempotency_key": one_time_key()})
     as_of, error = _as_of()
     return render_template(
         "contracts/milestone.html", contract=contract, m=m, st=queries.status_of(m, as_of, due_soon_days()),
         as_of_error=error, form=form, reverse_form=ReverseForm(data={"idempotency_key": one_time_key()}),
-        is_admin=current_user.has_role(Role.ADMIN)), (400 if error and status == 200 else status)
+        is_admin=current_user.has_role(Role.ADMIN), refused=refused), (400 if error and status == 200 else status)
 
 
 @bp.route("/contracts/<int:contract_id>/milestones/<int:milestone_id>")
@@ -424,8 +425,8 @@ def reverse_payment(contract_id: int, payment_id: int):
     form = ReverseForm()
     back = url_for("contracts.milestone", contract_id=contract.id, milestone_id=m.id)
     if not form.validate_on_submit():
-        flash(" ".join(msg for errors in form.errors.values() for msg in errors), "error")
-        return redirect(back)
+        message = " ".join(msg for errors in form.errors.values() for msg in errors)
+        return _milestone_page(contract, m, status=422, refused=(payment.id, form.reason.data or "", message))
     try:
         _, created = services.reverse_payment(payment, reason=form.reason.data,
                                               idempotency_key=form.idempotency_key.data, actor=current_user,

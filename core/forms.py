@@ -16,6 +16,38 @@ def choices(pairs) -> list[SelectChoice]:
     return [SelectChoice(value, label) for value, label in pairs]
 
 
+class Present:
+    """Required, after the BaseForm strip: an empty or whitespace-only value gets `message`; a value the field
+    could not read keeps the field's own message (DataRequired would replace it)."""
+
+    field_flags = {"required": True}
+
+    def __init__(self, message: str):
+        self.message = message
+
+    def __call__(self, form, field):
+        from wtforms.validators import StopValidation
+
+        if field.process_errors:
+            raise StopValidation()
+        if field.data is None or (isinstance(field.data, str) and not field.data.strip()):
+            raise StopValidation(self.message)
+
+
+NUL_MESSAGE = "Remove the invisible control character (NUL) from this field; it cannot be stored."
+
+
+def _text_fields(form):
+    for field in form:
+        if isinstance(field, FieldList):
+            for entry in field:
+                yield from (_text_fields(entry.form) if isinstance(entry, FormField) else [entry])
+        elif isinstance(field, FormField):
+            yield from _text_fields(field.form)
+        else:
+            yield field
+
+
 class BaseForm(FlaskForm):
     class Meta(FlaskForm.Meta):
         def bind_field(self, form, unbound_field, options):
@@ -25,6 +57,16 @@ class BaseForm(FlaskForm):
             if strip not in filters:
                 filters.insert(0, strip)
             return unbound_field.bind(form=form, filters=filters, **options)
+
+    def validate(self, extra_validators=None) -> bool:
+        """The fields' own checks, then one for every form: no NUL character (PostgreSQL cannot store it)."""
+        valid = super().validate(extra_validators)
+        for field in _text_fields(self):
+            raw = field.raw_data[0] if field.raw_data else None
+            if isinstance(raw, str) and "\x00" in raw:
+                field.errors = [*field.errors, NUL_MESSAGE]
+                valid = False
+        return valid
 
     def error_list(self) -> list[tuple[str, str, str]]:
         """(field id, label, message) for the summary at the top of the form."""

@@ -69,3 +69,12 @@ def test_an_id_beyond_the_database_range_is_a_404(client, login_as):
     login_as("admin")
     assert client.get("/bids/99999999999999999999").status_code == 404
     assert client.get("/api/v1/bids/9223372036854775808").status_code == 404
+
+
+def test_a_nul_character_is_refused_with_a_message_not_stored(client, login_as, event):
+    login_as("admin")
+    assert client.get("/events/%00").status_code == 404
+    assert client.get("/api/v1/events/%00").status_code == 404
+    response = client.post("/login", data={"email": "a\x00@example.org", "password": "x"})
+    assert response.status_code == 422
+    assert "Remove the invisible control character (NUL) from this field" in response.get_data(as_text=True)
