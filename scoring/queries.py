@@ -338,9 +338,34 @@ def build_ranking(data: ScoringData) -> RankingReport:
     names = {b.id: b.title for b in data.ranked}
     member_names = {m.id: m.name for m in data.members.values()}
     weights = data.weights
-    ranking = rank_bids(reg, cards, weights, names=names)
-    sensitivity = assess_sensitivity(reg, cards, weights, names=names, member_names=member_names)
+    key = _arithmetic_key(reg, cards, weights, names, member_names)
+    cached = _ARITHMETIC.get(key)
+    if cached is None:
+        cached = (rank_bids(reg, cards, weights, names=names),
+                  assess_sensitivity(reg, cards, weights, names=names, member_names=member_names))
+        if len(_ARITHMETIC) >= _ARITHMETIC_SIZE:
+            _ARITHMETIC.pop(next(iter(_ARITHMETIC)))
+        _ARITHMETIC[key] = cached
+    ranking, sensitivity = cached
     return RankingReport(data, ranking, sensitivity, data.recusals(), counted)
+
+
+# The ranking and its sensitivity are pure functions of the scores, weights, names and regulation: the same
+# inputs give the same (immutable) results, so a worker keeps the last few instead of sampling 10,000 weightings
+# on every page view. Nothing from the database session is kept.
+_ARITHMETIC: dict[str, tuple] = {}
+_ARITHMETIC_SIZE = 32
+
+
+def _arithmetic_key(reg, cards, weights, names, member_names) -> str:
+    import hashlib
+    import json
+
+    payload = json.dumps([reg.sha256, {str(b): {str(m): {k: str(v) for k, v in sorted(sc.items())}
+                                                for m, sc in sorted(by.items())} for b, by in sorted(cards.items())},
+                          {k: str(v) for k, v in sorted(weights.items())}, sorted(names.items()),
+                          sorted(member_names.items())], sort_keys=True)
+    return hashlib.sha256(payload.encode()).hexdigest()
 
 
 # ------------------------------------------------------------------------------------------- the export

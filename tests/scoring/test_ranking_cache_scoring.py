@@ -1,0 +1,28 @@
+"""The ranking arithmetic is kept per worker for the same inputs, and a changed score is never served stale."""
+
+from core.db import db
+from events.models import Event
+from scoring.queries import build_ranking, load_scoring
+
+
+def test_same_inputs_reuse_the_arithmetic_and_a_new_score_recomputes(app, event, sf):
+    lviv = sf.bid(event, city="Lviv", host="UKR")
+    tbilisi = sf.bid(event, city="Tbilisi", host="GEO")
+    sf.status(event, "scoring")
+    members = [sf.member(federation="FRA"), sf.member(federation="SWE")]
+    for m in members:
+        sf.declare(event, m)
+        sf.score(lviv, m, "4")
+        sf.score(tbilisi, m, "3")
+    with app.app_context():
+        first = build_ranking(load_scoring(db.session.get(Event, event)))
+        second = build_ranking(load_scoring(db.session.get(Event, event)))
+        assert second.ranking is first.ranking  # the same immutable result, not computed again
+    third_member = sf.member(federation="ITA")
+    sf.declare(event, third_member)
+    sf.score(tbilisi, third_member, "5", comments={k: "excellent" for k in "abcdefghij"})
+    with app.app_context():
+        third = build_ranking(load_scoring(db.session.get(Event, event)))
+        assert third.ranking is not first.ranking
+        totals = {b.bid_id: b.total for b in third.ranking.bids}
+        assert str(totals[tbilisi]) == "3.67"
