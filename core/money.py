@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from datetime import date, datetime
 from decimal import Decimal, InvalidOperation
+from functools import lru_cache
 
 from babel.dates import format_date as _format_date
 from babel.numbers import format_currency, format_decimal
@@ -20,6 +21,13 @@ def format_eur(amount: Decimal | int | str | None, *, currency: str = "EUR") -> 
         value = amount if isinstance(amount, Decimal) else Decimal(str(amount))
     except InvalidOperation:
         raise ValueError(f"not an amount: {amount!r}") from None
+    return _currency(value, currency)
+
+
+# Babel's formatting is the slowest part of a page full of amounts and dates; the same value always gives the
+# same text, so it is kept (equal Decimals print alike: two decimals always).
+@lru_cache(maxsize=4096)
+def _currency(value: Decimal, currency: str) -> str:
     return format_currency(value, currency, locale=LOCALE, format="¤#,##0.00", currency_digits=False)
 
 
@@ -33,6 +41,11 @@ def format_day(value: date | datetime | None, fmt: str = "d MMMM y") -> str:
     """30 June 2015."""
     if value is None:
         return ""
+    return _day(value, fmt)
+
+
+@lru_cache(maxsize=4096)
+def _day(value: date | datetime, fmt: str) -> str:
     return _format_date(value, format=fmt, locale=LOCALE)
 
 
