@@ -234,3 +234,65 @@ def another_app(database_url, tmp_path):
         with application.app_context():
             for engine in db.engines.values():
                 engine.dispose()
+
+
+@pytest.fixture
+def live(tmp_path, database_url):
+    """A separate app on a separate database, committed for real (SQLite file, or a fresh PostgreSQL database
+    when DATABASE_URL names one): for tests of what happens at the same moment in two threads."""
+    import uuid
+
+    import sqlalchemy as sa
+
+    from app import create_app
+
+    url, admin, name = f"sqlite:///{tmp_path / 'live.sqlite3'}", None, None
+    if database_url.startswith("postgresql"):
+        name = f"gambit_live_{uuid.uuid4().hex[:8]}"
+        admin = sa.create_engine(database_url.replace("postgresql://", "postgresql+psycopg://", 1),
+                                 isolation_level="AUTOCOMMIT")
+        with admin.connect() as conn:
+            conn.exec_driver_sql(f"CREATE DATABASE {name}")
+        url = admin.url.set(database=name).render_as_string(hide_password=False)
+    application = create_app({
+        "TESTING": True, "SECRET_KEY": "x", "SQLALCHEMY_DATABASE_URI": url, "SERVER_NAME": "gambit.test",
+        "UPLOAD_DIR": str(tmp_path / "uploads"), "ARGON2_TIME_COST": 1, "ARGON2_MEMORY_COST": 1024,
+        "SQLALCHEMY_ENGINE_OPTIONS": {"pool_size": 5} if name else {}})
+    with application.app_context():
+        db.create_all()
+    yield application
+    with application.app_context():
+        db.session.remove()
+        db.engine.dispose()
+    if admin is not None:
+        with admin.connect() as conn:
+            conn.exec_driver_sql(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+        admin.dispose()
+
+
+def run_twice(app, work):
+    """Run work(i) for i in 0, 1 in two threads that start together, each committing its own transaction;
+    returns (results, errors)."""
+    import threading
+
+    barrier = threading.Barrier(2)
+    results, errors = [None, None], [None, None]
+
+    def run(i):
+        with app.app_context(), app.test_request_context():
+            try:
+                barrier.wait()
+                results[i] = work(i)
+                db.session.commit()
+            except Exception as exc:  # the losing thread's error is what the test looks at
+                db.session.rollback()
+                errors[i] = exc
+            finally:
+                db.session.remove()
+
+    threads = [threading.Thread(target=run, args=(i,)) for i in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(30)
+    return results, errors

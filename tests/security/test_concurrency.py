@@ -2,72 +2,15 @@
 checks). Each test has its own database (SQLite file, or a fresh PostgreSQL database in CI) and real commits
 from two threads."""
 
-import threading
-import uuid
 from datetime import timedelta
 
 import pytest
-import sqlalchemy as sa
 from sqlalchemy import func, select
 
-from core.db import db, utcnow
+from core.db import db
+from tests.conftest import run_twice, utcnow
 
 pytestmark = pytest.mark.no_db
-
-
-@pytest.fixture
-def live(tmp_path, database_url):
-    """A separate app on a separate database, committed for real."""
-    from app import create_app
-
-    url = f"sqlite:///{tmp_path / 'live.sqlite3'}"
-    admin = None
-    name = None
-    if database_url.startswith("postgresql"):
-        name = f"gambit_live_{uuid.uuid4().hex[:8]}"
-        admin = sa.create_engine(database_url.replace("postgresql://", "postgresql+psycopg://", 1),
-                                 isolation_level="AUTOCOMMIT")
-        with admin.connect() as conn:
-            conn.exec_driver_sql(f"CREATE DATABASE {name}")
-        url = admin.url.set(database=name).render_as_string(hide_password=False)
-    app = create_app({"TESTING": True, "SECRET_KEY": "x", "SQLALCHEMY_DATABASE_URI": url,
-                      "UPLOAD_DIR": str(tmp_path / "uploads"), "ARGON2_TIME_COST": 1, "ARGON2_MEMORY_COST": 1024,
-                      "SQLALCHEMY_ENGINE_OPTIONS": {"pool_size": 5} if name else {}})
-    with app.app_context():
-        db.create_all()
-    yield app
-    with app.app_context():
-        db.session.remove()
-        db.engine.dispose()
-    if admin is not None:
-        with admin.connect() as conn:
-            conn.exec_driver_sql(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
-        admin.dispose()
-
-
-def _twice(app, work):
-    """Run work(i) in two threads that start together; return (results, errors)."""
-    barrier = threading.Barrier(2)
-    results, errors = [None, None], [None, None]
-
-    def run(i):
-        with app.app_context():
-            try:
-                barrier.wait()
-                results[i] = work(i)
-                db.session.commit()
-            except Exception as exc:  # the losing thread's error is the point of the test
-                db.session.rollback()
-                errors[i] = exc
-            finally:
-                db.session.remove()
-
-    threads = [threading.Thread(target=run, args=(i,)) for i in range(2)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(30)
-    return results, errors
 
 
 def _ready_bid(app):
@@ -105,7 +48,7 @@ def test_a_bid_submitted_twice_at_once_is_submitted_once(live):
         bid = db.session.get(Bid, bid_id)
         return services.submit_bid(bid, actor=db.session.get(User, owner_id), now=utcnow()).number
 
-    results, errors = _twice(live, submit)
+    results, errors = run_twice(live, submit)
     assert sorted(r for r in results if r is not None) == [1]
     loser = next(e for e in errors if e is not None)
     assert isinstance(loser, services.BidError) and "already submitted" in str(loser)
@@ -152,7 +95,7 @@ def test_two_members_scoring_at_once_lose_nothing(live):
                               actor=member, now=utcnow() + timedelta(seconds=i))
         return card.id
 
-    results, errors = _twice(live, score)
+    results, errors = run_twice(live, score)
     assert errors == [None, None], errors
     with live.app_context():
         cards = db.session.scalars(select(Scorecard).where(Scorecard.bid_id == bid_id)).all()
