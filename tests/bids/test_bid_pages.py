@@ -41,6 +41,8 @@ def test_federation_fills_in_over_two_sittings_and_submits(client, app, login_as
     assert login(client, "ukr@example.org").status_code == 302
     page = client.get(f"/bids/{bid_id}/edit/money").get_data(as_text=True)
     assert f'value="{good.prize_fund_eur}"' in page  # what was typed in the first sitting is there
+    dates = client.get(f"/bids/{bid_id}/edit/dates_venue").get_data(as_text=True)
+    assert "Game 10, 15:00" in dates and "Closing ceremony" in dates  # the day-by-day schedule of Art. 2.2
     fill_bid(client, bid_id, good, only=("commitments", "hotel", "inspection", "guarantee", "signature",
                                          "evaluation"))
     view = client.get(f"/bids/{bid_id}").get_data(as_text=True)
