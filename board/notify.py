@@ -12,6 +12,7 @@ from bids.rules import BidStatus
 from board.models import Decision
 from core.db import db
 from core.mail import MailError, send_mail
+from finance.rules import contract_article
 
 log = logging.getLogger(__name__)
 
@@ -22,15 +23,16 @@ def tell_bidders(decision: Decision) -> tuple[int, list[str]]:
     bids = db.session.scalars(select(Bid).where(Bid.event_id == event.id, Bid.status.in_(
         [BidStatus.SELECTED.value, BidStatus.NOT_SELECTED.value]))).all()
     sent, failures = 0, []
+    art = event.regulation.scoring.article
     for bid in bids:
         chosen = bid.id == decision.selected_bid_id
         to = sorted({e for e in (bid.contact_email, bid.owner.email) if e})
         subject = f"{event.title}: {'your bid is selected' if chosen else 'the decision on your bid'}"
         body = (f"Dear {bid.contact_name or bid.owner.name},\n\n"
-                + (f"The FIDE Presidential Board has selected your bid to organise the {event.title} (Art. 15.5). "
+                + (f"The FIDE Presidential Board has selected your bid to organise the {event.title} (Art. {art}). "
                    "FIDE will send you the contract covering the organisation and the terms of payment "
-                   "(Art. 15.6.1).\n\n" if chosen else
-                   f"The FIDE Presidential Board has decided on the {event.title} (Art. 15.5) and selected "
+                   f"(Art. {contract_article(event.regulation)}).\n\n" if chosen else
+                   f"The FIDE Presidential Board has decided on the {event.title} (Art. {art}) and selected "
                    f"another bid. Thank you for bidding.\n\n")
                 + f"Your bid: {url_for('bids.view', bid_id=bid.id, _external=True)}\n\n"
                   "FIDE secretariat, through Gambit\n")

@@ -9,9 +9,6 @@ from dataclasses import dataclass
 
 from events.rules import EventStatus
 
-ART_DECISION = "15.5"
-ART_REJECTION = "15.3"
-
 # The board reads the dossiers once the WCOC's scoring is closed.
 DOSSIER_STATES = frozenset({EventStatus.DELIBERATION, EventStatus.DECIDED})
 

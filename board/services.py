@@ -30,7 +30,8 @@ def dossier_dir(upload_dir: str) -> Path:
     return path
 
 
-def _report(event: Event):
+def ranking_report(event: Event):
+    """The WCOC's ranking and its sensitivity for the call, as the dossiers and the decision use them."""
     from scoring.queries import build_ranking, load_scoring
 
     return build_ranking(load_scoring(event))
@@ -89,7 +90,7 @@ def stored_current(event: Event, bid: Bid | None) -> tuple[str, Dossier | None]:
     """The inputs hash of the dossier (bid) or pack (None) as things stand, and the stored file for it if any.
     Cheap: no rendering. The pack's hash depends on the bids' current dossiers, so for the pack a missing
     dossier gives (hash, None)."""
-    report = _report(event)
+    report = ranking_report(event)
     if bid is not None:
         digest = inputs_sha256(bid_inputs(bid, report))
         kind = "bid"
@@ -114,7 +115,7 @@ def ensure_dossier(bid: Bid, *, actor, now: datetime, upload_dir: str, report=No
     event = bid.event
     if not dossiers_open(event.state):
         raise DecisionError("The dossiers open to the Board once the WCOC's scoring is closed.")
-    report = report or _report(event)
+    report = report or ranking_report(event)
     inputs = bid_inputs(bid, report)
     digest = inputs_sha256(inputs)
     existing = db.session.scalars(select(Dossier).where(Dossier.event_id == event.id, Dossier.kind == "bid",
@@ -135,7 +136,7 @@ def ensure_pack(event: Event, *, actor, now: datetime, upload_dir: str) -> tuple
     """The current board pack and the current dossier of every bid before the Board (made where missing)."""
     if not dossiers_open(event.state):
         raise DecisionError("The dossiers open to the Board once the WCOC's scoring is closed.")
-    report = _report(event)
+    report = ranking_report(event)
     dossiers = [ensure_dossier(b, actor=actor, now=now, upload_dir=upload_dir, report=report)
                 for b in report.data.ranked]
     inputs = pack_inputs(event, report, dossiers)
@@ -262,17 +263,19 @@ def record_decision(event: Event, *, method: str, selected: Bid, rationale: str,
         raise DecisionError("The selected bid must be one before the Board.", "selected")
     if method == "president":
         if not getattr(actor, "is_president", False):
-            raise DecisionError("Only the FIDE President decides alone, in consultation with the WCOC (Art. 15.5).",
+            raise DecisionError("Only the FIDE President decides alone, in consultation with the WCOC "
+                                f"(Art. {event.regulation.scoring.article}).",
                                 "method")
         if not consultations:
-            raise DecisionError("Name the WCOC members consulted and what each advised (Art. 15.5).",
+            raise DecisionError("Name the WCOC members consulted and what each advised "
+                                f"(Art. {event.regulation.scoring.article}).",
                                 "consultations")
         for member, advice in consultations:
             if Role.WCOC not in member.role_set:
                 raise DecisionError(f"{member.name} is not a WCOC member.", "consultations")
             if not advice.strip():
                 raise DecisionError(f"Say what {member.name} advised.", "consultations")
-    report = _report(event)
+    report = ranking_report(event)
     flagged = [r.bid_id for r in report.ranking.bids if r.red_flags]
     needed = rationale_needed(selected.id, ranking_leaders=report.ranking.leaders, flagged=flagged)
     if needed and not rationale:

@@ -110,7 +110,7 @@ def _in_background(event, bid):
         return _serve(found)
     if bid is None and not digest:
         # The pack needs every bid's dossier first: queue the first one missing, then the pack.
-        for b in services._report(event).data.ranked:
+        for b in services.ranking_report(event).data.ranked:
             d, f = services.stored_current(event, b)
             if f is None:
                 job = jobs.enqueue(event.id, b.id, current_user.id, d)

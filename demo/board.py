@@ -28,7 +28,7 @@ def seed_board_demo(*, now: datetime, slug: str = "fwwcm-2015") -> list[str]:
         out.append(f"demo: {event.slug} scoring closed")
     pack, dossiers = services.ensure_pack(event, actor=admin, now=day + timedelta(hours=1), upload_dir=upload_dir)
     out.append(f"demo dossiers: {', '.join(d.identifier for d in dossiers)} and {pack.identifier}")
-    report = services._report(event)
+    report = services.ranking_report(event)
     leader = report.ranking.leader
     bids = {b.id: b for b in services.bids_before_board(event)}
     if leader is None or leader not in bids:

@@ -20,6 +20,7 @@ def test_openapi_document_describes_every_api_route(client, app):
     doc = client.get("/api/v1/openapi.json").get_json()
     assert doc["openapi"].startswith("3.")
     documented = set(doc["paths"])
+    assert sum(r.rule.startswith("/api/v1/") for r in app.url_map.iter_rules()) >= 9
     for rule in app.url_map.iter_rules():
         if rule.rule.startswith("/api/v1/") and rule.endpoint != "api.openapi":
             path = rule.rule[len("/api/v1"):].replace("<", "{").replace(">", "}")

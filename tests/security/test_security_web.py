@@ -27,9 +27,13 @@ def test_a_state_changing_route_never_answers_get(app):
     """No state change by GET: every route that changes state takes POST only."""
     changing = ("logout", "submit", "withdraw", "reopen", "reject", "vote", "decide", "upload",
                 "new_token", "set_active", "change_status", "consultation")
+    checked = set()
     for rule in app.url_map.iter_rules():
         if rule.endpoint.split(".")[-1] in changing:
+            checked.add(rule.endpoint)
             assert "GET" not in (rule.methods or ()), rule.endpoint
+    assert {"accounts.logout", "bids.submit", "bids.withdraw", "board.vote", "board.decide",
+            "events.change_status", "accounts.set_active"} <= checked
 
 
 def test_session_cookie_is_httponly_and_lax_and_secure_under_https(another_app, make, app):
