@@ -278,12 +278,13 @@ def reject_bid(bid: Bid, *, reason: str, actor, now: datetime) -> None:
     except TransitionError as exc:
         raise BidError(str(exc)) from None
     before = bid.status
-    bid.status = after.value
-    bid.rejection_reason = reason
-    bid.revision += 1
-    bid.updated_at = now
-    db.session.flush()
-    audit.record("bid.reject", bid, actor=actor, now=now, data={"from": before, "reason": reason})
+    result = db.session.execute(update(Bid).where(Bid.id == bid.id, Bid.status == before).values(
+        status=after.value, rejection_reason=reason, revision=Bid.revision + 1, updated_at=now)
+        .execution_options(synchronize_session=False))
+    if result.rowcount != 1:
+        raise BidError("This bid changed at the same moment (withdrawn or reopened); reload the page.")
+    db.session.refresh(bid)
+    audit.record("bid.reject", bid, actor=actor, now=now, data={"from": before, "to": after.value, "reason": reason})
 
 
 def record_consultation(bid: Bid, *, outcome: str, note: str, actor, now: datetime) -> None:

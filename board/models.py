@@ -44,10 +44,6 @@ class Dossier(db.Model):
     event: Mapped[Event] = relationship()
     bid: Mapped[Bid | None] = relationship()
 
-    @property
-    def inputs_dict(self) -> dict:
-        return json.loads(self.inputs)
-
 
 class DossierView(db.Model):
     """Who opened which dossier first, so the board sees what it has already read."""

@@ -16,6 +16,7 @@ from bids.models import Bid, BidRoomRate
 from core.db import db
 from core.pdf import html_to_pdf
 from events.services import get_event
+from finance.rules import minimum_fide_contribution
 
 
 @dataclass(frozen=True)
@@ -39,7 +40,15 @@ EVAL = {
 }
 
 
-def _common(reg, *, opening: date, prize: str, fide: str, guarantee: bool, signed: date) -> dict:
+def _above(reg, offset: str) -> Decimal:
+    """A demo bidder's offer: the call's minimum prize fund plus `offset` (negative for the failing bid)."""
+    return reg.prize_fund.minimum + Decimal(offset)
+
+
+def _common(reg, *, opening: date, prize: Decimal, fide: Decimal | None, guarantee: bool, signed: date) -> dict:
+    """The values every demo bid shares; FIDE's contribution is the least the call allows for the prize fund."""
+    prize = Decimal(prize)
+    fide = minimum_fide_contribution(reg, prize) if fide is None else Decimal(fide)
     closing = opening + timedelta(days=min(reg.closing_offsets()))
     last = reg.last_payment_deadline or reg.schedule.window_end
     out = {
@@ -64,14 +73,14 @@ def _demo_bids(reg) -> list[DemoBid]:
             "contact_name": "Oksana Bidder", "contact_email": "bidder@example.org", "venue_name": "Potocki Palace",
             "venue_city": "Lviv", "venue_country": "UA", "hotel_name": "Hotel Leopolis", "hotel_stars": 5,
             "signatory_name": "Viktor Kapustin", "signatory_position": "President",
-            **_common(reg, opening=second, prize="220000.00", fide="44000.00", guarantee=True, signed=signed)},
+            **_common(reg, opening=second, prize=_above(reg, "20000"), fide=None, guarantee=True, signed=signed)},
             (("single", "95.00"), ("double", "120.00"))),
         DemoBid("georgia@example.org", {
             "applicant_type": "federation", "applicant_name": "Georgian Chess Federation", "host_federation": "GEO",
             "contact_name": "Nino Bidder", "contact_email": "georgia@example.org", "venue_name": "Tbilisi Chess Palace",
             "venue_city": "Tbilisi", "venue_country": "GE", "hotel_name": "Radisson Blu Iveria", "hotel_stars": 5,
             "signatory_name": "Gia Giorgadze", "signatory_position": "President",
-            **_common(reg, opening=first, prize="250000.00", fide="50000.00", guarantee=False, signed=signed)},
+            **_common(reg, opening=first, prize=_above(reg, "50000"), fide=None, guarantee=False, signed=signed)},
             (("single", "110.00"), ("double", "140.00"), ("suite", "220.00"))),
         DemoBid("sponsor@example.org", {
             "applicant_type": "sponsor", "applicant_name": "Gulf Chess Promotions LLC", "host_federation": "UAE",
@@ -79,7 +88,7 @@ def _demo_bids(reg) -> list[DemoBid]:
             "venue_name": "Emirates Palace Conference Centre", "venue_city": "Abu Dhabi", "venue_country": "AE",
             "hotel_name": "Emirates Palace", "hotel_stars": 5, "signatory_name": "Omar Sponsor",
             "signatory_position": "Managing Director",
-            **_common(reg, opening=third, prize="300000.00", fide="60000.00", guarantee=True, signed=signed)},
+            **_common(reg, opening=third, prize=_above(reg, "100000"), fide=None, guarantee=True, signed=signed)},
             (("single", "180.00"), ("double", "210.00")), consultation="agreed"),
         DemoBid("spain@example.org", {
             "applicant_type": "federation", "applicant_name": "Federación Española de Ajedrez",
@@ -87,7 +96,7 @@ def _demo_bids(reg) -> list[DemoBid]:
             "contact_name": "Lucia Bidder", "contact_email": "spain@example.org", "venue_name": "Palacio de Congresos",
             "venue_city": "Madrid", "venue_country": "ES", "hotel_name": "Hotel Centro", "hotel_stars": 3,
             "signatory_name": "Javier Ochoa", "signatory_position": "President",
-            **_common(reg, opening=second, prize="180000.00", fide="36000.00", guarantee=False, signed=signed)},
+            **_common(reg, opening=second, prize=_above(reg, "-20000"), fide=None, guarantee=False, signed=signed)},
             (("single", "80.00"),), submit=False),
     ]
 
@@ -110,6 +119,7 @@ def seed_bids(*, now: datetime) -> list[str]:
     import flask
 
     upload_dir = flask.current_app.config["UPLOAD_DIR"]
+    max_bytes = flask.current_app.config["MAX_UPLOAD_MB"] * 1024 * 1024
     for spec in _demo_bids(reg):
         owner = find_user_by_email(spec.owner)
         if owner is None or db.session.scalars(select(Bid).where(Bid.event_id == event.id,
@@ -125,12 +135,12 @@ def seed_bids(*, now: datetime) -> list[str]:
                                 content=_letter(f"Bid of {spec.values['applicant_name']}",
                                                 f"We bid to organise the {reg.event.title} in "
                                                 f"{spec.values['venue_city']}."),
-                                upload_dir=upload_dir, max_bytes=10 * 1024 * 1024, actor=owner, now=when)
+                                upload_dir=upload_dir, max_bytes=max_bytes, actor=owner, now=when)
         if spec.values.get("guarantee_offered"):
             services.store_document(bid, "guarantee", filename="bank-guarantee.pdf",
                                     content=_letter("Bank guarantee", f"Guarantee of EUR "
                                                     f"{spec.values['guarantee_amount_eur']}."),
-                                    upload_dir=upload_dir, max_bytes=10 * 1024 * 1024, actor=owner, now=when)
+                                    upload_dir=upload_dir, max_bytes=max_bytes, actor=owner, now=when)
         if spec.submit:
             services.submit_bid(bid, actor=owner, now=when + timedelta(hours=1))
         if spec.consultation and admin is not None:
@@ -149,7 +159,9 @@ def _practice_draft(*, now: datetime) -> list[str]:
         return []
     bid = services.create_bid(event, owner=owner, actor=owner, now=now)
     bid.venue_name, bid.venue_city, bid.venue_country = "Palace of Sports", "Kyiv", "UA"
-    bid.prize_fund_eur, bid.fide_contribution_eur = Decimal("200000.00"), Decimal("35000.00")
+    # the contribution to FIDE is short of the minimum share: the one rule this draft fails besides missing parts
+    bid.prize_fund_eur = event.regulation.prize_fund.minimum
+    bid.fide_contribution_eur = minimum_fide_contribution(event.regulation, bid.prize_fund_eur) - Decimal("5000")
     db.session.flush()
     return [f"demo draft: practice call, {bid.title} (half filled, one rule failing)"]
 

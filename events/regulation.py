@@ -144,6 +144,7 @@ class Instalment:
 @dataclass(frozen=True)
 class Payments:
     article: str
+    contract_article: str
     with_guarantee: tuple[Instalment, ...]
     without_guarantee: tuple[Instalment, ...] = ()
 

@@ -32,17 +32,13 @@ from core.money import amount_str, format_day, format_eur, format_share
 from events.regulation import Instalment, Player, Regulation
 from finance.money import as_amount, round_cents, share_of, split
 
-# The article that leaves the terms of payment to the contract. The regulation data does not carry it
-# yet (see the report on `Payments`); when a `contract_article` field is added it is used instead.
-CONTRACT_ARTICLE = "15.6.1"
-
 DecidedIn = Literal["regular", "tiebreak"]
 DECIDED_IN: tuple[str, ...] = ("regular", "tiebreak")
 
 
 def contract_article(reg: Regulation) -> str:
     """The article under which the contract sets the terms of payment ("15.6.1" for 2015). Raises nothing."""
-    return getattr(reg.payments, "contract_article", CONTRACT_ARTICLE)
+    return reg.payments.contract_article
 
 
 # --------------------------------------------------------------------------------------------- parties
