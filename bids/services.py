@@ -27,9 +27,8 @@ from bids.rules import (
 from core import audit
 from core.db import db
 from core.money import format_day
+from core.pdf import looks_like_pdf
 from events.models import Event
-
-PDF_MAGIC = b"%PDF-"
 
 
 class BidError(ValueError):
@@ -146,7 +145,7 @@ def store_document(bid: Bid, kind: str, *, filename: str, content: bytes, upload
         raise BidError(f"{label}: the file is {len(content) / 1_048_576:.1f} MB, above the limit of "
                        f"{max_bytes // 1_048_576} MB. Reduce it (for example by scanning at a lower resolution) "
                        "and upload it again.", kind)
-    if PDF_MAGIC not in content[:1024]:
+    if not looks_like_pdf(content):
         raise BidError(f"{label}: {filename or 'the file'} is not a PDF (its content does not start like a PDF, "
                        "whatever its name). Save or scan it as PDF and upload it again.", kind)
     digest = hashlib.sha256(content).hexdigest()

@@ -43,9 +43,9 @@ from core import audit
 from core.db import db
 from core.mail import send_mail
 from core.money import format_day, format_eur
+from core.pdf import looks_like_pdf
 from finance.rules import contract_article
 
-PDF_MAGIC = b"%PDF-"
 Renderer = Callable[..., bytes]
 
 
@@ -250,7 +250,7 @@ def issue_contract(contract: Contract, *, due_dates: Mapping[str, date | None], 
     contract.issued_at = now
     contract.issued_by_id = getattr(actor, "id", None)
     pdf = (render or render_contract_pdf)(contract, terms, draft=False)
-    if PDF_MAGIC not in pdf[:1024]:
+    if not looks_like_pdf(pdf):
         raise ContractError("The contract's PDF could not be made (the renderer returned something else).")
     contract.pdf_sha256 = hashlib.sha256(pdf).hexdigest()
     contract.pdf_size = len(pdf)
@@ -334,7 +334,7 @@ def sign_contract(contract: Contract, *, filename: str, content: bytes, max_byte
         raise ContractError(f"The file is {len(content) / 1_048_576:.1f} MB, above the limit of "
                             f"{max_bytes // 1_048_576} MB. Reduce it (for example by scanning at a lower resolution) "
                             "and upload it again.", "file")
-    if PDF_MAGIC not in content[:1024]:
+    if not looks_like_pdf(content):
         raise ContractError(f"{name} is not a PDF (its content does not start like a PDF, whatever its name). Scan "
                             "or save the countersigned contract as PDF and upload it again.", "file")
     contract.signed_pdf_sha256 = hashlib.sha256(content).hexdigest()

@@ -84,5 +84,10 @@ def render_pdf(template: str, **context) -> bytes:
     return html_to_pdf(html)
 
 
+def looks_like_pdf(data: bytes) -> bool:
+    """Judged by content, not by name: the PDF header within the first kilobyte, as readers accept it."""
+    return b"%PDF-" in data[:1024]
+
+
 def sha256(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
