@@ -24,12 +24,16 @@ cli = Blueprint("bids_cli", __name__, cli_group="bids")
 @click.argument("path", type=click.Path(dir_okay=False))
 @click.option("--event", "slug", required=True, help="The call's slug, e.g. fwwcm-2015.")
 @click.option("--check", is_flag=True, help="Only judge the file; change nothing.")
-@click.option("--owner", default=None, help="Email of the bidder account the draft belongs to (default: an admin).")
-def import_command(path, slug, check, owner):
+@click.option("--owner", default=None, help="Email of the bidder account the draft belongs to (default: the "
+              "secretariat member keying it in).")
+@click.option("--by", "by", default=None, help="Email of the secretariat (admin) account keying the bid in; it is "
+              "recorded as entered by them on the owner's behalf (default: the first admin account).")
+def import_command(path, slug, check, owner, by):
     """Judge a bid in the JSON shape against the call's rules, and (without --check) store it as a draft.
 
-    Prints every finding that fails, and the documents still to attach; exits 1 if any rule fails. The
-    calendar does not judge a paper bid: a closed call or a passed deadline is not a failure here.
+    Prints every finding that fails, and the documents still to attach; exits 1 if any rule fails. A paper bid is
+    keyed in while the call is open or closed; after the deadline the secretariat admits it late, with a reason,
+    before submitting it on the bidder's behalf in the web form.
     """
     event = get_event(slug)
     if event is None:
@@ -56,23 +60,37 @@ def import_command(path, slug, check, owner):
     click.echo(f"{len(findings) - len(failed) - len(pending)} passed or not applicable, {len(failed)} failed, "
                f"{len(pending)} document(s) to attach in the web form")
     if not check:
-        user = _owner(owner)
-        bid = services.import_bid(event, data, owner=user, actor=None, now=now)
+        clerk = _secretariat(by)
+        user = _account(owner) if owner else clerk
+        try:
+            bid = services.import_bid(event, data, owner=user, actor=clerk, now=now)
+        except services.BidError as exc:
+            db.session.rollback()
+            raise click.ClickException(str(exc)) from None
         db.session.commit()
-        click.echo(f"stored as draft bid {bid.id} for {event.slug} (owner {user.email}); attach the documents and "
-                   "submit it in the web form")
+        click.echo(f"stored as draft bid {bid.id} for {event.slug} (owner {user.email}, keyed in by {clerk.email}); "
+                   "attach the documents and submit it in the web form")
     if failed:
         raise SystemExit(1)
 
 
-def _owner(email: str | None) -> User:
+def _account(email: str) -> User:
+    user = find_user_by_email(email)
+    if user is None:
+        raise click.ClickException(f"no account with the email {email}")
+    return user
+
+
+def _secretariat(email: str | None) -> User:
+    """The admin account keying the bid in: --by, or the first admin."""
     if email:
-        user = find_user_by_email(email)
-        if user is None:
-            raise click.ClickException(f"no account with the email {email}")
+        user = _account(email)
+        if Role.ADMIN not in user.role_set:
+            raise click.ClickException(f"{email} is not a secretariat (admin) account: only the secretariat keys in "
+                                       "a paper bid")
         return user
     admin = db.session.scalars(select(User).where(User.roles.any(UserRole.role == Role.ADMIN.value))
                                .order_by(User.id)).first()
     if admin is None:
-        raise click.ClickException("no admin account to own the draft; pass --owner EMAIL")
+        raise click.ClickException("no admin account to key the bid in; create one (flask users create --role admin)")
     return admin

@@ -22,6 +22,7 @@ from wtforms import (
 )
 from wtforms.validators import DataRequired, Email, Length, NumberRange, Optional, ValidationError
 
+from bids.lifecycle import LATE_ADMISSION_NEEDS_REASON
 from bids.models import CONSULTATION, CONSULTATION_LABELS, DOCUMENT_KINDS
 from bids.rules import EVALUATION_FIELDS, EVALUATION_MAX_CHARS, TEXT_MAX_CHARS, parse_amount
 from core.forms import BaseForm, choices, strip
@@ -193,6 +194,12 @@ class RejectForm(BaseForm):
     reason = TextAreaField("Reason (the bidder is told)", validators=[
         DataRequired("Give the reason for the rejection; the bidder is told (Art. 15.3)."),
         Length(max=5000, message="Keep the reason under 5,000 characters.")])
+
+
+class LateAdmissionForm(BaseForm):
+    reason = TextAreaField("Why the bid is admitted after the deadline (kept with the bid, shown to the WCOC)",
+                           validators=[DataRequired(LATE_ADMISSION_NEEDS_REASON),
+                                       Length(max=5000, message="Keep the reason under 5,000 characters.")])
 
 
 class ConsultationForm(BaseForm):

@@ -40,6 +40,8 @@ class Bid(db.Model):
         CheckConstraint("fide_contribution_eur IS NULL OR fide_contribution_eur >= 0", name="fide_contribution"),
         CheckConstraint("wcoc_inspectors_invited IS NULL OR wcoc_inspectors_invited >= 0", name="inspectors"),
         CheckConstraint(f"consultation IN ({', '.join(repr(c) for c in CONSULTATION)})", name="consultation"),
+        CheckConstraint("(late_admitted_at IS NULL) = (late_admitted_reason IS NULL) AND "
+                        "(late_admitted_at IS NULL) = (late_admitted_by_id IS NULL)", name="late_admission_complete"),
     )
 
     id: Mapped[int] = mapped_column(primary_key=True)
@@ -59,6 +61,10 @@ class Bid(db.Model):
     rejection_reason: Mapped[str | None] = mapped_column(Text)
     consultation: Mapped[str] = mapped_column(String(10), default="pending")
     consultation_note: Mapped[str] = mapped_column(Text, default="")
+    # The call's bidding procedure: a bid admitted after the deadline (or once the call closed), with the reason.
+    late_admitted_at: Mapped[datetime | None]
+    late_admitted_reason: Mapped[str | None] = mapped_column(Text)
+    late_admitted_by_id: Mapped[int | None] = mapped_column(ForeignKey("user.id"))
     # Scoring (Art. 15.5): a bid that failed the compliance gate may still be admitted, with a reason.
     admitted_reason: Mapped[str | None] = mapped_column(Text)
 
@@ -111,6 +117,7 @@ class Bid(db.Model):
     event: Mapped[Event] = relationship(lazy="joined")
     owner: Mapped[User] = relationship(foreign_keys=[owner_id], lazy="joined")
     entered_by: Mapped[User | None] = relationship(foreign_keys=[entered_by_id])
+    late_admitted_by: Mapped[User | None] = relationship(foreign_keys=[late_admitted_by_id])
     room_rates: Mapped[list[BidRoomRate]] = relationship(
         back_populates="bid", cascade="all, delete-orphan", order_by="BidRoomRate.position", lazy="selectin")
     documents: Mapped[list[BidDocument]] = relationship(

@@ -12,16 +12,28 @@ bid passes or fails); `Finding.as_text()` adds "Art. …:" and "(you entered …
 
 from __future__ import annotations
 
-import enum
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, fields
-from datetime import date, datetime, timedelta
+from datetime import date, timedelta
 from decimal import Decimal
 
 from babel import Locale
 from email_validator import EmailNotValidError, validate_email
 
+from bids.lifecycle import (  # noqa: F401  (the lifecycle lives in bids.lifecycle; these names are its API)
+    BID_LIFECYCLE,
+    DEADLINE_BOUND_ACTIONS,
+    TRANSITIONS,
+    BidAction,
+    BidSituation,
+    BidStatus,
+    TransitionError,
+    allowed_actions,
+    can_change_before_deadline,
+    check_transition,
+    next_status,
+)
 from core.findings import Finding, Outcome
 from core.money import CENTS, amount_str, format_day, format_eur, format_share
 from events.regulation import Player, Regulation
@@ -720,7 +732,7 @@ def pending(findings: Iterable[Finding]) -> list[Finding]:
 
 def is_compliant(findings: Iterable[Finding]) -> bool:
     """True when nothing failed and no document is pending: the bid can be submitted."""
-    return all(f.outcome not in (Outcome.FAIL, Outcome.PENDING) for f in findings)
+    return not any(f.blocks_submission for f in findings)
 
 
 def findings_by_field(findings: Iterable[Finding]) -> dict[str, list[Finding]]:
@@ -913,156 +925,3 @@ def bid_to_json(bid: BidData) -> dict:
             value = {k: getattr(value, k) for k in _EVALUATION_KEYS}
         out[name] = value
     return out
-
-
-# ------------------------------------------------------------------------------------------- lifecycle
-
-
-class BidStatus(enum.StrEnum):
-    DRAFT = "draft"
-    SUBMITTED = "submitted"
-    WITHDRAWN = "withdrawn"
-    REJECTED = "rejected"
-    SHORTLISTED = "shortlisted"
-    SELECTED = "selected"
-    NOT_SELECTED = "not_selected"
-
-    @property
-    def label(self) -> str:
-        return _STATUS_LABELS[self]
-
-    @property
-    def is_editable(self) -> bool:
-        """Only a draft can be changed; a submitted bid is reopened as a new draft version first."""
-        return self is BidStatus.DRAFT
-
-    @property
-    def is_submitted(self) -> bool:
-        """The bid reached FIDE at some point (everything but a draft)."""
-        return self is not BidStatus.DRAFT
-
-    @property
-    def visible_to_reviewers(self) -> bool:
-        """The WCOC and the Board see bids in the contest and their outcome, not drafts, withdrawn or rejected ones."""
-        return self in _VISIBLE_TO_REVIEWERS
-
-    @property
-    def in_contest(self) -> bool:
-        """Still to be decided on: can be scored, shortlisted, selected or rejected."""
-        return self in _IN_CONTEST
-
-    @property
-    def is_final(self) -> bool:
-        """No action leads out of it."""
-        return self in _FINAL
-
-
-class BidAction(enum.StrEnum):
-    SUBMIT = "submit"
-    WITHDRAW = "withdraw"
-    REOPEN = "reopen"
-    REJECT = "reject"
-    SHORTLIST = "shortlist"
-    SELECT = "select"
-    NOT_SELECT = "not_select"
-
-
-_STATUS_LABELS = {
-    BidStatus.DRAFT: "Draft", BidStatus.SUBMITTED: "Submitted", BidStatus.WITHDRAWN: "Withdrawn",
-    BidStatus.REJECTED: "Rejected", BidStatus.SHORTLISTED: "Shortlisted", BidStatus.SELECTED: "Selected",
-    BidStatus.NOT_SELECTED: "Not selected",
-}
-_VISIBLE_TO_REVIEWERS = frozenset({BidStatus.SUBMITTED, BidStatus.SHORTLISTED, BidStatus.SELECTED,
-                                   BidStatus.NOT_SELECTED})
-_IN_CONTEST = frozenset({BidStatus.SUBMITTED, BidStatus.SHORTLISTED})
-_FINAL = frozenset({BidStatus.WITHDRAWN, BidStatus.REJECTED, BidStatus.SELECTED, BidStatus.NOT_SELECTED})
-
-# (status, action) -> new status. Anything not listed is refused.
-TRANSITIONS: dict[tuple[BidStatus, BidAction], BidStatus] = {
-    (BidStatus.DRAFT, BidAction.SUBMIT): BidStatus.SUBMITTED,
-    (BidStatus.SUBMITTED, BidAction.WITHDRAW): BidStatus.WITHDRAWN,
-    # The submitted version stays on record; the bidder edits a new draft version.
-    (BidStatus.SUBMITTED, BidAction.REOPEN): BidStatus.DRAFT,
-    # Art. 15.3: FIDE may reject any bid application. A draft is not an application yet, so it cannot be
-    # rejected; a shortlisted bid still is one.
-    (BidStatus.SUBMITTED, BidAction.REJECT): BidStatus.REJECTED,
-    (BidStatus.SHORTLISTED, BidAction.REJECT): BidStatus.REJECTED,
-    (BidStatus.SUBMITTED, BidAction.SHORTLIST): BidStatus.SHORTLISTED,
-    (BidStatus.SUBMITTED, BidAction.SELECT): BidStatus.SELECTED,
-    (BidStatus.SHORTLISTED, BidAction.SELECT): BidStatus.SELECTED,
-    (BidStatus.SUBMITTED, BidAction.NOT_SELECT): BidStatus.NOT_SELECTED,
-    (BidStatus.SHORTLISTED, BidAction.NOT_SELECT): BidStatus.NOT_SELECTED,
-}
-
-# The bidder's own actions, refused once the bid deadline has passed.
-DEADLINE_BOUND_ACTIONS = frozenset({BidAction.SUBMIT, BidAction.WITHDRAW, BidAction.REOPEN})
-
-_STATUS_PHRASES = {
-    BidStatus.DRAFT: "a draft bid", BidStatus.SUBMITTED: "a submitted bid", BidStatus.WITHDRAWN: "a withdrawn bid",
-    BidStatus.REJECTED: "a rejected bid", BidStatus.SHORTLISTED: "a shortlisted bid",
-    BidStatus.SELECTED: "a selected bid", BidStatus.NOT_SELECTED: "a bid that was not selected",
-}
-_ACTION_PARTICIPLES = {
-    BidAction.SUBMIT: "submitted", BidAction.WITHDRAW: "withdrawn", BidAction.REOPEN: "reopened",
-    BidAction.REJECT: "rejected", BidAction.SHORTLIST: "shortlisted", BidAction.SELECT: "selected",
-    BidAction.NOT_SELECT: "marked as not selected",
-}
-
-
-class TransitionError(ValueError):
-    """A change of status the lifecycle does not allow; the message says which and why."""
-
-
-def _coerce(enum_cls, value, what: str):
-    try:
-        return enum_cls(value)
-    except ValueError:
-        names = ", ".join(m.value for m in enum_cls)
-        raise TransitionError(f"unknown {what} {value!r} (use {names})") from None
-
-
-def allowed_actions(current: BidStatus | str) -> list[BidAction]:
-    """The actions TRANSITIONS allows from a status, in BidAction order; raises TransitionError if unknown."""
-    current = _coerce(BidStatus, current, "status")
-    return [a for a in BidAction if (current, a) in TRANSITIONS]
-
-
-def next_status(current: BidStatus | str, action: BidAction | str) -> BidStatus:
-    """The status an action leads to from `current`.
-
-    Raises TransitionError for an unknown status or action, or a move TRANSITIONS does not allow
-    ("a withdrawn bid cannot be submitted").
-    """
-    current = _coerce(BidStatus, current, "status")
-    action = _coerce(BidAction, action, "action")
-    try:
-        return TRANSITIONS[(current, action)]
-    except KeyError:
-        raise TransitionError(f"{_STATUS_PHRASES[current]} cannot be {_ACTION_PARTICIPLES[action]}") from None
-
-
-def can_change_before_deadline(now: datetime, reg: Regulation) -> bool:
-    """Whether the bidder may still submit, withdraw or reopen: not after `reg.event.bid_deadline`.
-
-    Raises ValueError for a naive `now` (instants are timezone-aware UTC).
-    """
-    if now.tzinfo is None:
-        raise ValueError("now must be timezone-aware")
-    return not reg.bid_deadline_passed(now)
-
-
-def check_transition(current: BidStatus | str, action: BidAction | str, *, now: datetime,
-                     reg: Regulation) -> BidStatus:
-    """`next_status`, and the bid deadline for the bidder's own actions (DEADLINE_BOUND_ACTIONS).
-
-    Raises TransitionError for a refused move or a bidder's action after the deadline, ValueError for a
-    naive `now`.
-    """
-    new = next_status(current, action)
-    action = BidAction(action)
-    if action in DEADLINE_BOUND_ACTIONS and not can_change_before_deadline(now, reg):
-        d = reg.event.bid_deadline
-        deadline = f"{format_day(d)}, {d:%H:%M} UTC"
-        raise TransitionError(f"the bid deadline ({deadline}) has passed: a bid can no longer be "
-                              f"{_ACTION_PARTICIPLES[action]}")
-    return new

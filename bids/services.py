@@ -12,21 +12,13 @@ from pathlib import Path
 
 from sqlalchemy import func, select, update
 
+from bids import lifecycle
+from bids.lifecycle import BidAction, BidSituation, BidStatus, TransitionError
 from bids.models import CONSULTATION, DOCUMENT_KINDS, EVALUATION_KEYS, Bid, BidDocument, BidRoomRate, BidVersion
-from bids.rules import (
-    SECTIONS,
-    BidAction,
-    BidData,
-    BidStatus,
-    TransitionError,
-    bid_to_json,
-    check_bid,
-    is_compliant,
-    next_status,
-)
+from bids.rules import SECTIONS, BidData, bid_to_json, check_bid, is_compliant
 from core import audit
+from core.auth import Role
 from core.db import db
-from core.money import format_day
 from core.pdf import looks_like_pdf
 from events.models import Event
 
@@ -67,13 +59,61 @@ def _audit_value(value):
     return value
 
 
+def situation(bid_or_event, actor, now: datetime, *, paper: bool | None = None) -> BidSituation:
+    """What the bid lifecycle's guard judges besides the status: who acts, the call's state, the deadline, whether
+    the bid is a paper bid and whether it was admitted late. `bid_or_event` is a Bid, or the Event of a bid not
+    made yet (then `paper` says which kind it will be)."""
+    bid = bid_or_event if isinstance(bid_or_event, Bid) else None
+    event = bid.event if bid is not None else bid_or_event
+    roles = getattr(actor, "role_set", set())
+    return BidSituation(
+        event_status=event.state, deadline=event.regulation.event.bid_deadline, now=now,
+        by_owner=bid is not None and actor is not None and actor.id == bid.owner_id,
+        by_admin=Role.ADMIN in roles,
+        paper=bool(paper) if bid is None else bid.entered_by_id is not None,
+        late_admitted=bid is not None and bid.late_admitted_at is not None)
+
+
+def offered_actions(bid: Bid, actor, now: datetime) -> list[BidAction]:
+    """The moves of the bid's lifecycle this actor can make now, for the page to offer (decision moves excepted)."""
+    return lifecycle.offered_actions(bid.state, situation(bid, actor, now))
+
+
+def refusal(bid: Bid, action: BidAction, actor, now: datetime) -> str | None:
+    """Why the guard refuses `action` on the bid by this actor now (None: it would allow it), for the page to say
+    why a button is missing."""
+    try:
+        lifecycle.check_transition(bid.state, action, situation(bid, actor, now))
+    except TransitionError as exc:
+        return _sentence(exc)
+    return None
+
+
+def late_admission_refusal(bid: Bid, actor, now: datetime) -> str | None:
+    """Why this actor cannot admit the bid late now (None: the page may offer the form)."""
+    return lifecycle.late_admission_refusal(bid.state, situation(bid, actor, now))
+
+
+def draft_refusal(bid: Bid, actor, now: datetime) -> str | None:
+    """Why this actor cannot change the draft now (None: they can), for the page to say before a form is filled."""
+    if not bid.state.is_editable:
+        return None
+    return lifecycle.draft_refusal(situation(bid, actor, now))
+
+
 def create_bid(event: Event, *, owner, actor, now: datetime, entered_by=None) -> Bid:
-    """Start a draft for a call, pre-filled from the owner's account. Raises BidError when the call does not
-    take bids (closed, or past its deadline) — except for a paper bid keyed in by an admin."""
-    reg = event.regulation
-    if entered_by is None and (not event.state.accepts_bids or now > reg.event.bid_deadline):
-        raise BidError(f"The call {event.title} no longer takes bids (the deadline was "
-                       f"{format_day(reg.event.bid_deadline)}).")
+    """Start a draft for a call, pre-filled from the owner's account.
+
+    A paper bid (`entered_by`, who must be the secretariat) is keyed in on the owner's behalf while the call is
+    open or closed; an online draft only while the call takes bids. Raises BidError otherwise.
+    """
+    paper = entered_by is not None
+    refusal = lifecycle.draft_refusal(situation(event, entered_by if paper else actor, now, paper=paper),
+                                      creating=True)
+    if refusal:
+        raise BidError(refusal)
+    if paper and Role.ADMIN not in entered_by.role_set:
+        raise BidError("Only the FIDE secretariat keys in a paper bid.")
     bid = Bid(event_id=event.id, owner_id=owner.id, status=BidStatus.DRAFT.value, version=0, revision=1,
               created_at=now, updated_at=now, entered_by_id=getattr(entered_by, "id", None),
               applicant_type=owner.applicant_type, applicant_name=owner.organisation or None,
@@ -82,14 +122,18 @@ def create_bid(event: Event, *, owner, actor, now: datetime, entered_by=None) ->
     db.session.add(bid)
     db.session.flush()
     audit.record("bid.create", bid, actor=actor, now=now,
-                 data={"event": event.slug, "owner": owner.email, "paper": entered_by is not None})
+                 data={"event": event.slug, "owner": owner.email, "paper": paper,
+                       "entered_by": getattr(entered_by, "id", None)})
     return bid
 
 
-def _check_editable(bid: Bid, revision: int | None) -> None:
+def _check_editable(bid: Bid, revision: int | None, *, actor, now: datetime) -> None:
     if not bid.state.is_editable:
         raise BidError(f"This bid is {bid.state.label.lower()} and can no longer be changed"
                        + (": reopen it as a new version first." if bid.state is BidStatus.SUBMITTED else "."))
+    refusal = lifecycle.draft_refusal(situation(bid, actor, now))
+    if refusal:
+        raise BidError(refusal)
     if revision is not None and revision != bid.revision:
         raise StaleBidError("This bid was changed in another window or by another person since you opened this "
                             "page. Your input is shown below but was not saved: check the bid, then save again.")
@@ -103,7 +147,7 @@ def save_section(bid: Bid, section: str, values: dict, *, actor, now: datetime, 
     it changed since `revision`, KeyError for an unknown section or field.
     """
     columns = SECTION_COLUMNS[section]
-    _check_editable(bid, revision)
+    _check_editable(bid, revision, actor=actor, now=now)
     unknown = set(values) - set(columns)
     if unknown:
         raise KeyError(f"fields not in section {section}: {sorted(unknown)}")
@@ -137,7 +181,7 @@ def store_document(bid: Bid, kind: str, *, filename: str, content: bytes, upload
     server-made name, SHA-256 recorded. Raises BidError with a message for the person uploading."""
     if kind not in DOCUMENT_KINDS:
         raise BidError(f"Unknown kind of document: {kind!r}.", "document")
-    _check_editable(bid, None)
+    _check_editable(bid, None, actor=actor, now=now)
     label, article = DOCUMENT_KINDS[kind]
     if not content:
         raise BidError(f"{label}: the file is empty. Choose the PDF to upload.", kind)
@@ -174,35 +218,58 @@ def compliance(bid: Bid, *, today, documents_known: bool = True):
     return check_bid(bid.event.regulation, bid.to_data(documents_known=documents_known), today=today)
 
 
-def _deadline_check(bid: Bid, now: datetime, what: str) -> None:
-    reg = bid.event.regulation
-    if now > reg.event.bid_deadline:
-        raise BidError(f"The deadline for bids was {format_day(reg.event.bid_deadline)} "
-                       f"{reg.event.bid_deadline.strftime('%H:%M')} UTC: a bid can no longer be {what}.")
+def _sentence(exc: Exception) -> str:
+    """The guard's refusal as a sentence for the page ("A withdrawn bid cannot be submitted.")."""
+    text = str(exc)
+    return text[:1].upper() + text[1:] + ("" if text.endswith(".") else ".")
+
+
+def _transition(bid: Bid, action: BidAction, *, actor, now: datetime, values: dict | None = None,
+                revision: int | None = None, data: dict | None = None) -> BidStatus:
+    """The one guarded transition of a bid: `lifecycle.check_transition` (who acts, the call's state, the deadline,
+    the status), then a compare-and-swap on the status read (and on `revision` when given), then the audit entry.
+    Raises BidError with the guard's sentence, or when the bid changed at the same moment."""
+    before = bid.state
+    try:
+        after = lifecycle.check_transition(before, action, situation(bid, actor, now))
+    except TransitionError as exc:
+        raise BidError(_sentence(exc)) from None
+    condition = [Bid.id == bid.id, Bid.status == before.value]
+    if revision is not None:
+        condition.append(Bid.revision == revision)
+    result = db.session.execute(update(Bid).where(*condition).values(
+        status=after.value, revision=Bid.revision + 1, updated_at=now, **(values or {}))
+        .execution_options(synchronize_session=False))
+    if result.rowcount != 1:
+        db.session.refresh(bid)
+        raise BidError(f"This bid changed at the same moment (it is now {bid.state.label.lower()}); reload the page."
+                       if bid.state is not before else
+                       "This bid was changed in another window at the same moment; reload the page.")
+    db.session.refresh(bid)
+    if action is not BidAction.SUBMIT:  # a submission is audited with its version (`_freeze`)
+        audit.record(f"bid.{action.value}", bid, actor=actor, now=now,
+                     data={"from": before.value, "to": after.value, **(data or {})})
+    return after
 
 
 def submit_bid(bid: Bid, *, actor, now: datetime, revision: int | None = None) -> BidVersion:
     """Run every rule; if all pass, freeze the bid as a new version and mark it submitted.
 
-    A paper bid (keyed in by the secretariat) is not refused for the calendar: it arrived in time on paper.
-
-    A double click submits once: the status changes only where it is still a draft (one UPDATE), and the
-    version number is unique per bid. Raises BidError when the call is closed or past its deadline, when a rule
-    fails (the message lists them), or when the bid is not a draft.
+    The guard (`bids.lifecycle.check_transition`) applies whatever the path: the bidder submits an online bid, the
+    secretariat a paper bid it keyed in, only while the call is open and before the deadline, or after a late
+    admission (`admit_late_bid`) until scoring opens. A double click submits once: the status changes only where it
+    is still a draft (one UPDATE), and the version number is unique per bid. Raises BidError when the guard refuses,
+    when a rule fails (the message lists them), or when the bid changed meanwhile.
     """
-    event = bid.event
-    if bid.state is not BidStatus.DRAFT:
-        raise BidError("This bid was already submitted." if bid.state is BidStatus.SUBMITTED
-                       else f"A {bid.state.label.lower()} bid cannot be submitted.")
-    # A paper bid keyed in by the secretariat arrived in time on paper: the calendar does not judge it.
-    paper = bid.entered_by_id is not None
-    if not paper:
-        if not event.state.accepts_bids:
-            raise BidError(f"The call is {event.state.label.lower()}: bids can no longer be submitted.")
-        _deadline_check(bid, now, "submitted")
+    try:
+        lifecycle.check_transition(bid.state, BidAction.SUBMIT, situation(bid, actor, now))
+    except TransitionError as exc:
+        if bid.state is BidStatus.SUBMITTED:
+            raise BidError("This bid was already submitted.") from None
+        raise BidError(_sentence(exc)) from None
     findings = compliance(bid, today=now.date())
     if not is_compliant(findings):
-        problems = [f for f in findings if f.outcome.value in ("fail", "pending")]
+        problems = [f for f in findings if f.blocks_submission]
         raise BidError(f"The bid cannot be submitted yet: {len(problems)} "
                        f"{'requirement is' if len(problems) == 1 else 'requirements are'} not met. "
                        + " ".join(f.as_text() for f in problems[:3]) + (" …" if len(problems) > 3 else ""))
@@ -210,17 +277,12 @@ def submit_bid(bid: Bid, *, actor, now: datetime, revision: int | None = None) -
 
 
 def _freeze(bid: Bid, findings, *, actor, now: datetime, revision: int | None) -> BidVersion:
-    condition = [Bid.id == bid.id, Bid.status == BidStatus.DRAFT.value]
-    if revision is not None:
-        condition.append(Bid.revision == revision)
-    result = db.session.execute(
-        update(Bid).where(*condition).values(
-            status=BidStatus.SUBMITTED.value, version=Bid.version + 1, revision=Bid.revision + 1,
-            submitted_at=now, first_submitted_at=func.coalesce(Bid.first_submitted_at, now), updated_at=now)
-        .execution_options(synchronize_session=False))
-    if result.rowcount != 1:
-        raise BidError("This bid was already submitted (or changed in another window); reload the page.")
-    db.session.refresh(bid)
+    try:
+        _transition(bid, BidAction.SUBMIT, actor=actor, now=now, revision=revision, values={
+            "version": Bid.version + 1, "submitted_at": now,
+            "first_submitted_at": func.coalesce(Bid.first_submitted_at, now)})
+    except BidError:
+        raise BidError("This bid was already submitted (or changed in another window); reload the page.") from None
     data = bid_to_json(bid.to_data())
     docs = [d.as_dict() for d in bid.current_documents().values()]
     body = json.dumps({"data": data, "documents": docs}, sort_keys=True)
@@ -234,56 +296,60 @@ def _freeze(bid: Bid, findings, *, actor, now: datetime, revision: int | None) -
     db.session.refresh(bid)
     audit.record("bid.submit", bid, actor=actor, now=now,
                  data={"version": version.number, "sha256": version.sha256,
-                       "regulation": bid.event.regulation_version.sha256})
+                       "regulation": bid.event.regulation_version.sha256,
+                       "on_behalf_of": bid.owner_id if actor.id != bid.owner_id else None,
+                       "late_admitted": bid.late_admitted_at is not None})
     return version
 
 
-def _transition(bid: Bid, action: BidAction, *, actor, now: datetime, data: dict | None = None) -> BidStatus:
-    try:
-        after = next_status(bid.state, action)
-    except TransitionError as exc:
-        raise BidError(str(exc)) from None
-    before = bid.status
-    result = db.session.execute(update(Bid).where(Bid.id == bid.id, Bid.status == before).values(
-        status=after.value, revision=Bid.revision + 1, updated_at=now).execution_options(synchronize_session=False))
-    if result.rowcount != 1:
-        raise BidError("This bid changed at the same moment; reload the page.")
-    db.session.refresh(bid)
-    audit.record(f"bid.{action.value}", bid, actor=actor, now=now,
-                 data={"from": before, "to": after.value, **(data or {})})
-    return after
-
-
 def withdraw_bid(bid: Bid, *, actor, now: datetime) -> None:
-    """Withdraw a submitted bid before the deadline. Raises BidError after the deadline or from another state."""
-    _deadline_check(bid, now, "withdrawn")
+    """Withdraw a submitted bid while the call is open and before the deadline. Raises BidError otherwise."""
     _transition(bid, BidAction.WITHDRAW, actor=actor, now=now)
 
 
 def reopen_bid(bid: Bid, *, actor, now: datetime) -> None:
     """Turn a submitted bid back into a draft, to be submitted again as a new version; the submitted version is
-    kept. Raises BidError after the deadline or from another state."""
-    _deadline_check(bid, now, "reopened")
+    kept. Raises BidError once the call is closed or the deadline passed, or from another state."""
     _transition(bid, BidAction.REOPEN, actor=actor, now=now, data={"from_version": bid.version})
 
 
 def reject_bid(bid: Bid, *, reason: str, actor, now: datetime) -> None:
-    """Reject a bid under Art. 15.3 with a reason the bidder will read. Raises BidError without a reason."""
+    """Reject a bid under Art. 15.3 with a reason the bidder will read. Raises BidError without a reason, for an
+    actor who is not the secretariat, or once the call is decided."""
     reason = (reason or "").strip()
     if not reason:
         raise BidError("Give the reason for the rejection; the bidder is told (Art. 15.3).", "reason")
-    try:
-        after = next_status(bid.state, BidAction.REJECT)
-    except TransitionError as exc:
-        raise BidError(str(exc)) from None
-    before = bid.status
-    result = db.session.execute(update(Bid).where(Bid.id == bid.id, Bid.status == before).values(
-        status=after.value, rejection_reason=reason, revision=Bid.revision + 1, updated_at=now)
-        .execution_options(synchronize_session=False))
-    if result.rowcount != 1:
-        raise BidError("This bid changed at the same moment (withdrawn or reopened); reload the page.")
+    _transition(bid, BidAction.REJECT, actor=actor, now=now, values={"rejection_reason": reason},
+                data={"reason": reason})
+
+
+def admit_late_bid(bid: Bid, *, reason: str, actor, now: datetime) -> None:
+    """Admit a draft after the deadline (or once the call is closed), with the secretariat's reason, so that it
+    can be submitted until scoring opens. The call's bidding procedure, not an article of the regulations.
+    Raises BidError (field "reason") with the refusal of `bids.lifecycle.late_admission_refusal`."""
+    reason = (reason or "").strip()
+    refusal = lifecycle.late_admission_refusal(bid.state, situation(bid, actor, now))
+    if refusal:
+        raise BidError(refusal)
+    if not reason:
+        raise BidError(lifecycle.LATE_ADMISSION_NEEDS_REASON, "reason")
+    result = db.session.execute(update(Bid).where(
+        Bid.id == bid.id, Bid.status == BidStatus.DRAFT.value, Bid.late_admitted_at.is_(None)).values(
+        late_admitted_at=now, late_admitted_reason=reason, late_admitted_by_id=actor.id,
+        revision=Bid.revision + 1, updated_at=now).execution_options(synchronize_session=False))
     db.session.refresh(bid)
-    audit.record("bid.reject", bid, actor=actor, now=now, data={"from": before, "to": after.value, "reason": reason})
+    if result.rowcount != 1:
+        raise BidError("This bid changed at the same moment; reload the page.")
+    audit.record("bid.late_admission", bid, actor=actor, now=now, data={"reason": reason})
+
+
+def has_stake(user, event: Event) -> bool:
+    """Whether the user owns or entered a bid in the call: then they neither score nor vote in it, and see no
+    rival's bid (a rule of Gambit's, on conflicts of interest; not an article of the regulations)."""
+    if user is None or getattr(user, "id", None) is None:
+        return False
+    return db.session.scalar(select(func.count(Bid.id)).where(
+        Bid.event_id == event.id, (Bid.owner_id == user.id) | (Bid.entered_by_id == user.id))) > 0
 
 
 def record_consultation(bid: Bid, *, outcome: str, note: str, actor, now: datetime) -> None:
@@ -326,9 +392,10 @@ def apply_data(bid: Bid, data: BidData) -> None:
 
 
 def import_bid(event: Event, data: BidData, *, owner, actor, now: datetime) -> Bid:
-    """Key in a paper bid from the JSON shape (flask bids import): a draft holding every value of the file.
-    Documents are attached later in the web form; submission still requires them."""
-    bid = create_bid(event, owner=owner, actor=actor, now=now, entered_by=actor or owner)
+    """Key in a paper bid from the JSON shape (flask bids import): a draft holding every value of the file, entered
+    by `actor` (the secretariat) on the owner's behalf. Documents are attached later in the web form; the secretariat
+    submits it. Raises BidError when `actor` is not the secretariat or the call no longer takes paper bids."""
+    bid = create_bid(event, owner=owner, actor=actor, now=now, entered_by=actor)
     apply_data(bid, data)
     db.session.flush()
     audit.record("bid.import", bid, actor=actor, now=now, data={"event": event.slug})
@@ -338,8 +405,6 @@ def import_bid(event: Event, data: BidData, *, owner, actor, now: datetime) -> B
 def bids_visible_to(user, event: Event | None = None):
     """The select() of bids a user may see: their own (any state); reviewers see bids in or past the contest;
     admins see all."""
-    from core.auth import Role
-
     query = select(Bid)
     if event is not None:
         query = query.where(Bid.event_id == event.id)
@@ -354,8 +419,6 @@ def bids_visible_to(user, event: Event | None = None):
 
 def can_see(user, bid: Bid) -> bool:
     """The same rule as bids_visible_to, for one bid already loaded."""
-    from core.auth import Role
-
     roles = user.role_set
     if Role.ADMIN in roles or bid.owner_id == user.id:
         return True

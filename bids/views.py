@@ -10,7 +10,16 @@ from werkzeug.exceptions import RequestEntityTooLarge
 from accounts.forms import EmptyForm
 from accounts.models import User, UserRole
 from bids import services
-from bids.forms import SECTION_DOCUMENTS, SECTION_FORMS, ConsultationForm, DocumentForm, PaperBidForm, RejectForm
+from bids.forms import (
+    SECTION_DOCUMENTS,
+    SECTION_FORMS,
+    ConsultationForm,
+    DocumentForm,
+    LateAdmissionForm,
+    PaperBidForm,
+    RejectForm,
+)
+from bids.lifecycle import BidAction, allowed_actions
 from bids.models import CONSULTATION_LABELS, DOCUMENT_KINDS, Bid, BidDocument
 from bids.presenters import bid_cost, form_data_for, values_from_form
 from bids.rules import (
@@ -83,7 +92,7 @@ def index():
     for b in bids:
         if b.state.is_editable:
             findings = services.compliance(b, today=today)
-            compliance[b.id] = (is_compliant(findings), sum(f.outcome.value in ("fail", "pending") for f in findings))
+            compliance[b.id] = (is_compliant(findings), sum(f.blocks_submission for f in findings))
         else:
             compliance[b.id] = (bool(b.last_version and b.last_version.compliant), None)
     from events.models import Event
@@ -120,9 +129,15 @@ def view(bid_id: int):
     return _render_view(bid)
 
 
-def _render_view(bid: Bid, *, reject_form=None, consultation_form=None, status: int = 200):
-    """The bid's page; the secretariat's forms come back with what was typed when they were refused."""
+def _render_view(bid: Bid, *, reject_form=None, consultation_form=None, late_form=None, status: int = 200):
+    """The bid's page; the secretariat's forms come back with what was typed when they were refused. The page is
+    given the actions the lifecycle's guard allows this user now (`can`), and why the next one is refused."""
     reg = bid.event.regulation
+    now = utcnow()
+    actions = services.offered_actions(bid, current_user, now)
+    following = BidAction.SUBMIT if bid.state.is_editable else BidAction.REOPEN
+    why_not = None if following in actions or following not in allowed_actions(bid.state) else (
+        services.refusal(bid, following, current_user, now))
     data = bid.to_data()
     findings = services.compliance(bid, today=utcnow().date())
     by_section = findings_by_section(findings)
@@ -134,10 +149,13 @@ def _render_view(bid: Bid, *, reject_form=None, consultation_form=None, status: 
         sections=SECTIONS, titles=SECTION_TITLES, compliant=is_compliant(findings), cost=bid_cost(reg, data),
         schedule=schedule, home=home_match(reg, data), home_consequences=home_match_consequences(reg, data),
         documents=bid.current_documents(), may_edit=may_edit(bid), form=EmptyForm(),
-        reject_form=reject_form or RejectForm(),
+        reject_form=reject_form or RejectForm(), late_form=late_form or LateAdmissionForm(),
+        can={a.value: True for a in actions}, why_not=why_not,
+        draft_refusal=services.draft_refusal(bid, current_user, now),
+        late_admission_possible=services.late_admission_refusal(bid, current_user, now) is None,
         consultation_form=consultation_form or ConsultationForm(
             data={"outcome": bid.consultation, "note": bid.consultation_note}),
-        consultation_labels=CONSULTATION_LABELS, now=utcnow()), status
+        consultation_labels=CONSULTATION_LABELS, now=now), status
 
 
 @bp.route("/bids/<int:bid_id>/edit/<section>", methods=["GET", "POST"])
@@ -324,6 +342,24 @@ def reject(bid_id: int):
     return redirect(url_for("bids.view", bid_id=bid.id))
 
 
+@bp.route("/bids/<int:bid_id>/admit-late", methods=["POST"])
+@roles_required(Role.ADMIN)
+def admit_late(bid_id: int):
+    bid = load_bid(bid_id)
+    form = LateAdmissionForm()
+    if not form.validate_on_submit():
+        return _render_view(bid, late_form=form, status=422)
+    try:
+        services.admit_late_bid(bid, reason=form.reason.data, actor=current_user, now=utcnow())
+    except services.BidError as exc:
+        db.session.rollback()
+        form.reason.errors.append(str(exc))
+        return _render_view(bid, late_form=form, status=422)
+    db.session.commit()
+    flash("The bid is admitted after the deadline; it can be submitted until scoring opens.", "success")
+    return redirect(url_for("bids.view", bid_id=bid.id))
+
+
 @bp.route("/bids/<int:bid_id>/consultation", methods=["POST"])
 @roles_required(Role.ADMIN)
 def consultation(bid_id: int):
@@ -353,8 +389,13 @@ def paper(slug: str):
         owner = db.session.get(User, int(form.owner.data)) if (form.owner.data or "").isdigit() else current_user
         if owner is None:
             abort(404)
-        bid = services.create_bid(event, owner=owner, actor=current_user, now=utcnow(),
-                                  entered_by=current_user._get_current_object())
+        try:
+            bid = services.create_bid(event, owner=owner, actor=current_user, now=utcnow(),
+                                      entered_by=current_user._get_current_object())
+        except services.BidError as exc:
+            db.session.rollback()
+            form.form_errors.append(str(exc))
+            return render_template("bids/paper.html", event=event, form=form), 422
         db.session.commit()
         flash("Paper bid started: key in each section, attach the scanned documents, then submit it.", "success")
         return redirect(url_for("bids.edit", bid_id=bid.id, section="applicant"))

@@ -302,7 +302,8 @@ def record_decision(event: Event, *, method: str, selected: Bid, rationale: str,
     db.session.add(decision)
     db.session.flush()
     if corrects is None:
-        change_event_status(event, "decide", actor=actor, now=now, reason=f"decision {decision.id}")
+        change_event_status(event, "decide", actor=actor, now=now, reason=f"decision {decision.id}",
+                            by_decision=True)
     for bid in contest:
         action = BidAction.SELECT if bid.id == selected.id else BidAction.NOT_SELECT
         if corrects is not None:

@@ -34,6 +34,11 @@ class Finding:
     def failed(self) -> bool:
         return self.outcome is Outcome.FAIL
 
+    @property
+    def blocks_submission(self) -> bool:
+        """A failed check, or a document still to attach: the bid cannot be submitted while one remains."""
+        return self.outcome in (Outcome.FAIL, Outcome.PENDING)
+
     def as_text(self) -> str:
         """"Art. 15.2(c): ... (you entered €150,000.00)." as shown in a form and printed by the CLI."""
         text = f"Art. {self.article}: {self.message}"

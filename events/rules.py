@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import enum
 
+from core.lifecycle import Lifecycle
+
 
 class EventStatus(enum.StrEnum):
     OPEN = "open"              # bids may be drafted and submitted until the deadline
@@ -22,18 +24,27 @@ class EventStatus(enum.StrEnum):
         return self is EventStatus.OPEN
 
 
+class EventAction(enum.StrEnum):
+    CLOSE = "close"
+    REOPEN = "reopen"
+    OPEN_SCORING = "open_scoring"
+    CLOSE_SCORING = "close_scoring"
+    REOPEN_SCORING = "reopen_scoring"
+    DECIDE = "decide"
+
+
 class TransitionError(ValueError):
     """A change of status that the table below does not allow."""
 
 
 # (from, action) -> to. Re-opening is allowed one step back, for a call closed by mistake.
-TRANSITIONS: dict[tuple[EventStatus, str], EventStatus] = {
-    (EventStatus.OPEN, "close"): EventStatus.CLOSED,
-    (EventStatus.CLOSED, "reopen"): EventStatus.OPEN,
-    (EventStatus.CLOSED, "open_scoring"): EventStatus.SCORING,
-    (EventStatus.SCORING, "close_scoring"): EventStatus.DELIBERATION,
-    (EventStatus.DELIBERATION, "reopen_scoring"): EventStatus.SCORING,
-    (EventStatus.DELIBERATION, "decide"): EventStatus.DECIDED,
+TRANSITIONS: dict[tuple[EventStatus, EventAction], EventStatus] = {
+    (EventStatus.OPEN, EventAction.CLOSE): EventStatus.CLOSED,
+    (EventStatus.CLOSED, EventAction.REOPEN): EventStatus.OPEN,
+    (EventStatus.CLOSED, EventAction.OPEN_SCORING): EventStatus.SCORING,
+    (EventStatus.SCORING, EventAction.CLOSE_SCORING): EventStatus.DELIBERATION,
+    (EventStatus.DELIBERATION, EventAction.REOPEN_SCORING): EventStatus.SCORING,
+    (EventStatus.DELIBERATION, EventAction.DECIDE): EventStatus.DECIDED,
 }
 
 ACTION_LABELS = {"close": "Close the call for bids", "reopen": "Re-open the call for bids",
@@ -44,16 +55,31 @@ ACTION_LABELS = {"close": "Close the call for bids", "reopen": "Re-open the call
 # What the admin may do by hand on the call's page; "decide" only comes with a recorded decision (board/).
 MANUAL_ACTIONS = ("close", "reopen", "open_scoring", "close_scoring", "reopen_scoring")
 
+EVENT_LIFECYCLE = Lifecycle(
+    "call", EventStatus, EventAction, TRANSITIONS, error=TransitionError,
+    refusal=lambda current, action: (f"A call that is '{current.label}' cannot take the action "
+                                     f"'{ACTION_LABELS.get(action.value, action.value)}'."))
+
 
 def next_status(current: EventStatus, action: str) -> EventStatus:
     """The status after `action`; raises TransitionError naming both when the table forbids it."""
-    try:
-        return TRANSITIONS[(EventStatus(current), action)]
-    except KeyError:
-        raise TransitionError(f"A call that is '{EventStatus(current).label}' cannot take the action "
-                              f"'{ACTION_LABELS.get(action, action)}'.") from None
+    return EVENT_LIFECYCLE.next(current, action)
+
+
+def check_transition(current: EventStatus | str, action: EventAction | str, *, by_admin: bool,
+                     by_decision: bool = False) -> EventStatus:
+    """The call's guard: the table, and who acts. The secretariat (or a command run on the server) moves the call
+    by hand through MANUAL_ACTIONS; "decide" happens only as part of recording the decision (board.services).
+    Raises TransitionError with the sentence for the person who asked."""
+    after = EVENT_LIFECYCLE.next(current, action)
+    action = EventAction(action)
+    if action is EventAction.DECIDE and not by_decision:
+        raise TransitionError("A call is decided only by recording the decision (Art. 15.5) on the Board's page.")
+    if action is not EventAction.DECIDE and not by_admin:
+        raise TransitionError("Only the FIDE secretariat moves the call from one stage to the next.")
+    return after
 
 
 def actions_from(current: EventStatus, *, manual_only: bool = True) -> list[str]:
-    return [action for (state, action) in TRANSITIONS
-            if state == current and (not manual_only or action in MANUAL_ACTIONS)]
+    return [a.value for a in EVENT_LIFECYCLE.allowed(current)
+            if not manual_only or a.value in MANUAL_ACTIONS]

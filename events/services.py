@@ -7,10 +7,12 @@ from datetime import datetime
 from sqlalchemy import func, select
 
 from core import audit
+from core.auth import Role
 from core.db import db
+from core.lifecycle import swap_state
 from events.models import Event, RegulationVersion
 from events.regulation import Regulation
-from events.rules import EventStatus, next_status
+from events.rules import EventStatus, TransitionError, check_transition
 
 
 def get_event(slug: str) -> Event | None:
@@ -46,12 +48,18 @@ def load_event(reg: Regulation, *, actor, now: datetime, source: str = "") -> tu
     return event, True
 
 
-def change_event_status(event: Event, action: str, *, actor, now: datetime, reason: str = "") -> EventStatus:
-    """Move the call along its TRANSITIONS table; raises events.rules.TransitionError when not allowed."""
+def change_event_status(event: Event, action: str, *, actor, now: datetime, reason: str = "",
+                        by_decision: bool = False) -> EventStatus:
+    """Move the call along its TRANSITIONS table, guarded by `events.rules.check_transition` (the secretariat by
+    hand, or a command run on the server with no actor; "decide" only from the decision, `by_decision`), with a
+    compare-and-swap on the status read: of two changes at the same moment, one wins and the other is refused.
+    Raises events.rules.TransitionError when not allowed or changed meanwhile."""
     before = event.state
-    after = next_status(before, action)
-    event.status = after.value
-    db.session.flush()
+    by_admin = actor is None or Role.ADMIN in actor.role_set
+    after = check_transition(before, action, by_admin=by_admin, by_decision=by_decision)
+    if not swap_state(event, expected=before, values={"status": after}):
+        raise TransitionError(f"The call changed at the same moment (it is now '{event.state.label}'); reload "
+                              "the page.")
     audit.record(f"event.{action}", event, actor=actor, now=now,
                  data={"from": before.value, "to": after.value, "reason": reason})
     return after

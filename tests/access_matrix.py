@@ -71,6 +71,7 @@ MATRIX: dict[str, list[tuple[str, str, dict[str, int]]]] = {
                       {"anon": 302, "bidder": 404, "wcoc": 404, "board": 404, "admin": 404})],
     "bids.reject": [("POST", "/bids/{other_bid}/reject", only(("admin",), 422))],
     "bids.consultation": [("POST", "/bids/{other_bid}/consultation", only(("admin",), 422))],
+    "bids.admit_late": [("POST", "/bids/{other_bid}/admit-late", only(("admin",), 422))],
     "bids.paper": [("GET", "/admin/events/{slug}/paper-bid", only(("admin",))),
                    ("POST", "/admin/events/{slug}/paper-bid", only(("admin",), 302))],
     "api.bid": [("GET", "/api/v1/bids/{other_bid}",

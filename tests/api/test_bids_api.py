@@ -10,6 +10,7 @@ def _imported_bid(app, runner, tmp_path, reg, make, email="owner@example.org"):
     import json
 
     owner = make.user(email=email)
+    make.user(email="sec@example.org", roles=("admin",))  # the secretariat keys the paper bid in
     path = tmp_path / "bid.json"
     data = valid_bid_json(reg)
     path.write_text(json.dumps(data))

@@ -276,7 +276,8 @@ def test_withdraw_before_the_deadline(client, app, login_as, good):
 def test_no_new_bid_after_the_deadline(client, login_as, event):
     login_as("bidder")
     response = client.post("/events/fwwcm-2015/bids/new", follow_redirects=True)
-    assert "no longer takes bids (the deadline was 31 May 2015)" in response.get_data(as_text=True)
+    assert ("The bid deadline (31 May 2015, 23:59 UTC) has passed: a draft can no longer be started. The secretariat "
+            "can admit a late bid, with its reason, until scoring opens.") in response.get_data(as_text=True)
 
 
 def test_admin_rejects_with_a_reason_and_the_bidder_is_emailed(client, app, login_as, make, good, smtp):
@@ -316,8 +317,9 @@ def test_admin_records_the_federation_consultation(client, app, login_as, make, 
     assert "FIDE may still accept the bid, Art. 15.1" in html
 
 
-def test_admin_keys_in_a_paper_bid_after_the_deadline(client, app, login_as, event, reg):
-    login_as("admin")
+def test_admin_keys_in_a_paper_bid_after_the_deadline_and_submits_it_once_admitted_late(client, app, login_as,
+                                                                                      event, reg):
+    admin_id = login_as("admin")
     response = client.post("/admin/events/fwwcm-2015/paper-bid", data={"owner": ""})
     assert response.status_code == 302
     bid_id = int(re.search(r"/bids/(\d+)/", response.location).group(1))
@@ -325,8 +327,23 @@ def test_admin_keys_in_a_paper_bid_after_the_deadline(client, app, login_as, eve
     fill_bid(client, bid_id, data)
     upload(client, bid_id, "signed_letter")
     upload(client, bid_id, "guarantee")
+    refused = client.post(f"/bids/{bid_id}/submit", follow_redirects=True).get_data(as_text=True)
+    assert ("The bid deadline (31 May 2015, 23:59 UTC) has passed: a bid can no longer be submitted. The secretariat "
+            "can admit a late bid, with its reason, until scoring opens.") in refused
+    assert _bid(app, bid_id).status == "draft"
+    assert "Admit the bid late" in refused
+    blank = client.post(f"/bids/{bid_id}/admit-late", data={"reason": " "})
+    assert blank.status_code == 422 and "Say why the bid is admitted after the deadline" in blank.get_data(as_text=True)
+    client.post(f"/bids/{bid_id}/admit-late", data={"reason": "Posted on 29 May 2015; the post office stamp shows it."})
     client.post(f"/bids/{bid_id}/submit")
-    assert _bid(app, bid_id).status == "submitted"
+    bid = _bid(app, bid_id)
+    assert bid.status == "submitted" and bid.late_admitted_by_id == admin_id
+    with app.app_context():
+        version = db.session.scalars(select(BidVersion).where(BidVersion.bid_id == bid_id)).one()
+        assert version.submitted_by_id == admin_id
+        actions = db.session.scalars(select(AuditEntry.action).where(AuditEntry.object_type == "Bid",
+                                                                     AuditEntry.object_id == str(bid_id))).all()
+    assert actions.index("bid.late_admission") < actions.index("bid.submit")
 
 
 def test_every_change_is_in_the_audit_log(client, app, login_as, good):

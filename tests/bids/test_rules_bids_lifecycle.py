@@ -6,20 +6,25 @@ from datetime import datetime, timedelta
 
 import pytest
 
-from bids.rules import (
+from bids.lifecycle import (
     DEADLINE_BOUND_ACTIONS,
     TRANSITIONS,
     BidAction,
+    BidSituation,
     BidStatus,
     TransitionError,
     allowed_actions,
     can_change_before_deadline,
     check_transition,
+    draft_refusal,
+    late_admission_refusal,
     next_status,
+    offered_actions,
 )
+from events.rules import EventStatus
 from tests.bids.factories import regulation
 
-S, A = BidStatus, BidAction
+S, A, E = BidStatus, BidAction, EventStatus
 REG = regulation()
 DEADLINE = REG.event.bid_deadline
 
@@ -34,6 +39,9 @@ ALLOWED = [
     (S.SHORTLISTED, A.SELECT, S.SELECTED),
     (S.SUBMITTED, A.NOT_SELECT, S.NOT_SELECTED),
     (S.SHORTLISTED, A.NOT_SELECT, S.NOT_SELECTED),
+    # a correction of the decision moves the selection between decided bids
+    (S.SELECTED, A.NOT_SELECT, S.NOT_SELECTED),
+    (S.NOT_SELECTED, A.SELECT, S.SELECTED),
 ]
 
 
@@ -63,8 +71,8 @@ def test_every_other_transition_is_refused(current, action):
     (S.SUBMITTED, A.SUBMIT, "a submitted bid cannot be submitted"),
     (S.SHORTLISTED, A.REOPEN, "a shortlisted bid cannot be reopened"),
     (S.REJECTED, A.REOPEN, "a rejected bid cannot be reopened"),
-    (S.SELECTED, A.NOT_SELECT, "a selected bid cannot be marked as not selected"),
-    (S.NOT_SELECTED, A.SELECT, "a bid that was not selected cannot be selected"),
+    (S.SELECTED, A.SELECT, "a selected bid cannot be selected"),
+    (S.NOT_SELECTED, A.REOPEN, "a bid that was not selected cannot be reopened"),
 ])
 def test_refusal_says_why(current, action, message):
     with pytest.raises(TransitionError) as exc:
@@ -74,16 +82,16 @@ def test_refusal_says_why(current, action, message):
 
 
 def test_unknown_status_or_action_is_refused_by_name():
-    with pytest.raises(TransitionError, match="unknown action 'approve'"):
+    with pytest.raises(TransitionError, match="unknown bid action 'approve'"):
         next_status(S.SUBMITTED, "approve")
-    with pytest.raises(TransitionError, match="unknown status 'archived'"):
+    with pytest.raises(TransitionError, match="unknown bid status 'archived'"):
         next_status("archived", A.SUBMIT)
 
 
 def test_final_states_have_no_way_out():
     for status in S:
         assert status.is_final == (allowed_actions(status) == [])
-    assert {s for s in S if s.is_final} == {S.WITHDRAWN, S.REJECTED, S.SELECTED, S.NOT_SELECTED}
+    assert {s for s in S if s.is_final} == {S.WITHDRAWN, S.REJECTED}
 
 
 def test_state_groups():
@@ -106,22 +114,128 @@ def test_naive_time_is_refused():
         can_change_before_deadline(datetime(2015, 5, 1), REG)
 
 
+def sit(status=E.OPEN, *, now=DEADLINE, owner=True, admin=False, paper=False, late=False) -> BidSituation:
+    return BidSituation(event_status=status, deadline=DEADLINE, now=now, by_owner=owner, by_admin=admin, paper=paper,
+                        late_admitted=late)
+
+
+AFTER = DEADLINE + timedelta(seconds=1)
+SECRETARIAT = {"owner": False, "admin": True}
+
+
 @pytest.mark.parametrize(("current", "action"), [(S.DRAFT, A.SUBMIT), (S.SUBMITTED, A.WITHDRAW),
                                                  (S.SUBMITTED, A.REOPEN)])
 def test_bidder_actions_are_refused_after_the_deadline(current, action):
     assert action in DEADLINE_BOUND_ACTIONS
-    assert check_transition(current, action, now=DEADLINE, reg=REG) is TRANSITIONS[(current, action)]
+    assert check_transition(current, action, sit()) is TRANSITIONS[(current, action)]
     with pytest.raises(TransitionError) as exc:
-        check_transition(current, action, now=DEADLINE + timedelta(seconds=1), reg=REG)
-    assert str(exc.value).startswith("the bid deadline (31 May 2015, 23:59 UTC) has passed: a bid can no longer be")
+        check_transition(current, action, sit(now=AFTER))
+    assert str(exc.value).startswith("The bid deadline (31 May 2015, 23:59 UTC) has passed: a bid can no longer be")
 
 
-@pytest.mark.parametrize("action", [A.REJECT, A.SHORTLIST, A.SELECT, A.NOT_SELECT])
-def test_fide_decides_after_the_deadline(action):
-    after = DEADLINE + timedelta(days=30)
-    assert check_transition(S.SUBMITTED, action, now=after, reg=REG) is TRANSITIONS[(S.SUBMITTED, action)]
+# (call state, deadline passed, late admitted) -> may a draft be submitted? Nothing enters once scoring opens.
+SUBMIT_WINDOW = [
+    (E.OPEN, False, False, True), (E.OPEN, True, False, False), (E.OPEN, True, True, True),
+    (E.CLOSED, False, False, False), (E.CLOSED, True, False, False), (E.CLOSED, True, True, True),
+    (E.SCORING, False, False, False), (E.SCORING, True, True, False),
+    (E.DELIBERATION, True, True, False), (E.DECIDED, False, False, False), (E.DECIDED, True, True, False),
+]
+
+
+@pytest.mark.parametrize(("status", "passed", "late", "allowed"), SUBMIT_WINDOW)
+@pytest.mark.parametrize("paper", [False, True])
+def test_submission_window_is_the_same_for_online_and_paper_bids(status, passed, late, allowed, paper):
+    who = SECRETARIAT if paper else {}
+    situation = sit(status, now=AFTER if passed else DEADLINE, paper=paper, late=late, **who)
+    if allowed:
+        assert check_transition(S.DRAFT, A.SUBMIT, situation) is S.SUBMITTED
+    else:
+        with pytest.raises(TransitionError):
+            check_transition(S.DRAFT, A.SUBMIT, situation)
+    assert (A.SUBMIT in offered_actions(S.DRAFT, situation)) is allowed
+
+
+@pytest.mark.parametrize("status", [E.SCORING, E.DELIBERATION, E.DECIDED])
+def test_nothing_enters_a_call_once_scoring_has_opened(status):
+    with pytest.raises(TransitionError) as exc:
+        check_transition(S.DRAFT, A.SUBMIT, sit(status, paper=True, late=True, **SECRETARIAT))
+    assert str(exc.value) == (f"The call is '{status.label}': no bid can be submitted any more (nothing enters or "
+                              "leaves a call once scoring has opened).")
+
+
+def test_a_paper_bid_is_submitted_by_the_secretariat_not_the_bidder():
+    with pytest.raises(TransitionError) as exc:
+        check_transition(S.DRAFT, A.SUBMIT, sit(paper=True))
+    assert str(exc.value) == ("This bid was entered on paper by the FIDE secretariat: the secretariat submits it on "
+                              "your behalf.")
+    assert check_transition(S.DRAFT, A.SUBMIT, sit(paper=True, **SECRETARIAT)) is S.SUBMITTED
+
+
+def test_the_secretariat_does_not_submit_an_online_bid():
+    with pytest.raises(TransitionError, match="Only the bidder can submit an online bid"):
+        check_transition(S.DRAFT, A.SUBMIT, sit(**SECRETARIAT))
+
+
+@pytest.mark.parametrize("action", [A.REOPEN, A.WITHDRAW])
+@pytest.mark.parametrize("status", [E.CLOSED, E.SCORING, E.DELIBERATION])
+def test_reopening_and_withdrawing_end_when_the_call_closes(action, status):
+    with pytest.raises(TransitionError) as exc:
+        check_transition(S.SUBMITTED, action, sit(status))
+    assert str(exc.value).startswith(f"The call is '{status.label}': a submitted bid can no longer be")
+
+
+def test_the_secretariat_rejects_until_the_decision():
+    assert check_transition(S.SUBMITTED, A.REJECT, sit(E.SCORING, now=AFTER, **SECRETARIAT)) is S.REJECTED
+    with pytest.raises(TransitionError, match="Only the FIDE secretariat rejects a bid"):
+        check_transition(S.SUBMITTED, A.REJECT, sit(E.SCORING))
+    with pytest.raises(TransitionError, match="The decision is recorded"):
+        check_transition(S.SUBMITTED, A.REJECT, sit(E.DECIDED, **SECRETARIAT))
+
+
+@pytest.mark.parametrize("action", [A.SELECT, A.NOT_SELECT])
+def test_selection_only_once_scoring_has_closed(action):
+    assert check_transition(S.SUBMITTED, action, sit(E.DELIBERATION, now=AFTER, **SECRETARIAT))
+    with pytest.raises(TransitionError, match="bids are selected only once scoring has closed"):
+        check_transition(S.SUBMITTED, action, sit(E.SCORING, **SECRETARIAT))
+    assert action not in offered_actions(S.SUBMITTED, sit(E.DELIBERATION, **SECRETARIAT))
+
+
+def test_a_decided_bid_changes_only_by_a_correction():
+    assert check_transition(S.SELECTED, A.NOT_SELECT, sit(E.DECIDED, **SECRETARIAT)) is S.NOT_SELECTED
+    with pytest.raises(TransitionError, match="Only a correction of the recorded decision"):
+        check_transition(S.SELECTED, A.NOT_SELECT, sit(E.DELIBERATION, **SECRETARIAT))
+
+
+@pytest.mark.parametrize(("status", "passed", "paper", "late", "refused"), [
+    (E.OPEN, False, False, False, None),
+    (E.OPEN, True, False, False, "The bid deadline (31 May 2015, 23:59 UTC) has passed: a draft can no longer be "
+                                 "changed."),
+    (E.OPEN, True, True, False, None),
+    (E.CLOSED, True, True, False, None),
+    (E.CLOSED, True, False, True, None),
+    (E.CLOSED, False, False, False, "The call is 'Closed for bids': a draft can no longer be changed."),
+    (E.SCORING, True, True, True, "The call is 'Scoring by the WCOC': a draft can no longer be changed."),
+    (E.DECIDED, False, True, False, "The call is 'Decided': a draft can no longer be changed."),
+])
+def test_when_a_draft_can_change(status, passed, paper, late, refused):
+    who = SECRETARIAT if paper else {}
+    got = draft_refusal(sit(status, now=AFTER if passed else DEADLINE, paper=paper, late=late, **who))
+    assert (got or "").split(" The secretariat")[0] == (refused or "")
+
+
+def test_late_admission_only_for_a_draft_after_the_deadline_before_scoring():
+    assert late_admission_refusal(S.DRAFT, sit(now=AFTER, **SECRETARIAT)) is None
+    assert late_admission_refusal(S.DRAFT, sit(E.CLOSED, **SECRETARIAT)) is None
+    assert late_admission_refusal(S.DRAFT, sit(now=AFTER)) == "Only the FIDE secretariat admits a late bid."
+    assert late_admission_refusal(S.DRAFT, sit(**SECRETARIAT)).startswith(
+        "The bid deadline (31 May 2015, 23:59 UTC) has not passed")
+    assert late_admission_refusal(S.DRAFT, sit(E.SCORING, now=AFTER, **SECRETARIAT)) == (
+        "The call is 'Scoring by the WCOC': no bid can be admitted once scoring has opened.")
+    assert late_admission_refusal(S.DRAFT, sit(now=AFTER, late=True, **SECRETARIAT)) == (
+        "This bid was admitted late already.")
+    assert late_admission_refusal(S.SUBMITTED, sit(now=AFTER, **SECRETARIAT)).startswith("Only a draft")
 
 
 def test_a_refused_move_is_refused_before_the_deadline_is_considered():
     with pytest.raises(TransitionError, match="a withdrawn bid cannot be submitted"):
-        check_transition(S.WITHDRAWN, A.SUBMIT, now=DEADLINE + timedelta(days=1), reg=REG)
+        check_transition(S.WITHDRAWN, A.SUBMIT, sit(now=AFTER))

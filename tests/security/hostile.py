@@ -100,6 +100,19 @@ class World:
 
     # ---- scoring and the board
 
+    def late_draft_bid(self) -> int:
+        """A draft of the 2015 call (open, its deadline passed) owned by a plain bidder: the secretariat may admit it
+        late. Made directly: the guard refuses to start an online draft after the deadline."""
+        from bids.models import Bid
+
+        owner_id = self.make.user(roles=("bidder",), email=OWNER_EMAIL)
+        with self.app.app_context():
+            bid = Bid(event_id=self.event, owner_id=owner_id, status="draft", version=0, revision=1,
+                      created_at=utcnow(), updated_at=utcnow(), consultation="pending")
+            db.session.add(bid)
+            db.session.commit()
+            return bid.id
+
     def scoring_call(self, *, compliant: bool = True) -> list[int]:
         """The 2015 call in scoring with two submitted bids (the second non-compliant unless `compliant`)."""
         bids = [self.sf.bid(self.event, city="Lviv", host="UKR"),

@@ -94,6 +94,7 @@ TARGETS = {
        for s in SECTIONS},
     "bids.reject": (ADMIN_EMAIL, lambda w: f"/bids/{w.scoring_call()[0]}", "bids.reject", {}),
     "bids.consultation": (ADMIN_EMAIL, lambda w: f"/bids/{w.scoring_call()[0]}", "bids.consultation", {}),
+    "bids.admit_late": (ADMIN_EMAIL, lambda w: f"/bids/{w.late_draft_bid()}", "bids.admit_late", {}),
     "scoring.conflicts": (ADMIN_EMAIL, _page("/events/fwwcm-2015/scoring/conflicts", World.scoring_call),
                           "scoring.conflicts", {"has_conflict": "no", "bids": None, "confirm": "y"}),
     "scoring.scorecard": (ADMIN_EMAIL, _scorecard_page, "scoring.scorecard", {}),
