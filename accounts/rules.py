@@ -6,6 +6,8 @@ import re
 from functools import lru_cache
 from pathlib import Path
 
+from core.auth import Role
+
 COMMON_PASSWORDS_FILE = Path(__file__).resolve().parent.parent / "seed_data" / "common-passwords.txt"
 FEDERATION_CODE = re.compile(r"^[A-Z]{3}$")
 
@@ -33,3 +35,17 @@ def password_problem(password: str, *, min_length: int, email: str = "") -> str 
 
 def normalise_email(email: str) -> str:
     return email.strip().lower()
+
+
+# Gambit's rule on conflicts of interest (DESIGN: "never a bidder's and a reviewer's role in the same call"), not
+# an article of the regulations: a bidding account reads its own bid only, so it cannot also score or vote.
+REVIEWER_ROLES = frozenset({Role.WCOC, Role.BOARD})
+
+
+def role_combination_problem(role_set) -> str | None:
+    """Why these roles cannot be held together (None: they can)."""
+    if Role.BIDDER in role_set and role_set & REVIEWER_ROLES:
+        reviewer = " and ".join(r.label for r in sorted(role_set & REVIEWER_ROLES))
+        return (f"An account cannot be both a bidder and a reviewer ({reviewer}): whoever bids neither scores nor "
+                "votes, nor reads rival bids. Give the reviewer a separate account.")
+    return None

@@ -12,9 +12,10 @@ from datetime import datetime
 from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError
 from sqlalchemy import select
+from sqlalchemy.exc import IntegrityError
 
 from accounts.models import User, UserRole
-from accounts.rules import FEDERATION_CODE, normalise_email, password_problem
+from accounts.rules import FEDERATION_CODE, normalise_email, password_problem, role_combination_problem
 from core import audit
 from core.auth import Role
 from core.db import db
@@ -50,6 +51,12 @@ def find_user_by_email(email: str) -> User | None:
     return db.session.scalars(select(User).where(User.email == normalise_email(email))).first()
 
 
+def _check_role_combination(role_set) -> None:
+    problem = role_combination_problem(role_set)
+    if problem:
+        raise AccountError(problem, "roles")
+
+
 def create_user(*, email: str, password: str, name: str, roles: list[Role | str], actor, now: datetime,
                 organisation: str = "", federation: str | None = None, applicant_type: str | None = None,
                 is_president: bool = False, min_password_length: int = 12) -> User:
@@ -73,12 +80,18 @@ def create_user(*, email: str, password: str, name: str, roles: list[Role | str]
     if is_president and Role.BOARD not in role_set:
         raise AccountError("The FIDE President sits on the Presidential Board: give the account the board role.",
                            "is_president")
+    _check_role_combination(role_set)
     user = User(email=email, password_hash=hasher.hash(password), name=name, organisation=organisation,
                 federation=federation or None, applicant_type=applicant_type, is_president=is_president,
                 active=True, session_nonce=_new_nonce(), created_at=now, password_changed_at=now,
                 roles=[UserRole(role=r.value) for r in sorted(role_set)])
     db.session.add(user)
-    db.session.flush()
+    try:
+        db.session.flush()
+    except IntegrityError:
+        # Two registrations of one address at the same moment: the database's unique index decides, and the loser
+        # gets the same refusal as the check above (its caller rolls the session back, as after any AccountError).
+        raise AccountError(f"An account with the email {email} already exists; log in instead.", "email") from None
     audit.record("user.create", user, actor=actor or user, now=now,
                  data={"email": email, "roles": sorted(r.value for r in role_set), "president": is_president,
                        "federation": user.federation})
@@ -174,6 +187,7 @@ def update_roles(user: User, *, roles: list[Role | str], is_president: bool, fed
                            "is_president")
     if actor is not None and actor.id == user.id and Role.ADMIN not in role_set:
         raise AccountError("You cannot remove your own admin role.", "roles")
+    _check_role_combination(role_set)
     if federation and not FEDERATION_CODE.match(federation):
         raise AccountError(f"A FIDE federation code is three capital letters (you entered {federation!r}).",
                            "federation")

@@ -402,9 +402,14 @@ def import_bid(event: Event, data: BidData, *, owner, actor, now: datetime) -> B
     return bid
 
 
+def _staked_events(user):
+    """The calls in which the user owns or entered a bid (a select of event ids)."""
+    return select(Bid.event_id).where((Bid.owner_id == user.id) | (Bid.entered_by_id == user.id))
+
+
 def bids_visible_to(user, event: Event | None = None):
-    """The select() of bids a user may see: their own (any state); reviewers see bids in or past the contest;
-    admins see all."""
+    """The select() of bids a user may see: their own (any state); reviewers see bids in or past the contest, but
+    none of a rival's in a call where they own or entered a bid (`has_stake`); admins see all."""
     query = select(Bid)
     if event is not None:
         query = query.where(Bid.event_id == event.id)
@@ -413,7 +418,8 @@ def bids_visible_to(user, event: Event | None = None):
         return query
     visible = [s.value for s in BidStatus if s.visible_to_reviewers]
     if roles & {Role.WCOC, Role.BOARD}:
-        return query.where((Bid.owner_id == user.id) | Bid.status.in_(visible))
+        return query.where((Bid.owner_id == user.id)
+                           | (Bid.status.in_(visible) & Bid.event_id.not_in(_staked_events(user))))
     return query.where(Bid.owner_id == user.id)
 
 
@@ -422,4 +428,5 @@ def can_see(user, bid: Bid) -> bool:
     roles = user.role_set
     if Role.ADMIN in roles or bid.owner_id == user.id:
         return True
-    return bool(roles & {Role.WCOC, Role.BOARD}) and bid.state.visible_to_reviewers
+    return (bool(roles & {Role.WCOC, Role.BOARD}) and bid.state.visible_to_reviewers
+            and not has_stake(user, bid.event))

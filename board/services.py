@@ -13,6 +13,7 @@ from sqlalchemy import func, select, update
 
 from bids.models import Bid
 from bids.rules import BidAction, BidStatus, next_status
+from bids.services import has_stake
 from board.models import Decision, Dossier, DossierView, Vote
 from board.rules import DecisionError, dossiers_open, inputs_sha256, rationale_needed, tally, vote_recusal
 from core import audit
@@ -196,6 +197,8 @@ def cast_vote(event: Event, member, bid: Bid | None, *, now: datetime) -> Vote:
         raise DecisionError("Only members of the Presidential Board vote.")
     if event.state is not EventStatus.DELIBERATION:
         raise DecisionError("The Board votes once the WCOC's scoring is closed and until the decision.")
+    if has_stake(member, event):
+        raise DecisionError("You own or entered a bid in this call: you do not vote in it.")
     recused = recused_from_vote(event, member)
     if recused:
         raise DecisionError(f"You are recused from this vote: your federation ({member.federation}) hosts "

@@ -7,6 +7,7 @@ from flask_login import current_user
 from sqlalchemy import select
 
 from bids.models import Bid
+from bids.services import has_stake
 from board import services
 from board.forms import CorrectionForm, DecisionForm, VoteForm, advice_field_name
 from board.models import Decision, Dossier, DossierView
@@ -28,7 +29,14 @@ def _upload_dir() -> str:
     return current_app.config["UPLOAD_DIR"]
 
 
+def _require_no_stake(event):
+    """Whoever owns or entered a bid in the call reads no rival's dossier (the secretariat aside: it runs the call)."""
+    if Role.ADMIN not in current_user.role_set and has_stake(current_user, event):
+        abort(403, description="You own or entered a bid in this call: you neither read its dossiers nor vote in it.")
+
+
 def _require_open(event):
+    _require_no_stake(event)
     if not dossiers_open(event.state):
         abort(403, description="The dossiers open to the Board once the WCOC's scoring is closed.")
 
@@ -46,6 +54,7 @@ def index():
 @roles_required(*BOARD)
 def call(slug: str):
     event = event_or_404(slug)
+    _require_no_stake(event)
     is_open = dossiers_open(event.state)
     bids = services.bids_before_board(event)
     # After the decision the bids are selected / not selected: their dossiers stay listed.

@@ -16,6 +16,7 @@ from sqlalchemy import select, update
 from sqlalchemy.exc import IntegrityError
 
 from bids.models import Bid
+from bids.services import has_stake
 from core import audit
 from core.db import db
 from events.models import Event
@@ -217,6 +218,8 @@ def _check_may_score(bid: Bid, member) -> None:
     reg = event.regulation
     if not scoring_is_open(event.status):
         raise ScoringError(scoring_closed_message(reg, event.state.label))
+    if has_stake(member, event):
+        raise Recused("You own or entered a bid in this call: you do not score in it.")
     last = bid.last_version
     if not is_scored(in_contest=bid.state.in_contest, compliant=last.compliant if last else None,
                      admitted=bid.admitted_reason is not None):

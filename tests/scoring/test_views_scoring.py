@@ -341,7 +341,14 @@ def test_the_ranking_api_refuses_bidders_even_with_a_token(app, client, scene, l
 
 
 def test_a_bidder_account_that_also_holds_the_wcoc_role_sees_no_score(app, client, scene, login_as):
-    login_as("bidder", "wcoc")
+    """Such an account can no longer be made (accounts.rules.role_combination_problem); one made before the rule,
+    or by hand in the database, still sees no score."""
+    from accounts.models import UserRole
+
+    user_id = login_as("bidder")
+    with app.app_context():
+        db.session.add(UserRole(user_id=user_id, role="wcoc"))
+        db.session.commit()
     for url in ("/scoring/", f"/events/{SLUG}/scoring/", f"/events/{SLUG}/scoring/ranking",
                 f"/events/{SLUG}/scoring/scores.csv", scorecard_url(scene["a"])):
         assert client.get(url).status_code == 403, url

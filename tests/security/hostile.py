@@ -71,7 +71,7 @@ class World:
         self.app, self.make, self.event, self.practice = app, make, event, practice
         self.sf = ScoringFactory(app, make)
         self.cf = ContractFactory(app, make)
-        self.admin_id = make.user(roles=("admin", "board", "wcoc", "bidder"), email=ADMIN_EMAIL,
+        self.admin_id = make.user(roles=("admin", "board", "wcoc"), email=ADMIN_EMAIL,
                                   name="Hostile Admin")
 
     def client(self, email: str | None = ADMIN_EMAIL):

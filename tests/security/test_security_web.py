@@ -9,7 +9,7 @@ from tests.conftest import DEMO_PASSWORD, csrf_token_from
 
 def test_every_post_route_refuses_a_request_without_the_csrf_token(app, another_app, make, event):
     guarded = another_app(WTF_CSRF_ENABLED=True)
-    make.user(email="csrf-admin@example.org", roles=("admin", "board", "wcoc", "bidder"))
+    make.user(email="csrf-admin@example.org", roles=("admin", "board", "wcoc"))
     client = guarded.test_client()
     token = csrf_token_from(client.get("/login").data)
     assert client.post("/login", data={"email": "csrf-admin@example.org", "password": DEMO_PASSWORD,
