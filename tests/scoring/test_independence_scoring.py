@@ -209,14 +209,29 @@ def test_the_first_showing_is_refused_when_the_declaration_changed_meanwhile(app
     assert declaration(app, event, m1)["first_shown"] is None
 
 
-def test_the_other_members_scores_beside_a_scorecard_count_as_shown(app, client, sf, scene):
-    event, a, m1 = scene["event"], scene["a"], scene["m1"]
-    as_user(client, app, m1)
+def test_the_other_members_scores_beside_a_scorecard_open_only_with_every_own_scorecard_and_count_as_shown(
+        app, client, sf, scene):
+    from scoring.queries import load_scoring
+
+    event, a, b, m3 = scene["event"], scene["a"], scene["b"], scene["m3"]
+    sf.declare(event, m3)
+    sf.score(a, m3, "4")  # Lviv submitted, Sochi not yet
+    with app.app_context():
+        data = load_scoring(db.session.get(Event, event))
+        carla = db.session.get(User, m3)
+        assert data.others_on(data.ranked[0], carla) == []
+    as_user(client, app, m3)
+    page = html.unescape(client.get(scorecard_url(a)).get_data(as_text=True))
+    assert "Bruno on Lviv (c)" not in page
+    assert "1 to go (Federation of Sochi — Sochi, UA)" in page
+    assert declaration(app, event, m3)["first_shown"] is None
+    assert post_declaration(client, (b,), "I coach a Sochi player").status_code == 302  # still free to change
     page = client.get(scorecard_url(a)).get_data(as_text=True)
     assert "Bruno on Lviv (c)" in page
-    assert declaration(app, event, m1)["first_shown"] is not None
-    response = post_declaration(client, (a,), "Former employee of the organiser")
+    assert declaration(app, event, m3)["first_shown"] is not None
+    response = post_declaration(client)
     assert response.status_code == 422 and "can no longer change" in response.get_data(as_text=True)
+    assert declaration(app, event, m3)["conflicts"] == [b]
 
 
 # ----------------------------------------------------------------- a recused member sees nothing of the bid
@@ -373,3 +388,29 @@ def test_two_first_declarations_at_once_give_one_row_and_one_clear_refusal(live)
         assert db.session.scalar(select(func.count()).select_from(ConflictDeclaration)) == 1
         assert db.session.scalar(select(func.count()).select_from(Bid)) == 1
         assert db.session.scalar(select(func.count()).select_from(Scorecard)) == 0
+
+
+def test_a_change_of_declaration_racing_the_first_showing_of_scores_is_refused(app, sf, scene):
+    """The page read the declaration before the ranking, opened at the same moment in another window, recorded
+    the first showing: the compare-and-swap refuses the change instead of slipping it in after the scores."""
+    from sqlalchemy import update
+
+    from scoring.queries import bids_before_reviewers
+    from scoring.services import ScoringError, declare_conflicts
+
+    event, a, m1 = scene["event"], scene["a"], scene["m1"]
+    before = declaration(app, event, m1)
+    with app.app_context():
+        ev = db.session.get(Event, event)
+        anna = db.session.get(User, m1)
+        stale = db.session.scalars(select(ConflictDeclaration).filter_by(member_id=m1)).one()
+        assert stale.scores_first_shown_at is None  # what this transaction read
+        db.session.execute(update(ConflictDeclaration).where(ConflictDeclaration.id == stale.id)
+                           .values(scores_first_shown_at=datetime(2015, 6, 11, 8, 30, tzinfo=UTC))
+                           .execution_options(synchronize_session=False))  # the other window's first showing
+        listed = bids_before_reviewers(ev)
+        with pytest.raises(ScoringError, match=r"you were shown the other members' scores on 2015-06-11 08:30 UTC"):
+            declare_conflicts(ev, anna, has_conflict=True, conflicted=[b for b in listed if b.id == a],
+                              reason="Former employee", listed=listed, actor=anna, now=SCORING_DAY)
+        db.session.rollback()
+    assert declaration(app, event, m1) == before
