@@ -151,6 +151,8 @@ def test_after_reading_the_scores_a_member_cannot_recuse_themselves(app, client,
             "your declaration of conflicts of interest can no longer change (you asked to change it for Federation "
             "of Lviv — Lviv, UA). Ask the secretariat if it is wrong.") in html.unescape(response.get_data(True))
     assert declaration(app, event, m1) == before
+    assert "from then on it can no longer change, except for a bid listed since" in html.unescape(
+        client.get(CONFLICTS).get_data(as_text=True))
     # Their scores on Lviv still count.
     page = client.get(RANKING).get_data(as_text=True)
     assert "Federation of Lviv — Lviv, UA: declared a conflict" not in page
