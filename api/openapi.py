@@ -56,16 +56,19 @@ BID = {"type": "object", "required": ["id", "event", "status", "version", "compl
     "fide_contribution_eur": {"nullable": True, **AMOUNT},
     "compliance": {"type": "object", "properties": {"compliant": {"type": "boolean"},
                                                     "findings": {"type": "array", "items": FINDING}}}}}
+_DECLARE_FIRST = {"description": "A WCOC member who has not declared their conflicts of interest for the call yet",
+                  "content": {"application/json": {"schema": ERROR}}}
 PATHS.update({
     "/bids/{bid_id}": {"get": {
         "summary": "A bid in the import's JSON shape, with status, version and compliance",
-        "operationId": "getBid", "parameters": [BID_ID], "responses": _responses(BID, not_found=True)}},
+        "operationId": "getBid", "parameters": [BID_ID], "responses": {**_responses(BID, not_found=True),
+                                                                         "403": _DECLARE_FIRST}}},
     "/bids/{bid_id}/obligations": {"get": {
         "summary": "What the bid commits the organiser to pay (Art. 11.1.2, 13, 14) and when (15.6.2)",
         "operationId": "getBidObligations", "parameters": [BID_ID],
         "responses": {**_responses({"type": "object", "properties": {
             "bid": {"type": "integer"}, "obligations": {"type": "object"}, "schedule": {"type": "object"}}},
-            not_found=True), "409": {"description": "Figures missing", "content": {
+            not_found=True), "403": _DECLARE_FIRST, "409": {"description": "Figures missing", "content": {
                 "application/json": {"schema": ERROR}}}}}},
     "/events/{slug}/bids": {"get": {
         "summary": "The bids of a call that the caller may see", "operationId": "listEventBids",
@@ -106,6 +109,9 @@ RANKING = {"type": "object", "required": ["event", "weights_version", "bids", "s
     "recusals": {"type": "array", "items": {"type": "object", "properties": {
         "member_id": {"type": "integer"}, "member": {"type": "string"}, "bid_id": {"type": "integer"},
         "bid": {"type": "string"}, "reason": {"type": "string"}}}},
+    "withheld": {"type": "array", "description": "Bids left out because the caller is recused from them",
+                 "items": {"type": "object", "properties": {
+                     "bid_id": {"type": "integer"}, "title": {"type": "string"}, "reason": {"type": "string"}}}},
     "excluded": {"type": "array", "items": {"type": "object"}},
     "sensitivity": {"type": "object", "properties": {
         "summary": {"type": "string"}, "robust": {"type": "boolean", "nullable": True},
@@ -119,6 +125,8 @@ PATHS.update({
         "operationId": "getRanking", "parameters": [SLUG],
         "responses": {**_responses(RANKING, not_found=True), "403": {
             "description": "Not for this caller (bidders never see scores)",
+            "content": {"application/json": {"schema": ERROR}}}, "409": {
+            "description": "The caller's declaration of conflicts changed while the ranking was read",
             "content": {"application/json": {"schema": ERROR}}}}}},
 })
 

@@ -79,6 +79,15 @@ def _visible_bid(bid_id: int):
     return bid
 
 
+def _declaration_gate(event, owner_id: int | None = None):
+    """403 for a WCOC member who must declare their conflicts before seeing a bid of the call
+    (scoring.queries.declaration_required, the gate of every page showing a bid); None lets them in."""
+    from scoring.queries import declaration_required
+
+    message = declaration_required(api_user(), event, owner_id=owner_id)
+    return None if message is None else api_error(403, message)
+
+
 def bid_json(bid) -> dict:
     """The import's JSON shape, with status, version and compliance added (reviewers read the submitted data,
     which is what the bid holds while it is not a draft)."""
@@ -98,7 +107,7 @@ def bid(bid_id: int):
     found = _visible_bid(bid_id)
     if found is None:
         return api_error(404, f"No bid {bid_id} that you may see.")
-    return jsonify(bid_json(found))
+    return _declaration_gate(found.event, found.owner_id) or jsonify(bid_json(found))
 
 
 @bp.route("/bids/<int:bid_id>/obligations")
@@ -109,6 +118,8 @@ def bid_obligations(bid_id: int):
     found = _visible_bid(bid_id)
     if found is None:
         return api_error(404, f"No bid {bid_id} that you may see.")
+    if gate := _declaration_gate(found.event, found.owner_id):
+        return gate
     cost = bid_cost(found.event.regulation, found.to_data())
     if cost is None:
         return api_error(409, "The bid does not state its prize fund, FIDE contribution and venue country yet.")

@@ -52,15 +52,16 @@ def load_bid(bid_id: int) -> Bid:
     return bid
 
 
-def _wcoc_must_declare(bid: Bid) -> bool:
-    """A WCOC member reading someone else's bid must have declared their conflicts for the call first."""
-    if bid.owner_id == current_user.id or current_user.role_set & {Role.ADMIN, Role.BOARD}:
-        return False
-    if Role.WCOC not in current_user.role_set:
-        return False
-    from scoring.queries import declaration_covers_every_bid
+def declaration_gate(bid: Bid):
+    """Every page showing a bid (the bid, its versions, its documents) sends a WCOC member who has not confirmed
+    a declaration of conflicts covering every bid of the call to that declaration first; None lets them in."""
+    from scoring.queries import declaration_required
 
-    return not declaration_covers_every_bid(bid.event, current_user)
+    message = declaration_required(current_user, bid.event, owner_id=bid.owner_id)
+    if message is None:
+        return None
+    flash(message, "info")
+    return redirect(url_for("scoring.conflicts", slug=bid.event.slug))
 
 
 def may_edit(bid: Bid) -> bool:
@@ -122,11 +123,7 @@ def new(slug: str):
 @login_required
 def view(bid_id: int):
     bid = load_bid(bid_id)
-    if _wcoc_must_declare(bid):
-        flash("Before you see any bid, confirm your declaration of conflicts of interest (Art. 15.5 scoring).",
-              "info")
-        return redirect(url_for("scoring.conflicts", slug=bid.event.slug))
-    return _render_view(bid)
+    return declaration_gate(bid) or _render_view(bid)
 
 
 def _render_view(bid: Bid, *, reject_form=None, consultation_form=None, late_form=None, status: int = 200):
@@ -256,6 +253,8 @@ def upload(bid_id: int):
 @login_required
 def document(bid_id: int, doc_id: int):
     bid = load_bid(bid_id)
+    if gate := declaration_gate(bid):
+        return gate
     doc = db.session.get(BidDocument, doc_id)
     if doc is None or doc.bid_id != bid.id:
         abort(404)
@@ -314,6 +313,8 @@ def reopen(bid_id: int):
 @login_required
 def version(bid_id: int, number: int):
     bid = load_bid(bid_id)
+    if gate := declaration_gate(bid):
+        return gate
     v = next((v for v in bid.versions if v.number == number), None)
     if v is None:
         abort(404)

@@ -4,7 +4,8 @@ their submitted versions.
 * `WeightsVersion`: the weights of criteria a-j as changed by the secretariat, numbered per call. A call with no
   row uses the weights published in its regulation ("version 0"); every ranking names the version it used.
 * `ConflictDeclaration`: one per member per call, confirmed before the member sees any bid; the bids it names
-  (`conflict_declaration_bid`) and the bids it covered when confirmed (a bid submitted later needs a new one).
+  (`conflict_declaration_bid`) and the bids it covered when confirmed (a bid submitted later needs a new one);
+  when the member was first shown others' scores (after which it no longer changes).
 * `Scorecard`: one per member per bid, its scores in `ScorecardScore` rows (one per criterion, `Numeric(3, 1)`).
   `revision` is the optimistic lock every save checks with a conditional UPDATE; `version` counts submissions,
   each frozen as a `ScorecardVersion`.
@@ -88,6 +89,9 @@ class ConflictDeclaration(db.Model):
     # The ids of the bids listed on the form when the member confirmed: a bid not among them is not covered.
     covered_bid_ids: Mapped[str] = mapped_column(Text, default="[]")
     confirmed_at: Mapped[datetime]
+    # When the member was first shown other members' scores in this call (the ranking, its API or export, or
+    # the others' scores beside a scorecard): from then on the declaration cannot change.
+    scores_first_shown_at: Mapped[datetime | None]
 
     member: Mapped[User] = relationship()
     bids: Mapped[list[Bid]] = relationship(secondary=conflict_declaration_bid, order_by="Bid.id")

@@ -26,10 +26,13 @@ from scoring.models import ConflictDeclaration, Scorecard, WeightsVersion, confl
 from scoring.rules import (
     Ranking,
     conflicted_by_federation,
+    declaration_gate_message,
     default_weights,
-    may_see_other_scores,
+    may_see_scores_on_bid,
     passes_gate,
     rank_bids,
+    scores_withheld_reason,
+    scoring_is_over,
 )
 
 REVIEWED_STATUSES = tuple(s.value for s in BidStatus if s.visible_to_reviewers)
@@ -133,10 +136,9 @@ class ScoringData:
 
     def others_on(self, bid: Bid, member: User) -> list[tuple[User, Scorecard, str | None]]:
         """The other members' submitted scorecards on `bid` with their recusal (None when counted), or [] while
-        `member` may not see them (independent first: not submitted yet, or recused)."""
-        own = self.card(bid, member)
-        if not may_see_other_scores(has_submitted=bool(own and own.ever_submitted),
-                                    conflicted=self.recusal(member, bid) is not None):
+        `member` may not see them: scores are closed to them (`ranking_closed_to`: independent first), or they
+        are recused from the bid (`bid_withheld_from`)."""
+        if self.ranking_closed_to(member) or self.bid_withheld_from(member, bid):
             return []
         out = []
         for (bid_id, member_id), card in self.cards.items():
@@ -145,28 +147,33 @@ class ScoringData:
                 out.append((other, card, self.recusal(other, bid)))
         return sorted(out, key=lambda t: (t[0].name.casefold(), t[0].id))
 
-    # ---- who may read the ranking
+    # ---- who may read the scores
 
     def ranking_closed_to(self, viewer: User) -> str | None:
-        """Why `viewer` may not read the ranking, the aggregated scores or the export yet, or None.
-
-        The secretariat and the Board read it at any time. A WCOC member reads it once their declaration is
-        current and they have submitted a scorecard for every bid they are to score: the ranking shows every
-        member's scores in aggregate, so before that it would break "independent first".
-        """
+        """Why `viewer` may not read any member's scores yet (the ranking, its API, the export, the others'
+        scores beside a scorecard), or None: scoring.rules.scores_withheld_reason on this call's data."""
         roles = viewer.role_set
-        if roles & {Role.ADMIN, Role.BOARD}:
+        due = self.due(viewer) if Role.WCOC in roles else []
+        return scores_withheld_reason(
+            reads_all=bool(roles & {Role.ADMIN, Role.BOARD}), wcoc=Role.WCOC in roles,
+            declared=self.declaration_current(viewer), due=[b.title for b in due],
+            outstanding=[b.title for b in self.outstanding(viewer)] if due else [],
+            scoring_over=scoring_is_over(self.event.status))
+
+    def bid_withheld_from(self, viewer: User, bid: Bid) -> str | None:
+        """Why `viewer` sees nothing of the scores on `bid` (they are recused from it), or None: the one
+        predicate (scoring.rules.may_see_scores_on_bid) the ranking page, the API and the CSV all follow."""
+        reason = self.recusal(viewer, bid)
+        if may_see_scores_on_bid(reads_all=bool(viewer.role_set & {Role.ADMIN, Role.BOARD}),
+                                 recused=reason is not None):
             return None
-        if Role.WCOC not in roles:
-            return "Only the WCOC, the Presidential Board and the secretariat read the ranking."
-        if not self.declaration_current(viewer):
-            return "Declare your conflicts of interest first; the ranking opens to you once your scorecards are in."
-        left = self.outstanding(viewer)
-        if left:
-            names = ", ".join(b.title for b in left)
-            return (f"The ranking opens to you once you have submitted your own scorecards (independent first): "
-                    f"{len(left)} to go ({names}).")
-        return None
+        return f"you are recused from this bid ({reason}): its scores are not shown to you"
+
+    def scores_shown_first_time(self, viewer: User) -> ConflictDeclaration | None:
+        """The viewer's declaration when the scores about to be shown to them are the first they see in this
+        call (scoring.services.record_scores_shown records it), else None."""
+        decl = self.declarations.get(viewer.id)
+        return decl if decl is not None and decl.scores_first_shown_at is None else None
 
     # ---- weights
 
@@ -193,14 +200,34 @@ def declaration_of(event: Event, member: User) -> ConflictDeclaration | None:
 
 
 def declaration_covers_every_bid(event: Event, member: User) -> bool:
-    """Whether `member` confirmed a declaration of conflicts that covers every bid now before the WCOC: the
-    check a page showing a bid to a WCOC member makes first (two queries). Raises nothing."""
+    """Whether `member` confirmed a declaration of conflicts that covers every bid now before the WCOC (two
+    queries). Raises nothing."""
     decl = declaration_of(event, member)
     if decl is None:
         return False
     ids = set(db.session.scalars(select(Bid.id).where(Bid.event_id == event.id,
                                                       Bid.status.in_(REVIEWED_STATUSES))))
     return ids <= decl.covered
+
+
+def declaration_required(user: User, event: Event, *, owner_id: int | None = None,
+                         data: ScoringData | None = None) -> str | None:
+    """The declaration gate in front of every page and endpoint that shows a bid of `event` (the bid page, its
+    versions and documents, the API's bid endpoints, the scoring pages): what to tell a WCOC member who must
+    confirm a declaration of conflicts covering every bid before seeing any, or None when they may go on.
+
+    The secretariat and the Board are not gated, nor the bid's own owner (`owner_id`). `data` (already loaded
+    by a scoring page) saves the queries. Raises nothing.
+    """
+    roles = user.role_set
+    if roles & {Role.ADMIN, Role.BOARD} or Role.WCOC not in roles or (owner_id is not None and owner_id == user.id):
+        return None
+    if data is not None:
+        current, decl = data.declaration_current(user), data.declaration(user)
+    else:
+        decl = declaration_of(event, user)
+        current = decl is not None and declaration_covers_every_bid(event, user)
+    return None if current else declaration_gate_message(has_declaration=decl is not None)
 
 
 def recusal_for(bid: Bid, member: User) -> str | None:
@@ -274,13 +301,19 @@ def load_scoring(event: Event) -> ScoringData:
 
 @dataclass(frozen=True)
 class RankingReport:
-    """The ranking of Art. 15.5 under the weights in force, its stability, and who was recused where."""
+    """The ranking of Art. 15.5 under the weights in force, its stability, and who was recused where.
+
+    `withheld` are the bids whose scores the viewer may not see (they are recused from them), with why: they are
+    left out of the ranking, its statistics and its sensitivity altogether, so that nothing shown is computed
+    from their scores.
+    """
 
     data: ScoringData
     ranking: Ranking
     sensitivity: object  # scoring.sensitivity.Sensitivity (imported lazily: numpy)
     recusals: list[Recusal]
     counted: dict[int, dict[int, Scorecard]]
+    withheld: list[tuple[Bid, str]] = field(default_factory=list)
 
     @property
     def weights_version(self) -> WeightsVersion | None:
@@ -319,23 +352,30 @@ class RankingReport:
             "bids": bids,
             "notes": list(self.ranking.notes),
             "recusals": [r.as_dict() for r in self.recusals],
+            "withheld": [{"bid_id": b.id, "title": b.title, "reason": why} for b, why in self.withheld],
             "excluded": [{"bid_id": b.id, "title": b.title, "reason": why} for b, why in data.excluded],
             "sensitivity": self.sensitivity.as_dict(),
         }
 
 
-def build_ranking(data: ScoringData) -> RankingReport:
+def build_ranking(data: ScoringData, viewer: User | None = None) -> RankingReport:
     """Rank the ranked bids on the submitted scorecards of the members not recused (scoring.rules.rank_bids),
-    and assess how stable the ranking is (scoring.sensitivity.assess_sensitivity). Raises ValueError when a
-    stored weights version no longer fits the call's criteria."""
+    and assess how stable the ranking is (scoring.sensitivity.assess_sensitivity).
+
+    For a `viewer` (None: the whole ranking, for the Board's dossiers), the bids whose scores are withheld from
+    them (`ScoringData.bid_withheld_from`) are left out before anything is computed and listed in `withheld`.
+    Raises ValueError when a stored weights version no longer fits the call's criteria."""
     from scoring.sensitivity import assess_sensitivity
 
     reg = data.reg
     keys = {c.key for c in reg.criteria}
-    counted = data.counted()
+    withheld = [] if viewer is None else [(b, why) for b in data.ranked
+                                          if (why := data.bid_withheld_from(viewer, b))]
+    hidden = {b.id for b, _ in withheld}
+    counted = {bid_id: by_member for bid_id, by_member in data.counted().items() if bid_id not in hidden}
     cards = {bid_id: {m: {k: v for k, v in card.score_map().items() if k in keys} for m, card in by_member.items()}
              for bid_id, by_member in counted.items()}
-    names = {b.id: b.title for b in data.ranked}
+    names = {b.id: b.title for b in data.ranked if b.id not in hidden}
     member_names = {m.id: m.name for m in data.members.values()}
     weights = data.weights
     key = _arithmetic_key(reg, cards, weights, names, member_names)
@@ -347,7 +387,7 @@ def build_ranking(data: ScoringData) -> RankingReport:
             _ARITHMETIC.pop(next(iter(_ARITHMETIC)))
         _ARITHMETIC[key] = cached
     ranking, sensitivity = cached
-    return RankingReport(data, ranking, sensitivity, data.recusals(), counted)
+    return RankingReport(data, ranking, sensitivity, data.recusals(), counted, withheld)
 
 
 # The ranking and its sensitivity are pure functions of the scores, weights, names and regulation: the same
@@ -381,17 +421,15 @@ def _cell(value: str) -> str:
 
 def scores_csv(data: ScoringData, viewer: User) -> str:
     """Every submitted score and comment of the call, one row per member, bid and criterion; whether it counts
-    (or why not). A WCOC member's export leaves out the bids they are recused from."""
+    (or why not). The export leaves out the bids whose scores are withheld from the viewer
+    (`ScoringData.bid_withheld_from`: a WCOC member's recusals), as the ranking page and the API do."""
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\r\n")
     writer.writerow(CSV_HEADER)
-    reviewer_only = not (viewer.role_set & {Role.ADMIN, Role.BOARD})
     by_id = {b.id: b for b in data.ranked}
     for (bid_id, member_id), card in sorted(data.cards.items()):
         bid = by_id.get(bid_id)
-        if bid is None or not card.is_submitted:
-            continue
-        if reviewer_only and data.recusal(viewer, bid) is not None:
+        if bid is None or not card.is_submitted or data.bid_withheld_from(viewer, bid):
             continue
         member = data.members[member_id]
         recused = data.recusal(member, bid)

@@ -31,6 +31,7 @@ import functools
 import math
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from datetime import datetime
 from decimal import ROUND_HALF_UP, Decimal
 from fractions import Fraction
 from typing import Literal
@@ -797,7 +798,77 @@ def conflicted_by_federation(member_federation: str | None, host_federation: str
     return bool(member_federation) and bool(host_federation) and member_federation == host_federation
 
 
-def may_see_other_scores(*, has_submitted: bool, conflicted: bool) -> bool:
-    """Independent first: a member sees the others' scores on a bid only after submitting their own for it
-    (at least once); a recused member never does."""
-    return has_submitted and not conflicted
+def scoring_is_over(event_status: str) -> bool:
+    """Scoring has closed: the call is before the Board or decided."""
+    from events.rules import EventStatus
+
+    return EventStatus(event_status) in (EventStatus.DELIBERATION, EventStatus.DECIDED)
+
+
+# Gambit's rule for independent scoring (not an article of the regulations): each WCOC member scores every bid
+# before reading anyone else's scores, and recusal is decided before, never after, reading them.
+INDEPENDENCE = "Gambit's rule for independent scoring"
+
+
+def scores_withheld_reason(*, reads_all: bool, wcoc: bool, declared: bool, due: Sequence[str],
+                           outstanding: Sequence[str], scoring_over: bool) -> str | None:
+    """Why a reader sees no member's scores in the call yet, or None when they may read them.
+
+    The one gate in front of every place scores are shown (the ranking page, the ranking API, the CSV export,
+    the other members' scores beside a scorecard). The secretariat and the Board (`reads_all`) read them at
+    any time. A WCOC member reads them once their declaration of conflicts is current (`declared`) and they
+    have submitted their own scorecard on every bid they are to score (`due`, the titles of the bids they are
+    not recused from; `outstanding`, those of them not submitted yet). A member recused from every bid has
+    nothing to submit: they read no score until scoring closes (`scoring_over`), otherwise recusing oneself
+    from everything would open the others' scores at once. Raises nothing.
+    """
+    if reads_all:
+        return None
+    if not wcoc:
+        return "Only the WCOC, the Presidential Board and the secretariat read the ranking."
+    if not declared:
+        return "Declare your conflicts of interest first; the ranking opens to you once your scorecards are in."
+    if outstanding:
+        return (f"The ranking opens to you once you have submitted your own scorecards (independent first): "
+                f"{len(outstanding)} to go ({', '.join(outstanding)}).")
+    if not due and not scoring_over:
+        return (f"{INDEPENDENCE}: you are recused from every bid, so you have no scorecard to submit; the other "
+                "members' scores stay closed to you until scoring closes.")
+    return None
+
+
+def may_see_scores_on_bid(*, reads_all: bool, recused: bool) -> bool:
+    """Whether a reader to whom scores are open (`scores_withheld_reason` is None) sees the scores of one bid.
+
+    A recused member sees nothing of the scores of the bid they are recused from: no total, rank, per-criterion
+    statistic, red flag or scorecard, on the page, in the API and in the CSV alike (with two other members, a
+    minimum and a maximum are their exact scores). The secretariat and the Board read every bid. Raises nothing.
+    """
+    return reads_all or not recused
+
+
+def declaration_change_refused(*, first_shown_at: datetime | None, before: Mapping[int, bool],
+                               after: Mapping[int, bool], titles: Mapping[int, str]) -> str | None:
+    """Why a member may not change their declaration of conflicts, or None.
+
+    `before` and `after` map each bid the old declaration covered to whether it named a conflict with it, as
+    stored and as asked. Once the member was first shown other members' scores (`first_shown_at`), a conflict
+    can be neither added nor withdrawn on a bid the old declaration covered: recusal is decided before reading
+    the scores, never after. A bid listed for the first time may still be declared either way. Raises nothing.
+    """
+    if first_shown_at is None:
+        return None
+    changed = sorted(b for b in before if before[b] != after.get(b, False))
+    if not changed:
+        return None
+    names = ", ".join(titles.get(b, f"bid {b}") for b in changed)
+    return (f"{INDEPENDENCE}: you were shown the other members' scores on "
+            f"{first_shown_at.strftime('%Y-%m-%d %H:%M')} UTC, so your declaration of conflicts of interest can no "
+            f"longer change (you asked to change it for {names}). Ask the secretariat if it is wrong.")
+
+
+def declaration_gate_message(*, has_declaration: bool) -> str:
+    """What a WCOC member is told when a page showing a bid sends them to declare their conflicts first."""
+    if not has_declaration:
+        return "Before you see any bid, declare your conflicts of interest for this call."
+    return "A bid was added since your declaration: confirm your declaration again before you see any bid."

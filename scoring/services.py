@@ -30,6 +30,7 @@ from scoring.rules import (
     admission_open,
     check_weights,
     conflicted_by_federation,
+    declaration_change_refused,
     is_scored,
     score_problems,
     scorecard_next_status,
@@ -171,8 +172,14 @@ def declare_conflicts(event: Event, member, *, has_conflict: bool, conflicted: S
     recused from it whatever they declare (scoring.rules.conflicted_by_federation). Submitted scorecards for a
     newly conflicted bid stop counting at once; they are kept.
 
+    Once the member was shown other members' scores (`record_scores_shown`), no conflict on a bid the old
+    declaration covered may be added or withdrawn (scoring.rules.declaration_change_refused); the change is made
+    with a compare-and-swap on that, and a first declaration sent twice at the same moment gives one row and
+    one clear refusal.
+
     Raises ScoringError (field "bids" or "reason") for a conflict without a bid or a reason, a named bid that
-    was not listed, or a call already decided.
+    was not listed, a change after scores were shown, or a call already decided; ScoringError for a declaration
+    recorded at the same moment from elsewhere.
     """
     from events.rules import EventStatus
 
@@ -193,9 +200,38 @@ def declare_conflicts(event: Event, member, *, has_conflict: bool, conflicted: S
     decl = declaration_of(event, member)
     before = None if decl is None else {"has_conflict": decl.has_conflict, "bids": sorted(decl.conflicted_bid_ids),
                                         "reason": decl.reason}
-    if decl is None:
-        decl = ConflictDeclaration(event_id=event.id, member_id=member.id)
-        db.session.add(decl)
+    conflicted_ids = {b.id for b in conflicted}
+    if decl is not None:
+        old_conflicts = decl.conflicted_bid_ids
+        # The bids covered before and still listed (a conflict with a bid no longer before the WCOC lapses).
+        kept = decl.covered & listed_ids
+        refused = declaration_change_refused(
+            first_shown_at=decl.scores_first_shown_at, before={b: b in old_conflicts for b in kept},
+            after={b: b in conflicted_ids for b in kept}, titles={b.id: b.title for b in listed})
+        if refused:
+            raise ScoringError(refused, field="bids")
+        if decl.scores_first_shown_at is None:
+            # Changed only while no score has been shown to the member, decided by the database: a ranking
+            # opened in another window at the same moment cannot slip in between the check and the change.
+            changed = db.session.execute(
+                update(ConflictDeclaration)
+                .where(ConflictDeclaration.id == decl.id, ConflictDeclaration.scores_first_shown_at.is_(None))
+                .values(confirmed_at=now).execution_options(synchronize_session=False))
+            db.session.refresh(decl)
+            if changed.rowcount != 1:
+                raise ScoringError(declaration_change_refused(
+                    first_shown_at=decl.scores_first_shown_at, before={b: b in old_conflicts for b in kept},
+                    after={b: b in conflicted_ids for b in kept},
+                    titles={b.id: b.title for b in listed}) or _DECLARATION_RACE, field="bids")
+    else:
+        decl = ConflictDeclaration(event_id=event.id, member_id=member.id, has_conflict=bool(conflicted),
+                                   reason=reason if conflicted else "", covered_bid_ids="[]", confirmed_at=now)
+        try:
+            with db.session.begin_nested():
+                db.session.add(decl)
+                db.session.flush()
+        except IntegrityError:  # the first declaration, sent twice at the same moment (two tabs, a double click)
+            raise ScoringError(_DECLARATION_RACE) from None
     decl.has_conflict = bool(conflicted)
     decl.reason = reason if conflicted else ""
     decl.bids = sorted(conflicted, key=lambda b: b.id)
@@ -208,6 +244,36 @@ def declare_conflicts(event: Event, member, *, has_conflict: bool, conflicted: S
                        "bids": sorted(b.id for b in conflicted), "reason": decl.reason,
                        "automatic_by_federation": automatic, "covered": sorted(listed_ids), "before": before})
     return decl
+
+
+_DECLARATION_RACE = ("Your declaration of conflicts of interest was recorded from another tab or window at the same "
+                     "moment, so this one was not recorded. Reload the page to see the declaration in force.")
+
+
+def record_scores_shown(event: Event, member, *, declared_at: datetime, now: datetime) -> bool:
+    """Record that `member` is being shown other members' scores in the call for the first time; from then on
+    their declaration of conflicts cannot change (scoring.rules.declaration_change_refused).
+
+    `declared_at` is the `confirmed_at` of the declaration the page was built on. Returns True when this is
+    the first time (and writes the audit entry), False when it was recorded before. Raises ScoringError when
+    the declaration changed since the page read it (the scores about to be shown were chosen on the old one).
+    """
+    result = db.session.execute(
+        update(ConflictDeclaration)
+        .where(ConflictDeclaration.event_id == event.id, ConflictDeclaration.member_id == member.id,
+               ConflictDeclaration.confirmed_at == declared_at, ConflictDeclaration.scores_first_shown_at.is_(None))
+        .values(scores_first_shown_at=now).execution_options(synchronize_session=False))
+    decl = declaration_of(event, member)
+    if decl is not None:
+        db.session.refresh(decl)
+    if result.rowcount == 1:
+        audit.record("scoring.scores_first_shown", decl, actor=member, now=now,
+                     data={"event": event.slug, "member": member.id})
+        return True
+    if decl is None or decl.confirmed_at != declared_at:
+        raise ScoringError("Your declaration of conflicts of interest changed while this page was loading; "
+                           "reload it.")
+    return False
 
 
 # ------------------------------------------------------------------------------------------- scorecards

@@ -26,7 +26,15 @@ from events.rules import EventStatus
 from events.services import get_event
 from scoring import services
 from scoring.forms import AdmitForm, ConflictsForm, scale, score_text, scorecard_form, weights_form
-from scoring.queries import ScoringData, build_ranking, load_scoring, scores_csv, weights_of, weights_versions
+from scoring.queries import (
+    ScoringData,
+    build_ranking,
+    declaration_required,
+    load_scoring,
+    scores_csv,
+    weights_of,
+    weights_versions,
+)
 from scoring.rules import (
     admission_open,
     prize_fund_reference,
@@ -92,12 +100,28 @@ def _me():
 
 
 def _declaration_gate(data: ScoringData):
-    """Before seeing any bid a member confirms a declaration of conflicts that covers every bid."""
-    if data.declaration_current(_me()):
+    """Before seeing any bid a member confirms a declaration of conflicts that covers every bid
+    (scoring.queries.declaration_required, the gate every page showing a bid uses)."""
+    message = declaration_required(_me(), data.event, data=data)
+    if message is None:
         return None
-    flash("Before you see any bid, declare your conflicts of interest for this call." if data.declaration(_me())
-          is None else "A bid was added since your declaration: confirm your declaration again.", "info")
+    flash(message, "info")
     return redirect(url_for("scoring.conflicts", slug=data.event.slug))
+
+
+def _scores_shown(data: ScoringData, viewer) -> str | None:
+    """Before a WCOC member is shown other members' scores for the first time in the call, record it (their
+    declaration no longer changes from then on). Returns the refusal when their declaration changed meanwhile."""
+    decl = data.scores_shown_first_time(viewer)
+    if decl is None:
+        return None
+    try:
+        services.record_scores_shown(data.event, viewer, declared_at=decl.confirmed_at, now=utcnow())
+    except services.ScoringError as exc:
+        db.session.rollback()
+        return str(exc)
+    db.session.commit()
+    return None
 
 
 def _scored_bid(data: ScoringData, bid_id: int) -> Bid:
@@ -203,9 +227,15 @@ def _render_scorecard(event, bid, data: ScoringData, form, *, card, stale=None, 
     evaluation = particulars.get("evaluation") or {}
     texts = {f.criterion: (f.label, evaluation.get(f.key)) for f in EVALUATION_FIELDS}
     me = _me()
+    others = data.others_on(bid, me)
+    refused = _scores_shown(data, me) if others else None
+    if refused:
+        flash(refused, "error")
+        others = []
     return render_template(
         "scoring/scorecard.html", event=event, reg=reg, bid=bid, form=form, card=card, stale=stale, notice=notice,
-        particulars=particulars, reference=reference, texts=texts, others=data.others_on(bid, me),
+        particulars=particulars, reference=reference, texts=texts, others=others,
+        hidden_because=data.ranking_closed_to(me),
         scale=scale(reg), anchors=reg.scoring.anchors, reopen_form=EmptyForm(),
         scoring_open=scoring_is_open(event.status),
         weights={w.key: w for w in weight_shares(reg, data.weights)}), status
@@ -294,10 +324,10 @@ def reopen(slug: str, bid_id: int):
 def ranking(slug: str):
     event = _event(slug)
     data = load_scoring(event)
-    closed = data.ranking_closed_to(_me())
+    closed = data.ranking_closed_to(_me()) or _scores_shown(data, _me())
     if closed:
         return render_template("scoring/ranking_closed.html", event=event, reason=closed)
-    report = build_ranking(data)
+    report = build_ranking(data, _me())
     return render_template("scoring/ranking.html", event=event, reg=data.reg, report=report, data=data)
 
 
@@ -306,7 +336,7 @@ def ranking(slug: str):
 def export_csv(slug: str):
     event = _event(slug)
     data = load_scoring(event)
-    closed = data.ranking_closed_to(_me())
+    closed = data.ranking_closed_to(_me()) or _scores_shown(data, _me())
     if closed:
         flash(closed, "info")
         return redirect(url_for("scoring.ranking", slug=slug))
@@ -327,7 +357,10 @@ def api_ranking(slug: str):
     closed = data.ranking_closed_to(user)
     if closed:
         return api_error(403, closed)
-    return jsonify(build_ranking(data).as_dict())
+    changed = _scores_shown(data, user)
+    if changed:
+        return api_error(409, changed)
+    return jsonify(build_ranking(data, user).as_dict())
 
 
 # ----------------------------------------------------------------------------------------- secretariat

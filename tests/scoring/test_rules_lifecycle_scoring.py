@@ -12,7 +12,7 @@ from scoring.rules import (
     admission_open,
     conflicted_by_federation,
     is_scored,
-    may_see_other_scores,
+    may_see_scores_on_bid,
     passes_gate,
     scorecard_next_status,
     scoring_is_open,
@@ -69,8 +69,8 @@ def test_a_member_of_the_host_federation_is_conflicted(member, host, conflicted)
     assert conflicted_by_federation(member, host) is conflicted
 
 
-@pytest.mark.parametrize("submitted, conflicted, sees", [
-    (False, False, False), (True, False, True), (True, True, False), (False, True, False),
+@pytest.mark.parametrize("reads_all, recused, sees", [
+    (False, False, True), (False, True, False), (True, True, True), (True, False, True),
 ])
-def test_others_scores_are_seen_only_after_submitting_and_never_when_recused(submitted, conflicted, sees):
-    assert may_see_other_scores(has_submitted=submitted, conflicted=conflicted) is sees
+def test_a_recused_member_never_sees_the_scores_of_that_bid(reads_all, recused, sees):
+    assert may_see_scores_on_bid(reads_all=reads_all, recused=recused) is sees

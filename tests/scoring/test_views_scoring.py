@@ -126,11 +126,11 @@ def test_a_declared_conflict_forbids_the_scorecard_and_the_ranking_names_the_rec
 # ----------------------------------------------------------------------------------- independent first
 
 
-def test_other_members_scores_stay_hidden_until_the_member_submits_their_own(app, client, sf, scene):
+def test_other_members_scores_stay_hidden_until_the_member_submits_every_own_scorecard(app, client, sf, scene):
     sf.score(scene["a"], scene["m2"], "2", comments={k: f"Bruno on ({k})" for k in KEYS})
     as_user(client, app, scene["m1"])
     page = client.get(scorecard_url(scene["a"])).get_data(as_text=True)
-    assert "Hidden until you submit your own scorecard for this bid" in page
+    assert "Hidden until you have submitted your own scorecard on every bid you score" in page
     assert "Bruno" not in page
     # A draft is not enough.
     client.post(scorecard_url(scene["a"]), data=card_form("3", revision_of(page)))
@@ -138,9 +138,14 @@ def test_other_members_scores_stay_hidden_until_the_member_submits_their_own(app
     page = client.get(scorecard_url(scene["a"])).get_data(as_text=True)
     response = client.post(scorecard_url(scene["a"]), data=card_form("3", revision_of(page), action="submit"))
     assert response.status_code == 302
+    # Nor is this bid's own scorecard alone: Sochi is still to be scored.
+    page = client.get(scorecard_url(scene["a"])).get_data(as_text=True)
+    assert "Bruno" not in page
+    assert "1 to go (Federation of Sochi — Sochi, UA)" in page
+    sf.score(scene["b"], scene["m1"], "3")
     page = client.get(scorecard_url(scene["a"])).get_data(as_text=True)
     assert "Bruno on (c)" in page
-    assert "Hidden until you submit" not in page
+    assert "Hidden until" not in page
 
 
 def test_the_ranking_opens_to_a_member_only_once_all_their_scorecards_are_in(app, client, sf, scene):
@@ -308,8 +313,9 @@ def test_the_ranking_api_gives_totals_means_spreads_flags_weights_version_and_se
     sf.score(scene["b"], scene["m2"], low)
     login_as("board")
     body = client.get(f"/api/v1/events/{SLUG}/ranking").get_json()
-    assert set(body) == {"event", "statistic", "weights_version", "leaders", "bids", "notes", "recusals", "excluded",
-                         "sensitivity"}
+    assert set(body) == {"event", "statistic", "weights_version", "leaders", "bids", "notes", "recusals", "withheld",
+                         "excluded", "sensitivity"}
+    assert body["withheld"] == []
     assert body["weights_version"]["number"] == 0
     assert body["weights_version"]["weights"][0] == {"key": "a", "label": "Prize fund", "article": "15.5(a)",
                                                      "weight": "20", "percent": "20.00"}
