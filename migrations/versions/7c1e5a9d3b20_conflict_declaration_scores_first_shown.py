@@ -1,7 +1,7 @@
 """conflict_declaration.scores_first_shown_at: when a WCOC member first read other members' scores
 
 Revision ID: 7c1e5a9d3b20
-Revises: 5951545ba0a7
+Revises: a1b2c3d4e5f6
 Create Date: 2026-12-01 12:50:00.000000
 
 """
@@ -13,7 +13,7 @@ import core.db
 
 # revision identifiers, used by Alembic.
 revision = '7c1e5a9d3b20'
-down_revision = '5951545ba0a7'
+down_revision = 'a1b2c3d4e5f6'
 branch_labels = None
 depends_on = None
 
