@@ -975,7 +975,7 @@ _STATUS_LABELS = {
 _VISIBLE_TO_REVIEWERS = frozenset({BidStatus.SUBMITTED, BidStatus.SHORTLISTED, BidStatus.SELECTED,
                                    BidStatus.NOT_SELECTED})
 _IN_CONTEST = frozenset({BidStatus.SUBMITTED, BidStatus.SHORTLISTED})
-_FINAL = frozenset({BidStatus.WITHDRAWN, BidStatus.REJECTED, BidStatus.SELECTED, BidStatus.NOT_SELECTED})
+_FINAL = frozenset({BidStatus.WITHDRAWN, BidStatus.REJECTED})
 
 # (status, action) -> new status. Anything not listed is refused.
 TRANSITIONS: dict[tuple[BidStatus, BidAction], BidStatus] = {
@@ -992,6 +992,9 @@ TRANSITIONS: dict[tuple[BidStatus, BidAction], BidStatus] = {
     (BidStatus.SHORTLISTED, BidAction.SELECT): BidStatus.SELECTED,
     (BidStatus.SUBMITTED, BidAction.NOT_SELECT): BidStatus.NOT_SELECTED,
     (BidStatus.SHORTLISTED, BidAction.NOT_SELECT): BidStatus.NOT_SELECTED,
+    # A correction of the Board's decision (board/) re-decides between the bids decided on.
+    (BidStatus.NOT_SELECTED, BidAction.SELECT): BidStatus.SELECTED,
+    (BidStatus.SELECTED, BidAction.NOT_SELECT): BidStatus.NOT_SELECTED,
 }
 
 # The bidder's own actions, refused once the bid deadline has passed.

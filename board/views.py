@@ -214,22 +214,44 @@ def decide(slug: str):
     form = _decision_form(event, bids)
     if form.validate_on_submit():
         selected = db.session.get(Bid, int(form.selected.data)) if form.selected.data.isdigit() else None
+        actor = current_user._get_current_object()
         try:
             if selected is None:
                 raise DecisionError("Choose the selected bid.", "selected")
+            # The pack the Board reviewed is made (rendered) and committed first: the transaction that records
+            # the decision renders nothing, so it never holds the audit lock while WeasyPrint runs.
+            services.ensure_pack(event, actor=actor, now=utcnow(), upload_dir=_upload_dir())
+            db.session.commit()
             decision = services.record_decision(
                 event, method=form.method.data, selected=selected, rationale=form.rationale.data or "",
                 decided_on=form.decided_on.data, consultations=_consultations(request.form),
-                actor=current_user._get_current_object(), now=utcnow(), upload_dir=_upload_dir())
+                actor=actor, now=utcnow())
         except (DecisionError, PdfError) as exc:
             db.session.rollback()
-            target = getattr(exc, "field", None)
-            (form[target].errors.append(str(exc)) if target in form else form.form_errors.append(str(exc)))
+            _form_error(form, exc)
         else:
             db.session.commit()
+            _make_minutes(decision, actor)
             _notify(decision)
             return redirect(url_for("board.decision", slug=slug))
     return _call_with(event, form), 422
+
+
+def _form_error(form, exc) -> None:
+    target = getattr(exc, "field", None)
+    (form[target].errors.append(str(exc)) if target in form else form.form_errors.append(str(exc)))
+
+
+def _make_minutes(decision: Decision, actor) -> None:
+    """The minutes of a decision just committed, rendered after the transaction that recorded it. If they
+    cannot be made now, the decision stands and its minutes page makes them when first opened."""
+    try:
+        services.store_minutes(decision, actor=actor, now=utcnow(), upload_dir=_upload_dir())
+    except PdfError as exc:
+        db.session.rollback()
+        flash(f"The minutes could not be made yet ({exc}); they are made when first opened.", "warning")
+    else:
+        db.session.commit()
 
 
 def _call_with(event, form):
@@ -288,19 +310,19 @@ def correct(slug: str):
     form = _decision_form(event, _decided_bids(event), CorrectionForm)
     if not (form.validate_on_submit() and form.selected.data.isdigit()):
         return _decision_page(event, form, 422)
+    actor = current_user._get_current_object()
     try:
-        services.record_decision(
+        decision = services.record_decision(
             event, method=form.method.data, selected=db.session.get(Bid, int(form.selected.data)),
             rationale=form.rationale.data or "", decided_on=form.decided_on.data,
-            consultations=_consultations(request.form), actor=current_user._get_current_object(),
-            now=utcnow(), upload_dir=_upload_dir(), corrects=current,
+            consultations=_consultations(request.form), actor=actor, now=utcnow(), corrects=current,
             correction_reason=form.correction_reason.data or "")
-    except (DecisionError, PdfError) as exc:
+    except DecisionError as exc:
         db.session.rollback()
-        target = getattr(exc, "field", None)
-        (form[target].errors.append(str(exc)) if target in form else form.form_errors.append(str(exc)))
+        _form_error(form, exc)
         return _decision_page(event, form, 422)
     db.session.commit()
+    _make_minutes(decision, actor)
     flash("The correction is recorded as a new decision record linked to the one it corrects.", "success")
     return redirect(url_for("board.decision", slug=slug))
 
@@ -310,8 +332,16 @@ def correct(slug: str):
 def minutes(slug: str, decision_id: int):
     event = event_or_404(slug)
     found = db.session.get(Decision, decision_id)
-    if found is None or found.event_id != event.id or not found.minutes_stored_name:
+    if found is None or found.event_id != event.id:
         abort(404)
+    if not found.minutes_stored_name:
+        try:
+            services.store_minutes(found, actor=current_user._get_current_object(), now=utcnow(),
+                                   upload_dir=_upload_dir())
+        except PdfError as exc:
+            db.session.rollback()
+            return render_template("error.html", code=503, message=f"The minutes could not be made: {exc}"), 503
+        db.session.commit()
     path = services.dossier_dir(_upload_dir()) / found.minutes_stored_name
     return send_file(path, mimetype="application/pdf", download_name=f"decision-{found.id}-minutes.pdf")
 

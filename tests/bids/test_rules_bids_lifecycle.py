@@ -34,6 +34,8 @@ ALLOWED = [
     (S.SHORTLISTED, A.SELECT, S.SELECTED),
     (S.SUBMITTED, A.NOT_SELECT, S.NOT_SELECTED),
     (S.SHORTLISTED, A.NOT_SELECT, S.NOT_SELECTED),
+    (S.NOT_SELECTED, A.SELECT, S.SELECTED),  # a correction of the decision
+    (S.SELECTED, A.NOT_SELECT, S.NOT_SELECTED),
 ]
 
 
@@ -63,8 +65,8 @@ def test_every_other_transition_is_refused(current, action):
     (S.SUBMITTED, A.SUBMIT, "a submitted bid cannot be submitted"),
     (S.SHORTLISTED, A.REOPEN, "a shortlisted bid cannot be reopened"),
     (S.REJECTED, A.REOPEN, "a rejected bid cannot be reopened"),
-    (S.SELECTED, A.NOT_SELECT, "a selected bid cannot be marked as not selected"),
-    (S.NOT_SELECTED, A.SELECT, "a bid that was not selected cannot be selected"),
+    (S.SELECTED, A.SELECT, "a selected bid cannot be selected"),
+    (S.NOT_SELECTED, A.NOT_SELECT, "a bid that was not selected cannot be marked as not selected"),
 ])
 def test_refusal_says_why(current, action, message):
     with pytest.raises(TransitionError) as exc:
@@ -83,7 +85,9 @@ def test_unknown_status_or_action_is_refused_by_name():
 def test_final_states_have_no_way_out():
     for status in S:
         assert status.is_final == (allowed_actions(status) == [])
-    assert {s for s in S if s.is_final} == {S.WITHDRAWN, S.REJECTED, S.SELECTED, S.NOT_SELECTED}
+    # A selected bid and one not selected change places only by a correction of the decision (board/).
+    assert {s for s in S if s.is_final} == {S.WITHDRAWN, S.REJECTED}
+    assert allowed_actions(S.SELECTED) == [A.NOT_SELECT] and allowed_actions(S.NOT_SELECTED) == [A.SELECT]
 
 
 def test_state_groups():
