@@ -260,6 +260,11 @@ def recused_from_vote(event: Event, member, bids: list[Bid] | None = None) -> li
     return [b for b in bids if b.id in ids]
 
 
+def voting_open(event: Event) -> bool:
+    """Whether the Board votes now: once the WCOC's scoring is closed and until the decision."""
+    return event.state is EventStatus.DELIBERATION
+
+
 _VOTE_RACE = ("Your vote was recorded at the same moment from another page; nothing was changed by this one. "
               "Reload the page to see it; you may change it until the decision.")
 
@@ -270,7 +275,7 @@ def cast_vote(event: Event, member, bid: Bid | None, *, now: datetime) -> Vote:
     the bid is not in the contest, or a first vote of the same member was recorded at the same moment."""
     if Role.BOARD not in member.role_set:
         raise DecisionError("Only members of the Presidential Board vote.")
-    if event.state is not EventStatus.DELIBERATION:
+    if not voting_open(event):
         raise DecisionError("The Board votes once the WCOC's scoring is closed and until the decision.")
     recused = recused_from_vote(event, member)
     if recused:

@@ -7,6 +7,7 @@ from flask_login import current_user
 from sqlalchemy import select
 
 from bids.models import Bid
+from bids.rules import BidStatus
 from board import services
 from board.forms import CorrectionForm, DecisionForm, VoteForm, advice_field_name
 from board.models import Decision, Dossier, DossierView
@@ -72,10 +73,16 @@ def call(slug: str):
     return render_template(
         "board/call.html", event=event, is_open=is_open, bids=bids, listed=listed, dossiers=dossiers,
         latest=latest, seen=seen,
-        decision=decision, vote=vote, recused=recused, vote_form=vote_form,
-        tally=services.current_tally(event) if is_open else None,
+        decision=decision, vote=vote, recused=recused, vote_form=vote_form, can_vote=services.voting_open(event),
+        outcome=_outcome(listed), tally=services.current_tally(event) if is_open else None,
         decision_form=_decision_form(event, bids) if is_open and decision is None else None,
         wcoc=_wcoc_members())
+
+
+def _outcome(bids) -> dict[int, str]:
+    """The badge of each bid a decision chose between: selected (pass) or not selected (na)."""
+    decided = {BidStatus.SELECTED: "pass", BidStatus.NOT_SELECTED: "na"}
+    return {b.id: decided[b.state] for b in bids if b.state in decided}
 
 
 def _wcoc_members():
@@ -260,6 +267,7 @@ def _call_with(event, form):
     vote_form.choice.choices = choices([(str(b.id), b.title) for b in bids] + [("abstain", "I abstain")])
     return render_template("board/call.html", event=event, is_open=True, bids=bids, listed=bids,
                            dossiers=[], latest={}, seen=set(), decision=None, vote=None, recused=[],
+                           can_vote=services.voting_open(event), outcome={},
                            vote_form=vote_form, tally=services.current_tally(event), decision_form=form,
                            wcoc=_wcoc_members())
 
@@ -282,9 +290,6 @@ def decision(slug: str):
     return _decision_page(event)
 
 
-def _decided_bids(event):
-    return [b for b in db.session.scalars(select(Bid).where(Bid.event_id == event.id)).all()
-            if b.status in ("selected", "not_selected")]
 
 
 def _decision_page(event, form=None, status: int = 200):
@@ -293,7 +298,7 @@ def _decision_page(event, form=None, status: int = 200):
         abort(404, description="No decision is recorded for this call yet.")
     history = db.session.scalars(select(Decision).where(Decision.event_id == event.id).order_by(Decision.id)).all()
     if form is None and (current_user.has_role(Role.ADMIN) or current_user.is_president):
-        form = _decision_form(event, _decided_bids(event), CorrectionForm)
+        form = _decision_form(event, services.bids_decided(event), CorrectionForm)
     return render_template("board/decision.html", event=event, decision=current, history=history,
                            form=form, wcoc=_wcoc_members()), status
 
@@ -307,7 +312,7 @@ def correct(slug: str):
     current = services.current_decision(event)
     if current is None:
         abort(404)
-    form = _decision_form(event, _decided_bids(event), CorrectionForm)
+    form = _decision_form(event, services.bids_decided(event), CorrectionForm)
     if not (form.validate_on_submit() and form.selected.data.isdigit()):
         return _decision_page(event, form, 422)
     actor = current_user._get_current_object()

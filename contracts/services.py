@@ -166,12 +166,13 @@ def _already(bid: Bid, c: Contract) -> str:
             "contract, prepare a correction of it.")
 
 
-def _check_no_other_in_force(bid: Bid) -> None:
+def _check_no_other_in_force(bid: Bid, *, drafts: bool = True) -> None:
     """Only the bid of the decision in force has a contract that takes payments: another bid's contract in the
-    same call must be closed first (a correction of the decision does that in the same transaction)."""
+    same call (in force, or with `drafts` a draft) must be closed first (a correction of the decision does that
+    in the same transaction)."""
+    states = queries.IN_FORCE + ((ContractStatus.DRAFT.value,) if drafts else ())
     other = db.session.scalars(select(Contract).join(Bid, Contract.bid_id == Bid.id).where(
-        Bid.event_id == bid.event_id, Contract.bid_id != bid.id,
-        Contract.status.in_(queries.IN_FORCE + (ContractStatus.DRAFT.value,)))).first()
+        Bid.event_id == bid.event_id, Contract.bid_id != bid.id, Contract.status.in_(states))).first()
     if other is not None:
         raise ContractError(
             f"Art. {contract_article(bid.event.regulation)}: the contract {other.reference} with another bid of this "
@@ -290,6 +291,7 @@ def issue_contract(contract: Contract, *, due_dates: Mapping[str, date | None], 
     new_status = _transition(contract, ContractAction.ISSUE)
     bid = contract.bid
     _check_selected(bid)
+    _check_no_other_in_force(bid, drafts=False)
     old = contract.replaces
     if old is not None and not old.state.in_force:
         raise ContractError(f"{old.reference}, which this correction replaces, is {old.state.label.lower()}; "
