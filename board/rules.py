@@ -93,9 +93,9 @@ class Tally:
         return sorted(b for b, n in self.votes.items() if n == top and n > 0)
 
     def names(self, titles: Mapping[int, str]) -> str:
-        """"Lviv 2, Tbilisi 0" over the bids of the tally, most votes first."""
+        """"Lviv: 2; Tbilisi: 0" over the bids of the tally, most votes first."""
         ordered = sorted(self.votes.items(), key=lambda kv: (-kv[1], titles.get(kv[0], "")))
-        return ", ".join(f"{titles.get(b, f'bid {b}')} {n}" for b, n in ordered)
+        return "; ".join(f"{titles.get(b, f'bid {b}')}: {n}" for b, n in ordered)
 
     def as_dict(self) -> dict:
         return {"votes": {str(k): v for k, v in sorted(self.votes.items())}, "abstentions": self.abstentions,
@@ -147,14 +147,14 @@ def check_board_vote(the_tally: Tally, selected: int, titles: Mapping[int, str],
                             f"President's decision under Art. {article}.", "method")
     if len(leaders) > 1:
         tied = " and ".join(titles.get(b, f"bid {b}") for b in leaders)
-        raise DecisionError(f"{VOTE_PROCEDURE}: the votes are tied between {tied} "
-                            f"({the_tally.votes[leaders[0]]} each; {the_tally.names(titles)}). Art. {article} sets no "
+        raise DecisionError(f"{VOTE_PROCEDURE}: the votes are tied between {tied} ({the_tally.votes[leaders[0]]} "
+                            f"each; the votes: {the_tally.names(titles)}). Art. {article} sets no "
                             "tie-break, so a tie cannot be recorded as a board vote: it goes to the President's "
                             f"decision under Art. {article}.", "method")
     if leaders[0] != selected:
         raise DecisionError(f"{VOTE_PROCEDURE}: a board vote selects the bid with the most votes of the members not "
-                            f"recused; the votes are {the_tally.names(titles)}, so it is "
-                            f"{titles.get(leaders[0], leaders[0])}, not {chosen} (you chose).", "selected")
+                            f"recused. The votes are {the_tally.names(titles)}, so it is "
+                            f"{titles.get(leaders[0], leaders[0])}; you chose {chosen}.", "selected")
 
 
 def check_decided_on(decided_on: date, *, today: date, last_vote: date | None, scoring_closed: date | None) -> None:

@@ -186,8 +186,9 @@ def close_for_correction(decision, *, superseded, actor, now: datetime) -> list[
     discarded). What was paid stays on record, and is refunded by reversing it. Each change is a
     compare-and-swap on the contract's status. Raises ContractError when a contract changed at the same moment.
     Writes `contract.close` / `contract.discard` to the audit log. Registered with board.services below."""
+    selected = db.session.get(Bid, decision.selected_bid_id)
     reason = (f"Decision {superseded.id} was corrected by decision {decision.id} on {format_day(now.date())}, "
-              f"which selects bid {decision.selected_bid_id}: {decision.correction_reason}")
+              f"which selects {selected.title}: {decision.correction_reason}")
     closed = []
     rows = db.session.scalars(select(Contract).join(Bid, Contract.bid_id == Bid.id).where(
         Bid.event_id == decision.event_id, Contract.bid_id != decision.selected_bid_id,
