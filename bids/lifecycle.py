@@ -161,7 +161,8 @@ class BidSituation:
     """Everything besides the bid's status that decides whether a move is allowed now, by this person.
 
     `by_owner`: the actor owns the bid; `by_admin`: the actor is the secretariat; `paper`: the secretariat keyed
-    the bid in; `late_admitted`: the secretariat admitted it after the deadline with a recorded reason.
+    the bid in; `late_admitted`: the secretariat admitted it after the deadline with a recorded reason;
+    `by_decision`: the move is part of recording the decision (whose service checks who records it).
     """
 
     event_status: EventStatus
@@ -171,6 +172,7 @@ class BidSituation:
     by_admin: bool
     paper: bool = False
     late_admitted: bool = False
+    by_decision: bool = False
 
     def __post_init__(self) -> None:
         if self.now.tzinfo is None:
@@ -227,7 +229,7 @@ def _who_refusal(action: BidAction, s: BidSituation) -> str | None:
         return None
     if action is BidAction.REJECT and not s.by_admin:
         return "Only the FIDE secretariat rejects a bid (Art. 15.3)."
-    if action in DECISION_ACTIONS and not s.by_admin:
+    if action in DECISION_ACTIONS and not s.by_decision:
         return "Bids are selected only by recording the decision."
     return None
 
@@ -258,7 +260,7 @@ def check_transition(current: BidStatus | str, action: BidAction | str, situatio
         decided_before = BID_LIFECYCLE.state(current) in (BidStatus.SELECTED, BidStatus.NOT_SELECTED)
         if decided_before and s.event_status is not EventStatus.DECIDED:
             refusal = "Only a correction of the recorded decision changes which bid is selected."
-        elif not decided_before and s.event_status is not EventStatus.DELIBERATION:
+        elif not decided_before and s.event_status not in (EventStatus.DELIBERATION, EventStatus.DECIDED):
             refusal = f"The call is '{s.event_status.label}': bids are selected only once scoring has closed."
     if refusal:
         raise TransitionError(refusal)

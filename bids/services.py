@@ -59,7 +59,8 @@ def _audit_value(value):
     return value
 
 
-def situation(bid_or_event, actor, now: datetime, *, paper: bool | None = None) -> BidSituation:
+def situation(bid_or_event, actor, now: datetime, *, paper: bool | None = None,
+              by_decision: bool = False) -> BidSituation:
     """What the bid lifecycle's guard judges besides the status: who acts, the call's state, the deadline, whether
     the bid is a paper bid and whether it was admitted late. `bid_or_event` is a Bid, or the Event of a bid not
     made yet (then `paper` says which kind it will be)."""
@@ -71,7 +72,7 @@ def situation(bid_or_event, actor, now: datetime, *, paper: bool | None = None) 
         by_owner=bid is not None and actor is not None and actor.id == bid.owner_id,
         by_admin=Role.ADMIN in roles,
         paper=bool(paper) if bid is None else bid.entered_by_id is not None,
-        late_admitted=bid is not None and bid.late_admitted_at is not None)
+        late_admitted=bid is not None and bid.late_admitted_at is not None, by_decision=by_decision)
 
 
 def offered_actions(bid: Bid, actor, now: datetime) -> list[BidAction]:
@@ -225,13 +226,13 @@ def _sentence(exc: Exception) -> str:
 
 
 def _transition(bid: Bid, action: BidAction, *, actor, now: datetime, values: dict | None = None,
-                revision: int | None = None, data: dict | None = None) -> BidStatus:
+                revision: int | None = None, data: dict | None = None, by_decision: bool = False) -> BidStatus:
     """The one guarded transition of a bid: `lifecycle.check_transition` (who acts, the call's state, the deadline,
     the status), then a compare-and-swap on the status read (and on `revision` when given), then the audit entry.
     Raises BidError with the guard's sentence, or when the bid changed at the same moment."""
     before = bid.state
     try:
-        after = lifecycle.check_transition(before, action, situation(bid, actor, now))
+        after = lifecycle.check_transition(before, action, situation(bid, actor, now, by_decision=by_decision))
     except TransitionError as exc:
         raise BidError(_sentence(exc)) from None
     condition = [Bid.id == bid.id, Bid.status == before.value]
@@ -321,6 +322,14 @@ def reject_bid(bid: Bid, *, reason: str, actor, now: datetime) -> None:
         raise BidError("Give the reason for the rejection; the bidder is told (Art. 15.3).", "reason")
     _transition(bid, BidAction.REJECT, actor=actor, now=now, values={"rejection_reason": reason},
                 data={"reason": reason})
+
+
+def mark_decided(bid: Bid, *, selected: bool, decision_id: int, actor, now: datetime) -> None:
+    """Move a bid to selected (or not selected) as part of recording the decision of Art. 15.5; only
+    board.services.record_decision calls it, having checked who records the decision. A correction moves a decided
+    bid to the other outcome. Raises BidError when the lifecycle refuses or the bid changed at the same moment."""
+    _transition(bid, BidAction.SELECT if selected else BidAction.NOT_SELECT, actor=actor, now=now,
+                data={"decision": decision_id}, by_decision=True)
 
 
 def admit_late_bid(bid: Bid, *, reason: str, actor, now: datetime) -> None:

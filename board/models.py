@@ -5,11 +5,23 @@ from __future__ import annotations
 import json
 from datetime import date, datetime
 
-from sqlalchemy import Boolean, CheckConstraint, Date, ForeignKey, Integer, String, Text, UniqueConstraint
+from sqlalchemy import (
+    Boolean,
+    CheckConstraint,
+    Date,
+    ForeignKey,
+    Index,
+    Integer,
+    String,
+    Text,
+    UniqueConstraint,
+    text,
+)
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
 from accounts.models import User
 from bids.models import Bid
+from board.rules import DecisionMethod, DecisionStatus
 from core.db import db, utcnow
 from events.models import Event
 
@@ -74,17 +86,23 @@ class Vote(db.Model):
     bid: Mapped[Bid | None] = relationship(lazy="joined")
 
 
-METHODS = ("board_vote", "president")
+METHODS = tuple(m.value for m in DecisionMethod)
+_IN_FORCE = DecisionStatus.IN_FORCE.value
 
 
 class Decision(db.Model):
     """The decision of Art. 15.5, as recorded. Never edited: a correction is a new record that names the one it
-    corrects."""
+    corrects, and the corrected one is marked superseded (compare-and-swap on its status). At most one decision
+    per call is in force: a unique index over the call's records in force refuses a second."""
 
     __tablename__ = "decision"
     __table_args__ = (
-        CheckConstraint("method IN ('board_vote', 'president')", name="method"),
+        CheckConstraint(f"method IN ({', '.join(repr(m) for m in METHODS)})", name="method"),
+        CheckConstraint(f"status IN ({', '.join(repr(s.value) for s in DecisionStatus)})", name="status"),
+        CheckConstraint(f"(status = '{_IN_FORCE}') = (superseded_at IS NULL)", name="superseded_has_time"),
         UniqueConstraint("corrects_id", name="uq_decision_one_correction"),
+        Index("uq_decision_one_in_force", "event_id", unique=True,
+              sqlite_where=text(f"status = '{_IN_FORCE}'"), postgresql_where=text(f"status = '{_IN_FORCE}'")),
     )
 
     id: Mapped[int] = mapped_column(primary_key=True)
@@ -104,11 +122,21 @@ class Decision(db.Model):
     minutes_stored_name: Mapped[str | None] = mapped_column(String(100))
     minutes_sha256: Mapped[str | None] = mapped_column(String(64))
     bidders_notified: Mapped[bool] = mapped_column(Boolean, default=False)
+    status: Mapped[str] = mapped_column(String(12), default=_IN_FORCE, server_default=_IN_FORCE)
+    superseded_at: Mapped[datetime | None]
 
     event: Mapped[Event] = relationship()
     selected_bid: Mapped[Bid] = relationship()
     recorded_by: Mapped[User] = relationship()
     corrects: Mapped[Decision | None] = relationship(remote_side=[id])
+
+    @property
+    def state(self) -> DecisionStatus:
+        return DecisionStatus(self.status)
+
+    @property
+    def how(self) -> DecisionMethod:
+        return DecisionMethod(self.method)
 
     def loads(self, name: str):
         return json.loads(getattr(self, name))

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import enum
 import hashlib
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from datetime import date
 
+from core.lifecycle import Lifecycle
+from core.money import format_day
 from events.rules import EventStatus
 
 # The board reads the dossiers once the WCOC's scoring is closed.
@@ -19,6 +23,37 @@ class DecisionError(ValueError):
     def __init__(self, message: str, field: str | None = None):
         super().__init__(message)
         self.field = field
+
+
+class DecisionMethod(enum.StrEnum):
+    BOARD_VOTE = "board_vote"    # the Presidential Board decides (Art. 15.5, first sentence)
+    PRESIDENT = "president"      # no Board meeting: the President, in consultation with the WCOC (Art. 15.5)
+
+    @property
+    def by_vote(self) -> bool:
+        return self is DecisionMethod.BOARD_VOTE
+
+
+class DecisionStatus(enum.StrEnum):
+    IN_FORCE = "in_force"        # the decision of the call; at most one per call (a unique partial index)
+    SUPERSEDED = "superseded"    # replaced by a correction; its record stays
+
+    @property
+    def label(self) -> str:
+        return {"in_force": "In force", "superseded": "Superseded by a correction"}[self.value]
+
+
+class DecisionAction(enum.StrEnum):
+    SUPERSEDE = "supersede"
+
+
+DECISION_LIFECYCLE = Lifecycle(
+    name="decision", states=DecisionStatus, actions=DecisionAction,
+    transitions={(DecisionStatus.IN_FORCE, DecisionAction.SUPERSEDE): DecisionStatus.SUPERSEDED},
+    state_phrase={DecisionStatus.IN_FORCE: "the decision in force",
+                  DecisionStatus.SUPERSEDED: "a decision already superseded by a correction"},
+    action_participle={DecisionAction.SUPERSEDE: "corrected"},
+    error=DecisionError)
 
 
 def dossiers_open(state: EventStatus) -> bool:
@@ -57,6 +92,11 @@ class Tally:
         top = max(self.votes.values())
         return sorted(b for b, n in self.votes.items() if n == top and n > 0)
 
+    def names(self, titles: Mapping[int, str]) -> str:
+        """"Lviv: 2; Tbilisi: 0" over the bids of the tally, most votes first."""
+        ordered = sorted(self.votes.items(), key=lambda kv: (-kv[1], titles.get(kv[0], "")))
+        return "; ".join(f"{titles.get(b, f'bid {b}')}: {n}" for b, n in ordered)
+
     def as_dict(self) -> dict:
         return {"votes": {str(k): v for k, v in sorted(self.votes.items())}, "abstentions": self.abstentions,
                 "recused": list(self.recused), "voters": list(self.voters), "cast": self.cast}
@@ -87,3 +127,46 @@ def rationale_needed(selected: int, *, ranking_leaders: Iterable[int], flagged: 
     if selected in set(flagged):
         reasons.append("the selected bid carries a red flag")
     return " and ".join(reasons) or None
+
+
+# Gambit's procedure, not an article: Art. 15.5 says the Presidential Board decides, and sets no quorum, majority
+# or tie-break. Gambit records a decision "by board vote" only for the bid with the most votes cast by members not
+# recused; a tie cannot be recorded as a board vote and goes to the President's decision under Art. 15.5.
+VOTE_PROCEDURE = "Gambit's procedure for recording a board vote"
+
+
+def check_board_vote(the_tally: Tally, selected: int, titles: Mapping[int, str], *, article: str) -> None:
+    """Refuse a decision "by board vote" that the recorded votes do not give: no vote cast for any bid, a tie
+    at the top, or a selected bid other than the one with the most votes. Raises DecisionError (field
+    "selected", or "method" for a tie or no votes)."""
+    leaders = the_tally.leaders()
+    chosen = titles.get(selected, f"bid {selected}")
+    if not leaders:
+        raise DecisionError(f"{VOTE_PROCEDURE}: no member of the Board has voted for a bid, so no decision can be "
+                            f"recorded as a board vote (you chose {chosen}). Record the votes first, or record the "
+                            f"President's decision under Art. {article}.", "method")
+    if len(leaders) > 1:
+        tied = " and ".join(titles.get(b, f"bid {b}") for b in leaders)
+        raise DecisionError(f"{VOTE_PROCEDURE}: the votes are tied between {tied} ({the_tally.votes[leaders[0]]} "
+                            f"each; the votes: {the_tally.names(titles)}). Art. {article} sets no "
+                            "tie-break, so a tie cannot be recorded as a board vote: it goes to the President's "
+                            f"decision under Art. {article}.", "method")
+    if leaders[0] != selected:
+        raise DecisionError(f"{VOTE_PROCEDURE}: a board vote selects the bid with the most votes of the members not "
+                            f"recused. The votes are {the_tally.names(titles)}, so it is "
+                            f"{titles.get(leaders[0], leaders[0])}; you chose {chosen}.", "selected")
+
+
+def check_decided_on(decided_on: date, *, today: date, last_vote: date | None, scoring_closed: date | None) -> None:
+    """Gambit's sanity rule on the date of a decision: not in the future, not before the WCOC's scoring closed,
+    and (by board vote) not before the last vote recorded. Raises DecisionError (field "decided_on")."""
+    entered = format_day(decided_on)
+    if decided_on > today:
+        raise DecisionError(f"The date of the decision cannot be in the future: today is {format_day(today)} "
+                            f"(you entered {entered}).", "decided_on")
+    if scoring_closed is not None and decided_on < scoring_closed:
+        raise DecisionError(f"The date of the decision cannot precede the close of the WCOC's scoring on "
+                            f"{format_day(scoring_closed)} (you entered {entered}).", "decided_on")
+    if last_vote is not None and decided_on < last_vote:
+        raise DecisionError(f"The date of a decision by board vote cannot precede the last vote, cast on "
+                            f"{format_day(last_vote)} (you entered {entered}).", "decided_on")

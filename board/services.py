@@ -6,22 +6,40 @@ from __future__ import annotations
 import io
 import json
 import secrets
+from collections.abc import Callable
 from datetime import date, datetime
 from pathlib import Path
 
-from sqlalchemy import func, select, update
+from sqlalchemy import func, select
+from sqlalchemy.exc import IntegrityError
 
 from bids.models import Bid
-from bids.rules import BidAction, BidStatus, next_status
-from bids.services import has_stake
+from bids.rules import BidStatus
+from bids.services import BidError, has_stake, mark_decided
 from board.models import Decision, Dossier, DossierView, Vote
-from board.rules import DecisionError, dossiers_open, inputs_sha256, rationale_needed, tally, vote_recusal
+from board.rules import (
+    DECISION_LIFECYCLE,
+    DecisionAction,
+    DecisionError,
+    DecisionMethod,
+    DecisionStatus,
+    Tally,
+    check_board_vote,
+    check_decided_on,
+    dossiers_open,
+    inputs_sha256,
+    rationale_needed,
+    tally,
+    vote_recusal,
+)
 from core import audit
 from core.auth import Role
 from core.db import db
+from core.lifecycle import swap_state
 from core.pdf import render_pdf, sha256
 from events.models import Event
 from events.rules import EventStatus
+from events.rules import TransitionError as EventTransitionError
 from events.services import change_event_status
 
 
@@ -69,8 +87,10 @@ def _pages(data: bytes) -> int:
     return len(PdfReader(io.BytesIO(data)).pages)
 
 
-def _new_dossier(event: Event, bid: Bid | None, kind: str, inputs: dict, digest: str, render, *, actor,
-                 now: datetime, upload_dir: str) -> Dossier:
+def _render_dossier(event: Event, bid: Bid | None, kind: str, inputs: dict, digest: str, render, *, actor,
+                    now: datetime) -> tuple[Dossier, bytes]:
+    """Render a new dossier (or pack) and build its row, without adding it to the session: every PDF is made
+    before the transaction writes anything (and so before it takes the audit lock)."""
     number = (db.session.scalar(select(func.max(Dossier.number)).where(
         Dossier.event_id == event.id, Dossier.kind == kind,
         Dossier.bid_id == bid.id if bid else Dossier.bid_id.is_(None))) or 0) + 1
@@ -78,12 +98,28 @@ def _new_dossier(event: Event, bid: Bid | None, kind: str, inputs: dict, digest:
     data = render(identifier)
     dossier = Dossier(event_id=event.id, bid_id=bid.id if bid else None, kind=kind, number=number,
                       identifier=identifier, inputs_sha256=digest, inputs=json.dumps(inputs, sort_keys=True),
-                      stored_name=_store(data, upload_dir), pdf_sha256=sha256(data), pages=_pages(data),
-                      size_bytes=len(data), created_at=now, created_by_id=getattr(actor, "id", None))
-    db.session.add(dossier)
-    db.session.flush()
-    audit.record(f"dossier.{kind}", dossier, actor=actor, now=now,
-                 data={"identifier": identifier, "sha256": dossier.pdf_sha256, "inputs": digest})
+                      pdf_sha256=sha256(data), pages=_pages(data), size_bytes=len(data), created_at=now,
+                      created_by_id=getattr(actor, "id", None))
+    if bid is not None:
+        dossier.bid = bid  # the pack lists it before it is written
+    return dossier, data
+
+
+def _keep(dossier: Dossier, data: bytes, *, actor, now: datetime, upload_dir: str) -> Dossier:
+    """Store a rendered dossier and its row, and audit it. Made at the same moment by someone else (the unique
+    inputs hash): theirs is kept and returned."""
+    dossier.stored_name = _store(data, upload_dir)
+    try:
+        with db.session.begin_nested():
+            db.session.add(dossier)
+            db.session.flush()
+    except IntegrityError:
+        (dossier_dir(upload_dir) / dossier.stored_name).unlink(missing_ok=True)
+        return db.session.scalars(select(Dossier).where(
+            Dossier.event_id == dossier.event_id, Dossier.kind == dossier.kind,
+            Dossier.inputs_sha256 == dossier.inputs_sha256)).one()
+    audit.record(f"dossier.{dossier.kind}", dossier, actor=actor, now=now,
+                 data={"identifier": dossier.identifier, "sha256": dossier.pdf_sha256, "inputs": dossier.inputs_sha256})
     return dossier
 
 
@@ -110,19 +146,15 @@ def stored_current(event: Event, bid: Bid | None) -> tuple[str, Dossier | None]:
                                                             Dossier.inputs_sha256 == digest)).first()
 
 
-def ensure_dossier(bid: Bid, *, actor, now: datetime, upload_dir: str, report=None) -> Dossier:
-    """The current dossier of a bid: the stored one when its inputs have not changed, else a new one rendered
-    now. Raises DecisionError before scoring is closed, core.pdf.PdfError if rendering fails."""
+def _dossier_of(bid: Bid, report, *, actor, now: datetime) -> tuple[Dossier, bytes | None]:
+    """The stored dossier for the bid's current inputs (bytes None), or a new one rendered now (not yet kept)."""
     event = bid.event
-    if not dossiers_open(event.state):
-        raise DecisionError("The dossiers open to the Board once the WCOC's scoring is closed.")
-    report = report or ranking_report(event)
     inputs = bid_inputs(bid, report)
     digest = inputs_sha256(inputs)
     existing = db.session.scalars(select(Dossier).where(Dossier.event_id == event.id, Dossier.kind == "bid",
                                                         Dossier.inputs_sha256 == digest)).first()
     if existing is not None:
-        return existing
+        return existing, None
 
     def render(identifier: str) -> bytes:
         from board.documents import dossier_context
@@ -130,31 +162,64 @@ def ensure_dossier(bid: Bid, *, actor, now: datetime, upload_dir: str, report=No
         return render_pdf("dossier.html", inputs_sha256=digest,
                           **dossier_context(bid, report, identifier=identifier, now=now))
 
-    return _new_dossier(event, bid, "bid", inputs, digest, render, actor=actor, now=now, upload_dir=upload_dir)
+    return _render_dossier(event, bid, "bid", inputs, digest, render, actor=actor, now=now)
+
+
+def ensure_dossier(bid: Bid, *, actor, now: datetime, upload_dir: str, report=None) -> Dossier:
+    """The current dossier of a bid: the stored one when its inputs have not changed, else a new one rendered
+    (before anything is written) and stored. Raises DecisionError before scoring is closed, core.pdf.PdfError if
+    rendering fails."""
+    if not dossiers_open(bid.event.state):
+        raise DecisionError("The dossiers open to the Board once the WCOC's scoring is closed.")
+    dossier, data = _dossier_of(bid, report or ranking_report(bid.event), actor=actor, now=now)
+    return dossier if data is None else _keep(dossier, data, actor=actor, now=now, upload_dir=upload_dir)
 
 
 def ensure_pack(event: Event, *, actor, now: datetime, upload_dir: str) -> tuple[Dossier, list[Dossier]]:
-    """The current board pack and the current dossier of every bid before the Board (made where missing)."""
+    """The current board pack and the current dossier of every bid before the Board (made where missing). Every
+    PDF is rendered first; the rows are written after, so no lock is held while WeasyPrint runs. Raises
+    DecisionError before scoring is closed, core.pdf.PdfError if rendering fails."""
     if not dossiers_open(event.state):
         raise DecisionError("The dossiers open to the Board once the WCOC's scoring is closed.")
     report = ranking_report(event)
-    dossiers = [ensure_dossier(b, actor=actor, now=now, upload_dir=upload_dir, report=report)
-                for b in report.data.ranked]
+    made = [_dossier_of(b, report, actor=actor, now=now) for b in report.data.ranked]
+    dossiers = [d for d, _ in made]
     inputs = pack_inputs(event, report, dossiers)
     digest = inputs_sha256(inputs)
-    existing = db.session.scalars(select(Dossier).where(Dossier.event_id == event.id, Dossier.kind == "pack",
-                                                        Dossier.inputs_sha256 == digest)).first()
-    if existing is not None:
-        return existing, dossiers
+    pack = db.session.scalars(select(Dossier).where(Dossier.event_id == event.id, Dossier.kind == "pack",
+                                                    Dossier.inputs_sha256 == digest)).first()
+    pack_data = None
+    if pack is None:
+        def render(identifier: str) -> bytes:
+            from board.documents import pack_context
 
-    def render(identifier: str) -> bytes:
-        from board.documents import pack_context
+            return render_pdf("board_pack.html", inputs_sha256=digest,
+                              **pack_context(event, report, dossiers, identifier=identifier, now=now))
 
-        return render_pdf("board_pack.html", inputs_sha256=digest,
-                          **pack_context(event, report, dossiers, identifier=identifier, now=now))
+        pack, pack_data = _render_dossier(event, None, "pack", inputs, digest, render, actor=actor, now=now)
+    dossiers = [d if data is None else _keep(d, data, actor=actor, now=now, upload_dir=upload_dir)
+                for d, data in made]
+    if pack_data is not None:
+        pack = _keep(pack, pack_data, actor=actor, now=now, upload_dir=upload_dir)
+    return pack, dossiers
 
-    return _new_dossier(event, None, "pack", inputs, digest, render, actor=actor, now=now,
-                        upload_dir=upload_dir), dossiers
+
+def current_pack(event: Event) -> tuple[Dossier, list[Dossier]] | None:
+    """The stored board pack and dossiers for the call as things stand, or None when one is missing (nothing is
+    rendered: the decision records what the Board had, made beforehand by ensure_pack)."""
+    report = ranking_report(event)
+    dossiers = []
+    for b in report.data.ranked:
+        found = db.session.scalars(select(Dossier).where(
+            Dossier.event_id == event.id, Dossier.kind == "bid",
+            Dossier.inputs_sha256 == inputs_sha256(bid_inputs(b, report)))).first()
+        if found is None:
+            return None
+        dossiers.append(found)
+    pack = db.session.scalars(select(Dossier).where(
+        Dossier.event_id == event.id, Dossier.kind == "pack",
+        Dossier.inputs_sha256 == inputs_sha256(pack_inputs(event, report, dossiers)))).first()
+    return (pack, dossiers) if pack is not None else None
 
 
 def record_view(dossier: Dossier, user, *, now: datetime) -> bool:
@@ -182,20 +247,37 @@ def bids_reviewed(event: Event) -> list[Bid]:
         .order_by(Bid.id)).all())
 
 
-def recused_from_vote(event: Event, member) -> list[Bid]:
-    bids = bids_before_board(event)
+def bids_decided(event: Event) -> list[Bid]:
+    """The bids a decision chose between (selected / not selected): what a correction re-decides."""
+    return list(db.session.scalars(select(Bid).where(
+        Bid.event_id == event.id, Bid.status.in_([BidStatus.SELECTED.value, BidStatus.NOT_SELECTED.value]))
+        .order_by(Bid.id)).all())
+
+
+def recused_from_vote(event: Event, member, bids: list[Bid] | None = None) -> list[Bid]:
+    """The bids (before the Board, or `bids`) whose host federation is the member's."""
+    bids = bids_before_board(event) if bids is None else bids
     hosts = {b.id: b.host_federation for b in bids}
     ids = set(vote_recusal(member.federation, hosts))
     return [b for b in bids if b.id in ids]
 
 
+def voting_open(event: Event) -> bool:
+    """Whether the Board votes now: once the WCOC's scoring is closed and until the decision."""
+    return event.state is EventStatus.DELIBERATION
+
+
+_VOTE_RACE = ("Your vote was recorded at the same moment from another page; nothing was changed by this one. "
+              "Reload the page to see it; you may change it until the decision.")
+
+
 def cast_vote(event: Event, member, bid: Bid | None, *, now: datetime) -> Vote:
     """A board member votes for one bid in the contest, or abstains (bid None); a later vote replaces the earlier
     one until the decision. Raises DecisionError when the member is recused, the call is not before the Board,
-    or the bid is not in the contest."""
+    the bid is not in the contest, or a first vote of the same member was recorded at the same moment."""
     if Role.BOARD not in member.role_set:
         raise DecisionError("Only members of the Presidential Board vote.")
-    if event.state is not EventStatus.DELIBERATION:
+    if not voting_open(event):
         raise DecisionError("The Board votes once the WCOC's scoring is closed and until the decision.")
     if has_stake(member, event):
         raise DecisionError("You own or entered a bid in this call: you do not vote in it.")
@@ -207,23 +289,26 @@ def cast_vote(event: Event, member, bid: Bid | None, *, now: datetime) -> Vote:
         raise DecisionError("That bid is not before the Board.")
     vote = db.session.scalars(select(Vote).where(Vote.event_id == event.id, Vote.member_id == member.id)).first()
     if vote is None:
-        vote = Vote(event_id=event.id, member_id=member.id)
-        db.session.add(vote)
-    vote.bid_id = bid.id if bid else None
-    vote.cast_at = now
-    db.session.flush()
+        try:
+            with db.session.begin_nested():  # two first votes at once: the unique (call, member) refuses one
+                vote = Vote(event_id=event.id, member_id=member.id, bid_id=bid.id if bid else None, cast_at=now)
+                db.session.add(vote)
+                db.session.flush()
+        except IntegrityError:
+            raise DecisionError(_VOTE_RACE) from None
+    else:
+        vote.bid_id = bid.id if bid else None
+        vote.cast_at = now
+        db.session.flush()
     audit.record("board.vote", vote, actor=member, now=now,
                  data={"event": event.slug, "bid": bid.id if bid else None})
     return vote
 
 
 def current_decision(event: Event) -> Decision | None:
-    """The decision in force: the latest record that no other record corrects."""
-    decisions = db.session.scalars(select(Decision).where(Decision.event_id == event.id)
-                                   .order_by(Decision.id)).all()
-    corrected = {d.corrects_id for d in decisions if d.corrects_id}
-    live = [d for d in decisions if d.id not in corrected]
-    return live[-1] if live else None
+    """The decision in force (at most one per call: a unique index)."""
+    return db.session.scalars(select(Decision).where(
+        Decision.event_id == event.id, Decision.status == DecisionStatus.IN_FORCE.value)).first()
 
 
 def board_members(event: Event):
@@ -234,65 +319,149 @@ def board_members(event: Event):
                               .order_by(User.name)).all()
 
 
-def current_tally(event: Event):
-    bids = bids_before_board(event)
-    votes = db.session.scalars(select(Vote).where(Vote.event_id == event.id)).all()
-    recused = [m.name for m in board_members(event) if recused_from_vote(event, m)]
+def _counted_votes(event: Event, bids: list[Bid]) -> tuple[list[Vote], list[str]]:
+    """The votes that count (members not recused from `bids`) and the names of the recused members."""
+    recused = {m.id: m.name for m in board_members(event) if recused_from_vote(event, m, bids)}
+    votes = db.session.scalars(select(Vote).where(Vote.event_id == event.id).order_by(Vote.id)).all()
+    return [v for v in votes if v.member_id not in recused], list(recused.values())
+
+
+def current_tally(event: Event, bids: list[Bid] | None = None) -> Tally:
+    """The votes over the bids before the Board (or `bids`), counting only members not recused."""
+    bids = bids_before_board(event) if bids is None else bids
+    votes, recused = _counted_votes(event, bids)
     return tally(((v.member.name, v.bid_id) for v in votes), [b.id for b in bids], recused)
 
 
-def record_decision(event: Event, *, method: str, selected: Bid, rationale: str, decided_on: date,
-                    consultations: list[tuple[object, str]], actor, now: datetime, upload_dir: str,
-                    corrects: Decision | None = None, correction_reason: str = "") -> Decision:
-    """Record the decision of Art. 15.5, move the call to "decided", the selected bid to "selected" and the
-    others before the Board to "not selected", store the minutes PDF, and audit it.
+def scoring_closed_on(event: Event) -> date | None:
+    """The day the WCOC's scoring was last closed, from the audit log (None when never recorded there)."""
+    at = db.session.scalar(select(audit.AuditEntry.at).where(
+        audit.AuditEntry.action == "event.close_scoring", audit.AuditEntry.object_type == "Event",
+        audit.AuditEntry.object_id == str(event.id)).order_by(audit.AuditEntry.id.desc()).limit(1))
+    return at.date() if at is not None else None
 
-    `method` is "board_vote" (the tally of the board's votes) or "president" (the FIDE President decides alone
-    "in consultation with the WCOC" when no board meeting can be held; `consultations` names the WCOC members
-    consulted and what each advised). Raises DecisionError when a rule is not met; the message says which.
-    """
-    rationale = (rationale or "").strip()
-    if method not in ("board_vote", "president"):
-        raise DecisionError("Choose how the decision was taken.", "method")
-    if corrects is None and event.state is not EventStatus.DELIBERATION:
-        raise DecisionError("A decision is recorded once the WCOC's scoring is closed, and only once; "
-                            "a mistake is mended by a correction.")
-    if corrects is not None and not correction_reason.strip():
-        raise DecisionError("Say what the correction mends.", "correction_reason")
-    contest = bids_before_board(event) if corrects is None else [
-        b for b in db.session.scalars(select(Bid).where(Bid.event_id == event.id)).all()
-        if b.status in (BidStatus.SELECTED.value, BidStatus.NOT_SELECTED.value)]
-    if selected.id not in {b.id for b in contest}:
-        raise DecisionError("The selected bid must be one before the Board.", "selected")
-    if method == "president":
+
+_CORRECTION_HOOKS: list[Callable] = []
+
+
+def on_correction(hook: Callable) -> Callable:
+    """Register hook(decision, *, superseded, actor, now), run inside the transaction of a correction that selects
+    another bid (contracts/ closes the old winner's contract there). A layer above the board registers it, so
+    the board never imports contracts. Registering twice runs it once."""
+    if hook not in _CORRECTION_HOOKS:
+        _CORRECTION_HOOKS.append(hook)
+    return hook
+
+
+ALREADY_DECIDED = ("A decision is recorded once the WCOC's scoring is closed, and only once; a mistake is mended "
+                   "by a correction.")
+
+
+def _check_method(event: Event, method: DecisionMethod, selected: Bid, contest: list[Bid], decided_on: date,
+                  consultations, *, actor, now: datetime) -> Tally | None:
+    """The rules of the method and the date; returns the tally of a board vote. Raises DecisionError."""
+    article = event.regulation.scoring.article
+    the_tally, last_vote = None, None
+    if method.by_vote:
+        the_tally = current_tally(event, contest)
+        check_board_vote(the_tally, selected.id, {b.id: b.title for b in contest}, article=article)
+        votes, _ = _counted_votes(event, contest)
+        last_vote = max((v.cast_at for v in votes), default=None)
+        last_vote = last_vote.date() if last_vote else None
+    else:
         if not getattr(actor, "is_president", False):
             raise DecisionError("Only the FIDE President decides alone, in consultation with the WCOC "
-                                f"(Art. {event.regulation.scoring.article}).",
-                                "method")
+                                f"(Art. {article}).", "method")
         if not consultations:
-            raise DecisionError("Name the WCOC members consulted and what each advised "
-                                f"(Art. {event.regulation.scoring.article}).",
+            raise DecisionError(f"Name the WCOC members consulted and what each advised (Art. {article}).",
                                 "consultations")
         for member, advice in consultations:
             if Role.WCOC not in member.role_set:
                 raise DecisionError(f"{member.name} is not a WCOC member.", "consultations")
             if not advice.strip():
                 raise DecisionError(f"Say what {member.name} advised.", "consultations")
+    check_decided_on(decided_on, today=now.date(), last_vote=last_vote, scoring_closed=scoring_closed_on(event))
+    return the_tally
+
+
+def _move_bids(contest: list[Bid], selected: Bid, decision: Decision, *, actor, now: datetime) -> None:
+    """Each bid of the contest to selected / not selected through the bid lifecycle's one guarded transition
+    (bids.services.mark_decided); a bid already where the decision puts it, in a correction, stays."""
+    for bid in contest:
+        chosen = bid.id == selected.id
+        if bid.state is (BidStatus.SELECTED if chosen else BidStatus.NOT_SELECTED):
+            continue
+        try:
+            mark_decided(bid, selected=chosen, decision_id=decision.id, actor=actor, now=now)
+        except BidError as exc:
+            raise DecisionError(f"{bid.title}: {exc} Nothing was recorded; reload the page and record the decision "
+                                "again.") from None
+
+
+def record_decision(event: Event, *, method: str, selected: Bid, rationale: str, decided_on: date,
+                    consultations: list[tuple[object, str]], actor, now: datetime, upload_dir: str = "",
+                    corrects: Decision | None = None, correction_reason: str = "") -> Decision:
+    """Record the decision of Art. 15.5 (or, with `corrects`, a correction of the decision in force): the one
+    decision in force for the call.
+
+    First decision: a compare-and-swap of the call from "deliberation" to "decided" (two at once: one is
+    recorded, the other refused), the selected bid to "selected" and the others before the Board to "not
+    selected". Correction: a compare-and-swap of `corrects` from "in force" to "superseded", the bids moved where
+    the correction puts them and, when it selects another bid, the registered hooks run in the same transaction
+    (contracts/ closes the old winner's contract to new payments).
+
+    `method` "board_vote": the selected bid must be the one with the most votes of the members not recused (a
+    tie or no vote is refused: Gambit's procedure sends it to the President's decision); "president": the FIDE
+    President decides alone "in consultation with the WCOC" (Art. 15.5), naming those consulted. The date
+    cannot be in the future, before the close of scoring, or (board vote) before the last vote.
+
+    Nothing is rendered here: the board pack must be current (ensure_pack, in an earlier transaction), and the
+    minutes are made after the commit (store_minutes). `upload_dir` is unused, kept for callers. Raises
+    DecisionError when a rule is not met; the message says which.
+    """
+    rationale = (rationale or "").strip()
+    try:
+        how = DecisionMethod(method)
+    except ValueError:
+        raise DecisionError("Choose how the decision was taken.", "method") from None
+    if corrects is None and event.state is not EventStatus.DELIBERATION:
+        raise DecisionError(ALREADY_DECIDED)
+    if corrects is not None:
+        if corrects.event_id != event.id or event.state is not EventStatus.DECIDED:
+            raise DecisionError("Only the decision in force of a decided call can be corrected.")
+        DECISION_LIFECYCLE.next(corrects.state, DecisionAction.SUPERSEDE)
+        if not correction_reason.strip():
+            raise DecisionError("Say what the correction mends.", "correction_reason")
+    contest = bids_before_board(event) if corrects is None else bids_decided(event)
+    if selected.id not in {b.id for b in contest}:
+        raise DecisionError("The selected bid must be one before the Board.", "selected")
+    the_tally = _check_method(event, how, selected, contest, decided_on, consultations, actor=actor, now=now)
     report = ranking_report(event)
     flagged = [r.bid_id for r in report.ranking.bids if r.red_flags]
     needed = rationale_needed(selected.id, ranking_leaders=report.ranking.leaders, flagged=flagged)
     if needed and not rationale:
         raise DecisionError(f"Give the reasons for the decision: {needed}.", "rationale")
-    pack, dossiers = ensure_pack(event, actor=actor, now=now, upload_dir=upload_dir) if corrects is None else (
-        None, [])
-    reviewed = [{"identifier": d.identifier, "sha256": d.pdf_sha256, "bid": d.bid_id} for d in dossiers]
-    if pack is not None:
+    if corrects is None:
+        found = current_pack(event)
+        if found is None:
+            raise DecisionError("The board pack is not up to date with the scores: open the board pack (it is made "
+                                "again), then record the decision.")
+        pack, dossiers = found
+        reviewed = [{"identifier": d.identifier, "sha256": d.pdf_sha256, "bid": d.bid_id} for d in dossiers]
         reviewed.append({"identifier": pack.identifier, "sha256": pack.pdf_sha256, "bid": None})
-    if corrects is not None:
+        try:  # the call's one guarded transition, a compare-and-swap: of two decisions at once, one is refused
+            change_event_status(event, "decide", actor=actor, now=now, reason="the decision of the Board",
+                                by_decision=True)
+        except EventTransitionError:
+            raise DecisionError(ALREADY_DECIDED) from None
+    else:
         reviewed = corrects.loads("reviewed")
-    the_tally = current_tally(event) if method == "board_vote" else None
+        if not swap_state(corrects, expected=DecisionStatus.IN_FORCE, values={
+                "status": DECISION_LIFECYCLE.next(corrects.state, DecisionAction.SUPERSEDE), "superseded_at": now}):
+            raise DecisionError(f"Decision {corrects.id} was corrected at the same moment by someone else; nothing "
+                                "was recorded by this correction. Reload the page to see the decision in force.")
     decision = Decision(
-        event_id=event.id, method=method, selected_bid_id=selected.id, decided_on=decided_on,
+        event_id=event.id, method=how.value, selected_bid_id=selected.id, decided_on=decided_on,
         tally=json.dumps(the_tally.as_dict() if the_tally else {}),
         consultations=json.dumps([{"member": m.name, "member_id": m.id, "advice": a.strip()}
                                   for m, a in consultations]),
@@ -301,26 +470,41 @@ def record_decision(event: Event, *, method: str, selected: Bid, rationale: str,
              "total": str(r.total) if r.total is not None else None,
              "red_flags": len(r.red_flags)} for r in report.ranking.bids]}),
         reviewed=json.dumps(reviewed), recorded_at=now, recorded_by_id=actor.id,
-        corrects_id=corrects.id if corrects else None, correction_reason=correction_reason.strip())
-    db.session.add(decision)
-    db.session.flush()
-    if corrects is None:
-        change_event_status(event, "decide", actor=actor, now=now, reason=f"decision {decision.id}",
-                            by_decision=True)
-    for bid in contest:
-        action = BidAction.SELECT if bid.id == selected.id else BidAction.NOT_SELECT
-        if corrects is not None:
-            bid.status = BidStatus.SUBMITTED.value  # a correction re-decides between the same bids
-        after = next_status(bid.state, action)
-        db.session.execute(update(Bid).where(Bid.id == bid.id).values(status=after.value, updated_at=now))
-        db.session.refresh(bid)
-    minutes = _minutes(decision, now=now)
-    decision.minutes_stored_name = _store(minutes, upload_dir)
-    decision.minutes_sha256 = sha256(minutes)
-    db.session.flush()
+        corrects_id=corrects.id if corrects else None, correction_reason=correction_reason.strip(),
+        status=DecisionStatus.IN_FORCE.value)
+    try:
+        with db.session.begin_nested():  # the unique index: one decision in force per call
+            db.session.add(decision)
+            db.session.flush()
+    except IntegrityError:
+        raise DecisionError(ALREADY_DECIDED) from None
+    if corrects is not None:
+        audit.record("decision.supersede", corrects, actor=actor, now=now, data={"by": decision.id})
+    _move_bids(contest, selected, decision, actor=actor, now=now)
+    if corrects is not None and corrects.selected_bid_id != selected.id:
+        for hook in _CORRECTION_HOOKS:
+            hook(decision, superseded=corrects, actor=actor, now=now)
     audit.record("decision.correct" if corrects else "decision.record", decision, actor=actor, now=now,
-                 data={"method": method, "selected": selected.id, "reviewed": reviewed,
-                       "corrects": corrects.id if corrects else None, "minutes_sha256": decision.minutes_sha256})
+                 data={"method": how.value, "selected": selected.id, "reviewed": reviewed,
+                       "decided_on": decided_on, "corrects": corrects.id if corrects else None})
+    return decision
+
+
+def store_minutes(decision: Decision, *, actor, now: datetime, upload_dir: str) -> Decision:
+    """Render the minutes of a recorded decision and store them with their SHA-256, once (a compare-and-swap on
+    the empty hash: made twice at once, the first stored is kept). Run after the decision is committed, so
+    WeasyPrint never runs inside the transaction that records it. Raises core.pdf.PdfError if rendering fails.
+    Writes `decision.minutes` to the audit log."""
+    if decision.minutes_sha256:
+        return decision
+    minutes = _minutes(decision, now=now)
+    name = _store(minutes, upload_dir)
+    if not swap_state(decision, expected=None, column="minutes_sha256",
+                      values={"minutes_sha256": sha256(minutes), "minutes_stored_name": name}):
+        (dossier_dir(upload_dir) / name).unlink(missing_ok=True)
+        return decision
+    audit.record("decision.minutes", decision, actor=actor, now=now,
+                 data={"minutes_sha256": decision.minutes_sha256})
     return decision
 
 

@@ -7,6 +7,7 @@ from flask_login import current_user
 from sqlalchemy import select
 
 from bids.models import Bid
+from bids.rules import BidStatus
 from bids.services import has_stake
 from board import services
 from board.forms import CorrectionForm, DecisionForm, VoteForm, advice_field_name
@@ -81,10 +82,16 @@ def call(slug: str):
     return render_template(
         "board/call.html", event=event, is_open=is_open, bids=bids, listed=listed, dossiers=dossiers,
         latest=latest, seen=seen,
-        decision=decision, vote=vote, recused=recused, vote_form=vote_form,
-        tally=services.current_tally(event) if is_open else None,
+        decision=decision, vote=vote, recused=recused, vote_form=vote_form, can_vote=services.voting_open(event),
+        outcome=_outcome(listed), tally=services.current_tally(event) if is_open else None,
         decision_form=_decision_form(event, bids) if is_open and decision is None else None,
         wcoc=_wcoc_members())
+
+
+def _outcome(bids) -> dict[int, str]:
+    """The badge of each bid a decision chose between: selected (pass) or not selected (na)."""
+    decided = {BidStatus.SELECTED: "pass", BidStatus.NOT_SELECTED: "na"}
+    return {b.id: decided[b.state] for b in bids if b.state in decided}
 
 
 def _wcoc_members():
@@ -223,22 +230,44 @@ def decide(slug: str):
     form = _decision_form(event, bids)
     if form.validate_on_submit():
         selected = db.session.get(Bid, int(form.selected.data)) if form.selected.data.isdigit() else None
+        actor = current_user._get_current_object()
         try:
             if selected is None:
                 raise DecisionError("Choose the selected bid.", "selected")
+            # The pack the Board reviewed is made (rendered) and committed first: the transaction that records
+            # the decision renders nothing, so it never holds the audit lock while WeasyPrint runs.
+            services.ensure_pack(event, actor=actor, now=utcnow(), upload_dir=_upload_dir())
+            db.session.commit()
             decision = services.record_decision(
                 event, method=form.method.data, selected=selected, rationale=form.rationale.data or "",
                 decided_on=form.decided_on.data, consultations=_consultations(request.form),
-                actor=current_user._get_current_object(), now=utcnow(), upload_dir=_upload_dir())
+                actor=actor, now=utcnow())
         except (DecisionError, PdfError) as exc:
             db.session.rollback()
-            target = getattr(exc, "field", None)
-            (form[target].errors.append(str(exc)) if target in form else form.form_errors.append(str(exc)))
+            _form_error(form, exc)
         else:
             db.session.commit()
+            _make_minutes(decision, actor)
             _notify(decision)
             return redirect(url_for("board.decision", slug=slug))
     return _call_with(event, form), 422
+
+
+def _form_error(form, exc) -> None:
+    target = getattr(exc, "field", None)
+    (form[target].errors.append(str(exc)) if target in form else form.form_errors.append(str(exc)))
+
+
+def _make_minutes(decision: Decision, actor) -> None:
+    """The minutes of a decision just committed, rendered after the transaction that recorded it. If they
+    cannot be made now, the decision stands and its minutes page makes them when first opened."""
+    try:
+        services.store_minutes(decision, actor=actor, now=utcnow(), upload_dir=_upload_dir())
+    except PdfError as exc:
+        db.session.rollback()
+        flash(f"The minutes could not be made yet ({exc}); they are made when first opened.", "warning")
+    else:
+        db.session.commit()
 
 
 def _call_with(event, form):
@@ -247,6 +276,7 @@ def _call_with(event, form):
     vote_form.choice.choices = choices([(str(b.id), b.title) for b in bids] + [("abstain", "I abstain")])
     return render_template("board/call.html", event=event, is_open=True, bids=bids, listed=bids,
                            dossiers=[], latest={}, seen=set(), decision=None, vote=None, recused=[],
+                           can_vote=services.voting_open(event), outcome={},
                            vote_form=vote_form, tally=services.current_tally(event), decision_form=form,
                            wcoc=_wcoc_members())
 
@@ -269,9 +299,6 @@ def decision(slug: str):
     return _decision_page(event)
 
 
-def _decided_bids(event):
-    return [b for b in db.session.scalars(select(Bid).where(Bid.event_id == event.id)).all()
-            if b.status in ("selected", "not_selected")]
 
 
 def _decision_page(event, form=None, status: int = 200):
@@ -280,7 +307,7 @@ def _decision_page(event, form=None, status: int = 200):
         abort(404, description="No decision is recorded for this call yet.")
     history = db.session.scalars(select(Decision).where(Decision.event_id == event.id).order_by(Decision.id)).all()
     if form is None and (current_user.has_role(Role.ADMIN) or current_user.is_president):
-        form = _decision_form(event, _decided_bids(event), CorrectionForm)
+        form = _decision_form(event, services.bids_decided(event), CorrectionForm)
     return render_template("board/decision.html", event=event, decision=current, history=history,
                            form=form, wcoc=_wcoc_members()), status
 
@@ -294,22 +321,22 @@ def correct(slug: str):
     current = services.current_decision(event)
     if current is None:
         abort(404)
-    form = _decision_form(event, _decided_bids(event), CorrectionForm)
+    form = _decision_form(event, services.bids_decided(event), CorrectionForm)
     if not (form.validate_on_submit() and form.selected.data.isdigit()):
         return _decision_page(event, form, 422)
+    actor = current_user._get_current_object()
     try:
-        services.record_decision(
+        decision = services.record_decision(
             event, method=form.method.data, selected=db.session.get(Bid, int(form.selected.data)),
             rationale=form.rationale.data or "", decided_on=form.decided_on.data,
-            consultations=_consultations(request.form), actor=current_user._get_current_object(),
-            now=utcnow(), upload_dir=_upload_dir(), corrects=current,
+            consultations=_consultations(request.form), actor=actor, now=utcnow(), corrects=current,
             correction_reason=form.correction_reason.data or "")
-    except (DecisionError, PdfError) as exc:
+    except DecisionError as exc:
         db.session.rollback()
-        target = getattr(exc, "field", None)
-        (form[target].errors.append(str(exc)) if target in form else form.form_errors.append(str(exc)))
+        _form_error(form, exc)
         return _decision_page(event, form, 422)
     db.session.commit()
+    _make_minutes(decision, actor)
     flash("The correction is recorded as a new decision record linked to the one it corrects.", "success")
     return redirect(url_for("board.decision", slug=slug))
 
@@ -319,8 +346,16 @@ def correct(slug: str):
 def minutes(slug: str, decision_id: int):
     event = event_or_404(slug)
     found = db.session.get(Decision, decision_id)
-    if found is None or found.event_id != event.id or not found.minutes_stored_name:
+    if found is None or found.event_id != event.id:
         abort(404)
+    if not found.minutes_stored_name:
+        try:
+            services.store_minutes(found, actor=current_user._get_current_object(), now=utcnow(),
+                                   upload_dir=_upload_dir())
+        except PdfError as exc:
+            db.session.rollback()
+            return render_template("error.html", code=503, message=f"The minutes could not be made: {exc}"), 503
+        db.session.commit()
     path = services.dossier_dir(_upload_dir()) / found.minutes_stored_name
     return send_file(path, mimetype="application/pdf", download_name=f"decision-{found.id}-minutes.pdf")
 

@@ -57,6 +57,8 @@ class Contract(db.Model):
                         "AND signed_pdf_stored_name IS NOT NULL AND signed_pdf_size > 0)", name="signed_has_pdf"),
         CheckConstraint("status <> 'superseded' OR superseded_at IS NOT NULL", name="superseded_has_time"),
         CheckConstraint("status <> 'discarded' OR discarded_at IS NOT NULL", name="discarded_has_time"),
+        CheckConstraint("status <> 'closed' OR (closed_at IS NOT NULL AND closed_reason IS NOT NULL)",
+                        name="closed_has_time_and_reason"),
         CheckConstraint("(replaces_id IS NULL) = (correction_reason IS NULL)", name="correction_has_reason"),
         CheckConstraint("version >= 1", name="version"),
         UniqueConstraint("bid_id", "version", name="uq_contract_bid_id_version"),
@@ -87,6 +89,9 @@ class Contract(db.Model):
     signed_pdf_size: Mapped[int | None] = mapped_column(Integer)
     superseded_at: Mapped[datetime | None]
     discarded_at: Mapped[datetime | None]
+    # Closed because a correction of the Board's decision selected another bid: when, and which decision.
+    closed_at: Mapped[datetime | None]
+    closed_reason: Mapped[str | None] = mapped_column(Text)
     # SHA-256 of the calendar feed's token (the token itself is shown once); corrections keep it.
     feed_token_hash: Mapped[str | None] = mapped_column(String(64), index=True)
 
@@ -285,7 +290,7 @@ def _contract_frozen_once_issued(mapper, connection, target: Contract) -> None:
     if not before.is_frozen:
         return
     changed = _changed(target, CONTRACT_FROZEN)
-    if before in (ContractStatus.SIGNED, ContractStatus.SUPERSEDED) and target.signed_pdf_sha256:
+    if before in (ContractStatus.SIGNED, ContractStatus.SUPERSEDED, ContractStatus.CLOSED) and target.signed_pdf_sha256:
         changed += _changed(target, SIGNED_FROZEN)
     if changed:
         raise FrozenRecordError(f"Contract {target.id} was issued: {', '.join(changed)} cannot change. Issue a "

@@ -53,21 +53,46 @@ class ContractStatus(enum.StrEnum):
     SIGNED = "signed"          # the countersigned PDF is on file
     SUPERSEDED = "superseded"  # a correction (a new version) replaced it; its record stays
     DISCARDED = "discarded"    # a draft that was never issued
+    # The Board's decision was corrected and selected another bid: no new payments; what was paid stays on
+    # record and is refunded by reversing it.
+    CLOSED = "closed"
 
     @property
     def label(self) -> str:
         return {"draft": "Draft", "issued": "Issued, awaiting countersignature", "signed": "Signed",
-                "superseded": "Superseded by a correction", "discarded": "Discarded draft"}[self.value]
+                "superseded": "Superseded by a correction", "discarded": "Discarded draft",
+                "closed": "Closed: the Board's decision was corrected"}[self.value]
 
     @property
     def is_frozen(self) -> bool:
         """Issued once: its terms, its PDF and its milestones never change again."""
-        return self in (ContractStatus.ISSUED, ContractStatus.SIGNED, ContractStatus.SUPERSEDED)
+        return self in (ContractStatus.ISSUED, ContractStatus.SIGNED, ContractStatus.SUPERSEDED,
+                        ContractStatus.CLOSED)
 
     @property
     def in_force(self) -> bool:
         """The version whose milestones are tracked, reminded and paid."""
         return self in (ContractStatus.ISSUED, ContractStatus.SIGNED)
+
+    @property
+    def takes_reversals(self) -> bool:
+        """Payments may be reversed: on the version in force, and on a contract closed by a correction of the
+        decision (that is how what was paid is refunded)."""
+        return self.in_force or self is ContractStatus.CLOSED
+
+    @property
+    def is_draft(self) -> bool:
+        return self is ContractStatus.DRAFT
+
+    @property
+    def has_pdf(self) -> bool:
+        """A PDF to read: the draft rendered on the spot, or the one stored when it was issued."""
+        return self is not ContractStatus.DISCARDED
+
+    @property
+    def badge(self) -> str:
+        """The css class of the status badge."""
+        return "pass" if self is ContractStatus.SIGNED else "pending" if self.in_force else "na"
 
     @property
     def visible_to_organizer(self) -> bool:
@@ -80,6 +105,7 @@ class ContractAction(enum.StrEnum):
     SIGN = "sign"
     SUPERSEDE = "supersede"
     DISCARD = "discard"
+    CLOSE = "close"
 
 
 # (status, action) -> new status. Anything not listed is refused.
@@ -90,13 +116,18 @@ TRANSITIONS: dict[tuple[ContractStatus, ContractAction], ContractStatus] = {
     # A correction issued as a new version replaces the one in force, signed or not.
     (ContractStatus.ISSUED, ContractAction.SUPERSEDE): ContractStatus.SUPERSEDED,
     (ContractStatus.SIGNED, ContractAction.SUPERSEDE): ContractStatus.SUPERSEDED,
+    # A correction of the Board's decision that selects another bid closes the old winner's contract.
+    (ContractStatus.ISSUED, ContractAction.CLOSE): ContractStatus.CLOSED,
+    (ContractStatus.SIGNED, ContractAction.CLOSE): ContractStatus.CLOSED,
 }
 
 _STATUS_PHRASES = {ContractStatus.DRAFT: "a draft contract", ContractStatus.ISSUED: "an issued contract",
                    ContractStatus.SIGNED: "a signed contract", ContractStatus.SUPERSEDED: "a superseded contract",
-                   ContractStatus.DISCARDED: "a discarded draft"}
+                   ContractStatus.DISCARDED: "a discarded draft",
+                   ContractStatus.CLOSED: "a contract closed by a correction of the Board's decision"}
 _ACTION_PARTICIPLES = {ContractAction.ISSUE: "issued", ContractAction.SIGN: "signed",
-                       ContractAction.SUPERSEDE: "superseded", ContractAction.DISCARD: "discarded"}
+                       ContractAction.SUPERSEDE: "superseded", ContractAction.DISCARD: "discarded",
+                       ContractAction.CLOSE: "closed"}
 
 
 class ContractRuleError(ValueError):

@@ -14,9 +14,11 @@ from decimal import Decimal
 from pathlib import Path
 
 from sqlalchemy import func, select, text
+from sqlalchemy.exc import IntegrityError
 
 from bids.models import Bid
 from bids.rules import BidStatus
+from board import services as board_services
 from contracts import queries
 from contracts.models import Contract, MatchResult, Milestone, Payment, Reminder
 from contracts.rules import (
@@ -41,6 +43,7 @@ from contracts.rules import (
 )
 from core import audit
 from core.db import db
+from core.lifecycle import swap_state
 from core.mail import send_mail
 from core.money import format_day, format_eur
 from core.pdf import looks_like_pdf
@@ -126,12 +129,11 @@ def create_contract(bid: Bid, *, actor, now: datetime, signal_blocker_required: 
     instead), or when its figures cannot make one. Writes `contract.create` to the audit log.
     """
     _check_selected(bid)
+    _check_no_other_in_force(bid)
     versions = queries.versions_of(bid.id)
-    live = [c for c in versions if c.state is not ContractStatus.DISCARDED]
+    live = [c for c in versions if c.state not in (ContractStatus.DISCARDED, ContractStatus.CLOSED)]
     if live:
-        c = live[-1]
-        raise ContractError(f"Bid {bid.id} already has a contract ({c.reference}, {c.state.label.lower()}). "
-                            "To change an issued contract, prepare a correction of it.")
+        raise ContractError(_already(bid, live[-1]))
     inputs = contract_inputs(bid, signal_blocker_required=signal_blocker_required)
     version_id = _regulation_version_id(bid)
     from events.models import RegulationVersion
@@ -142,12 +144,73 @@ def create_contract(bid: Bid, *, actor, now: datetime, signal_blocker_required: 
                         version=max((c.version for c in versions), default=0) + 1,
                         status=ContractStatus.DRAFT.value, terms_json=_snapshot(terms), created_at=now,
                         created_by_id=getattr(actor, "id", None))
-    db.session.add(contract)
-    db.session.flush()
+    try:
+        # Two secretaries at once: the second insert of the same version is refused by the unique constraint.
+        with db.session.begin_nested():
+            db.session.add(contract)
+            db.session.flush()
+    except IntegrityError:
+        db.session.expire_all()
+        found = [c for c in queries.versions_of(bid.id)
+                 if c.state not in (ContractStatus.DISCARDED, ContractStatus.CLOSED)]
+        raise ContractError(_already(bid, found[-1]) if found else
+                            f"Bid {bid.id} got a contract at the same moment; reload the page.") from None
     audit.record("contract.create", contract, actor=actor, now=now,
                  data={"bid": bid.id, "version": contract.version, "regulation_sha256": reg.sha256,
                        "signal_blocker_required": signal_blocker_required})
     return contract
+
+
+def _already(bid: Bid, c: Contract) -> str:
+    return (f"Bid {bid.id} already has a contract ({c.reference}, {c.state.label.lower()}). To change an issued "
+            "contract, prepare a correction of it.")
+
+
+def _check_no_other_in_force(bid: Bid, *, drafts: bool = True) -> None:
+    """Only the bid of the decision in force has a contract that takes payments: another bid's contract in the
+    same call (in force, or with `drafts` a draft) must be closed first (a correction of the decision does that
+    in the same transaction)."""
+    states = queries.IN_FORCE + ((ContractStatus.DRAFT.value,) if drafts else ())
+    other = db.session.scalars(select(Contract).join(Bid, Contract.bid_id == Bid.id).where(
+        Bid.event_id == bid.event_id, Contract.bid_id != bid.id, Contract.status.in_(states))).first()
+    if other is not None:
+        raise ContractError(
+            f"Art. {contract_article(bid.event.regulation)}: the contract {other.reference} with another bid of this "
+            f"call is {other.state.label.lower()}; it must be closed (by a correction of the Board's decision) "
+            f"before a contract is made with bid {bid.id} ({bid.title}).")
+
+
+def close_for_correction(decision, *, superseded, actor, now: datetime) -> list[Contract]:
+    """A correction of the Board's decision selected another bid: in the same transaction, close every contract
+    of the call's other bids to new payments (issued or signed: CLOSE, with the decision named; drafts:
+    discarded). What was paid stays on record, and is refunded by reversing it. Each change is a
+    compare-and-swap on the contract's status. Raises ContractError when a contract changed at the same moment.
+    Writes `contract.close` / `contract.discard` to the audit log. Registered with board.services below."""
+    selected = db.session.get(Bid, decision.selected_bid_id)
+    reason = (f"Decision {superseded.id} was corrected by decision {decision.id} on {format_day(now.date())}, "
+              f"which selects {selected.title}: {decision.correction_reason}")
+    closed = []
+    rows = db.session.scalars(select(Contract).join(Bid, Contract.bid_id == Bid.id).where(
+        Bid.event_id == decision.event_id, Contract.bid_id != decision.selected_bid_id,
+        Contract.status.in_(queries.IN_FORCE + (ContractStatus.DRAFT.value,))).order_by(Contract.id)).all()
+    for contract in rows:
+        before = contract.state
+        if before is ContractStatus.DRAFT:
+            after = _transition(contract, ContractAction.DISCARD)
+            values = {"status": after, "discarded_at": now}
+        else:
+            after = _transition(contract, ContractAction.CLOSE)
+            values = {"status": after, "closed_at": now, "closed_reason": reason}
+        if not swap_state(contract, expected=before, values=values):
+            raise ContractError(f"{contract.reference} changed at the same moment; record the correction again.")
+        audit.record("contract.close" if after is ContractStatus.CLOSED else "contract.discard", contract,
+                     actor=actor, now=now, data={"reference": contract.reference, "from": before.value,
+                                                 "decision": decision.id, "reason": reason})
+        closed.append(contract)
+    return closed
+
+
+board_services.on_correction(close_for_correction)
 
 
 def prepare_correction(contract: Contract, *, reason: str, actor, now: datetime,
@@ -229,6 +292,7 @@ def issue_contract(contract: Contract, *, due_dates: Mapping[str, date | None], 
     new_status = _transition(contract, ContractAction.ISSUE)
     bid = contract.bid
     _check_selected(bid)
+    _check_no_other_in_force(bid, drafts=False)
     old = contract.replaces
     if old is not None and not old.state.in_force:
         raise ContractError(f"{old.reference}, which this correction replaces, is {old.state.label.lower()}; "
@@ -369,9 +433,13 @@ def new_feed_token(contract: Contract, *, actor, now: datetime) -> str:
 # ---------------------------------------------------------------------------------------------- payments
 
 
-def _check_in_force(milestone: Milestone) -> None:
+def _check_in_force(milestone: Milestone, *, reversal: bool = False) -> None:
     c = milestone.contract
-    if not c.state.in_force:
+    if c.state is ContractStatus.CLOSED and not reversal:
+        raise ContractError(f"{c.reference} was closed on {format_day(c.closed_at)} because the Board's decision was "
+                            f"corrected ({c.closed_reason}). It takes no new payments; what was paid stays on record, "
+                            "and a refund is recorded by reversing the payment.")
+    if not (c.state.takes_reversals if reversal else c.state.in_force):
         current = queries.in_force(c.bid_id)
         where = f" Record it on {current.reference}, the version in force." if current else ""
         raise ContractError(f"{c.reference} is {c.state.label.lower()}: its milestones take no more entries.{where}")
@@ -452,7 +520,7 @@ def reverse_payment(payment: Payment, *, reason: str, idempotency_key: str, acto
     """
     key = _check_key(idempotency_key)
     milestone = payment.milestone
-    _check_in_force(milestone)
+    _check_in_force(milestone, reversal=True)
     found = _existing(milestone.id, key)
     if found is not None:
         return found, False

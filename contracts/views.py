@@ -37,7 +37,7 @@ from contracts.forms import (
     one_time_key,
 )
 from contracts.models import Contract, Milestone, Payment
-from contracts.rules import ContractStatus, DueSetBy, MatchOutcome, parse_as_of
+from contracts.rules import ContractStatus, DueSetBy, MatchOutcome, allowed_actions, parse_as_of
 from core.auth import Role, roles_required
 from core.db import db, utcnow
 from core.money import amount_str, format_eur
@@ -178,7 +178,7 @@ def view(contract_id: int):
         [c for c in queries.versions_of(contract.bid_id) if c.state.visible_to_organizer],
         in_force=queries.in_force(contract.bid_id), result=queries.match_result(contract.bid.event_id),
         draft_terms=terms, form=EmptyForm(), sign_form=SignForm(), max_mb=current_app.config["MAX_UPLOAD_MB"],
-        due_soon_days=due_soon_days()), (400 if error else 200)
+        due_soon_days=due_soon_days(), actions=allowed_actions(contract.status)), (400 if error else 200)
 
 
 @bp.route("/contracts/<int:contract_id>/preview")

@@ -40,6 +40,7 @@ def seed_board_demo(*, now: datetime, slug: str = "fwwcm-2015") -> list[str]:
             services.record_view(dossiers[0], member, now=day + timedelta(days=1))
     decision = services.record_decision(
         event, method="board_vote", selected=bids[leader], rationale="", decided_on=(day + timedelta(days=3)).date(),
-        consultations=[], actor=admin, now=day + timedelta(days=3), upload_dir=upload_dir)
+        consultations=[], actor=admin, now=day + timedelta(days=3))
+    services.store_minutes(decision, actor=admin, now=day + timedelta(days=3, minutes=1), upload_dir=upload_dir)
     out.append(f"demo decision: {decision.selected_bid.title} selected ({event.slug} decided)")
     return out

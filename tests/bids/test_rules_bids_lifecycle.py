@@ -114,9 +114,10 @@ def test_naive_time_is_refused():
         can_change_before_deadline(datetime(2015, 5, 1), REG)
 
 
-def sit(status=E.OPEN, *, now=DEADLINE, owner=True, admin=False, paper=False, late=False) -> BidSituation:
+def sit(status=E.OPEN, *, now=DEADLINE, owner=True, admin=False, paper=False, late=False,
+        decision=False) -> BidSituation:
     return BidSituation(event_status=status, deadline=DEADLINE, now=now, by_owner=owner, by_admin=admin, paper=paper,
-                        late_admitted=late)
+                        late_admitted=late, by_decision=decision)
 
 
 AFTER = DEADLINE + timedelta(seconds=1)
@@ -194,16 +195,18 @@ def test_the_secretariat_rejects_until_the_decision():
 
 @pytest.mark.parametrize("action", [A.SELECT, A.NOT_SELECT])
 def test_selection_only_once_scoring_has_closed(action):
-    assert check_transition(S.SUBMITTED, action, sit(E.DELIBERATION, now=AFTER, **SECRETARIAT))
+    assert check_transition(S.SUBMITTED, action, sit(E.DELIBERATION, now=AFTER, decision=True))
     with pytest.raises(TransitionError, match="bids are selected only once scoring has closed"):
-        check_transition(S.SUBMITTED, action, sit(E.SCORING, **SECRETARIAT))
+        check_transition(S.SUBMITTED, action, sit(E.SCORING, decision=True))
+    with pytest.raises(TransitionError, match="Bids are selected only by recording the decision."):
+        check_transition(S.SUBMITTED, action, sit(E.DELIBERATION, **SECRETARIAT))
     assert action not in offered_actions(S.SUBMITTED, sit(E.DELIBERATION, **SECRETARIAT))
 
 
 def test_a_decided_bid_changes_only_by_a_correction():
-    assert check_transition(S.SELECTED, A.NOT_SELECT, sit(E.DECIDED, **SECRETARIAT)) is S.NOT_SELECTED
+    assert check_transition(S.SELECTED, A.NOT_SELECT, sit(E.DECIDED, decision=True)) is S.NOT_SELECTED
     with pytest.raises(TransitionError, match="Only a correction of the recorded decision"):
-        check_transition(S.SELECTED, A.NOT_SELECT, sit(E.DELIBERATION, **SECRETARIAT))
+        check_transition(S.SELECTED, A.NOT_SELECT, sit(E.DELIBERATION, decision=True))
 
 
 @pytest.mark.parametrize(("status", "passed", "paper", "late", "refused"), [

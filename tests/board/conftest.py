@@ -26,6 +26,11 @@ def complete(app, bid_id: int, **overrides) -> None:
 def scored(app, event, sf):
     """The 2015 call with three scored bids (Lviv leads, Tbilisi second, Madrid last with a red flag), scoring
     closed. Returns a dict of ids."""
+    return scored_call(app, event, sf)
+
+
+def scored_call(app, event, sf) -> dict:
+    """What `scored` makes, on any app (the two-thread tests bring their own)."""
     lviv = sf.bid(event, city="Lviv", host="UKR", name="Ukrainian Chess Federation")
     tbilisi = sf.bid(event, city="Tbilisi", host="GEO", name="Georgian Chess Federation")
     madrid = sf.bid(event, city="Madrid", host="ESP", name="Spanish Chess Federation")

@@ -2,7 +2,7 @@
 
 import io
 import re
-from datetime import date
+from datetime import UTC, date, datetime
 
 import pytest
 from pypdf import PdfReader
@@ -11,8 +11,22 @@ from sqlalchemy import func, select
 from bids.models import Bid
 from board.models import Decision, Dossier, DossierView
 from core.db import db
+from core.money import format_day
 from events.models import Event
-from tests.conftest import login
+from tests.conftest import login, utcnow
+
+VOTED = datetime(2015, 6, 19, 10, tzinfo=UTC)
+
+
+def vote(app, event_id: int, member_id: int, bid_id: int | None, *, now: datetime = VOTED) -> None:
+    """A board member's vote through the service, on a given day."""
+    from accounts.models import User
+    from board.services import cast_vote
+
+    with app.app_context():
+        cast_vote(db.session.get(Event, event_id), db.session.get(User, member_id),
+                  db.session.get(Bid, bid_id) if bid_id else None, now=now)
+        db.session.commit()
 
 
 def _text(data: bytes) -> tuple[int, str]:
@@ -132,8 +146,9 @@ def test_board_votes_and_the_decision_is_recorded_with_hashes_and_emails(app, sc
     admin = app.test_client()
     make.user(email="sec@example.org", roles=("admin",))
     login(admin, "sec@example.org")
+    today = utcnow().date()
     response = admin.post("/board/fwwcm-2015/decision", data={
-        "method": "board_vote", "selected": str(scored["lviv"]), "decided_on": "2015-06-20", "rationale": ""})
+        "method": "board_vote", "selected": str(scored["lviv"]), "decided_on": today.isoformat(), "rationale": ""})
     assert response.status_code == 302, response.get_data(as_text=True)[:3000]
     with app.app_context():
         decision = db.session.scalars(select(Decision)).one()
@@ -149,7 +164,9 @@ def test_board_votes_and_the_decision_is_recorded_with_hashes_and_emails(app, sc
     minutes = admin.get(f"/board/fwwcm-2015/decision/{decision.id}/minutes.pdf")
     _, text = _text(minutes.data)
     minutes.close()
-    assert "Ukrainian Chess Federation" in text and "20 June 2015" in text
+    assert "Ukrainian Chess Federation" in text and format_day(today) in text
+    with app.app_context():  # rendered after the recording, in its own step, and hashed
+        assert db.session.get(Decision, decision.id).minutes_sha256
     page = admin.get("/board/fwwcm-2015").get_data(as_text=True)
     assert "Ukrainian Chess Federation" in page and "Not selected" in page  # dossiers stay listed
     assert '<a href="/board/">Board</a>' in page  # the secretariat reaches the board's pages from the menu
@@ -158,6 +175,7 @@ def test_board_votes_and_the_decision_is_recorded_with_hashes_and_emails(app, sc
 
 
 def test_choosing_other_than_the_top_needs_reasons(app, scored, make):
+    vote(app, scored["event"], make.user(roles=("board",), federation="FRA"), scored["madrid"])
     admin = app.test_client()
     make.user(email="sec@example.org", roles=("admin",))
     login(admin, "sec@example.org")
@@ -202,6 +220,7 @@ def test_only_the_president_decides_alone(app, scored, make):
 
 
 def test_a_decision_is_never_edited_only_corrected(app, scored, make):
+    vote(app, scored["event"], make.user(roles=("board",), federation="FRA"), scored["lviv"])
     admin = app.test_client()
     make.user(email="sec@example.org", roles=("admin",))
     login(admin, "sec@example.org")
@@ -223,3 +242,4 @@ def test_a_decision_is_never_edited_only_corrected(app, scored, make):
         decisions = db.session.scalars(select(Decision).order_by(Decision.id)).all()
         assert len(decisions) == 2 and decisions[1].corrects_id == decisions[0].id
         assert decisions[0].decided_on == date(2015, 6, 20)
+        assert [d.status for d in decisions] == ["superseded", "in_force"] and decisions[0].superseded_at

@@ -147,29 +147,35 @@ class World:
 
     def decided_call(self) -> list[int]:
         from accounts.models import User
+        from accounts.services import create_user
         from bids.models import Bid
-        from board.services import record_decision
+        from board.services import cast_vote, ensure_pack, record_decision
         from events.models import Event
 
         bids = self.deliberation_call()
         with self.app.app_context(), self.app.test_request_context():
-            record_decision(db.session.get(Event, self.event), method="board_vote",
-                            selected=db.session.get(Bid, bids[0]), rationale="", decided_on=date(2015, 6, 20),
-                            consultations=[], actor=db.session.get(User, self.admin_id), now=utcnow(),
-                            upload_dir=self.app.config["UPLOAD_DIR"])
+            event = db.session.get(Event, self.event)
+            admin = db.session.get(User, self.admin_id)
+            member = create_user(email="hostile-board@example.org", password="a long enough password", name="B",
+                                 roles=["board"], federation="FRA", actor=None, now=utcnow())
+            cast_vote(event, member, db.session.get(Bid, bids[0]), now=utcnow())
+            ensure_pack(event, actor=admin, now=utcnow(), upload_dir=self.app.config["UPLOAD_DIR"])
+            db.session.commit()
+            record_decision(event, method="board_vote", selected=db.session.get(Bid, bids[0]),
+                            rationale="", decided_on=utcnow().date(), consultations=[], actor=admin, now=utcnow())
             db.session.commit()
         return bids
 
     # ---- contracts
 
-    def contract(self, *, issue: bool = True, pay: bool = False) -> tuple[int, int]:
-        """A contract of a selected bid (issued unless `issue=False`); returns (contract id, first milestone id),
-        with a payment on that milestone when `pay`."""
+    def contract(self, *, issue: bool = True, pay: bool = False, event: int | None = None) -> tuple[int, int]:
+        """A contract of a selected bid of the 2015 call (or of `event`: one selected bid per call), issued unless
+        `issue=False`; returns (contract id, first milestone id), with a payment on that milestone when `pay`."""
         from accounts.models import User
         from contracts import services
         from contracts.models import Contract
 
-        contract_id = self.cf.contract(self.event, admin_id=self.admin_id, issue=issue)
+        contract_id = self.cf.contract(event or self.event, admin_id=self.admin_id, issue=issue)
         with self.app.app_context():
             contract = db.session.get(Contract, contract_id)
             first = contract.milestones[0].id if contract.milestones else 0

@@ -101,3 +101,131 @@ def test_two_members_scoring_at_once_lose_nothing(live):
         cards = db.session.scalars(select(Scorecard).where(Scorecard.bid_id == bid_id)).all()
         assert sorted(c.member_id for c in cards) == sorted(member_ids)
         assert sorted(str(c.score_map()["a"]) for c in cards) == ["3.0", "4.0"]
+
+
+# ---- issue 11: one decision in force; first votes and new contracts at once end in a clear refusal
+
+
+def _deliberation(app):
+    """The 2015 call with three scored bids and scoring closed, one board vote for the leader, the pack made."""
+    from accounts.models import User
+    from board import services
+    from events.regulation import default_event_file, load_regulation_file
+    from events.services import load_event
+    from tests.board.conftest import scored_call
+    from tests.conftest import Factory
+    from tests.scoring.factories_scoring import ScoringFactory
+
+    with app.app_context():
+        event, _ = load_event(load_regulation_file(default_event_file()), actor=None, now=utcnow())
+        db.session.commit()
+        event_id = event.id
+    make = Factory(app)
+    scored = scored_call(app, event_id, ScoringFactory(app, make))
+    admin_id = make.user(roles=("admin",), email="sec@example.org")
+    scored["board"] = make.user(roles=("board",), federation="FRA", email="board@example.org")
+    with app.app_context():
+        from bids.models import Bid
+        from events.models import Event
+
+        event = db.session.get(Event, event_id)
+        services.cast_vote(event, db.session.get(User, scored["board"]), db.session.get(Bid, scored["lviv"]),
+                           now=utcnow())
+        services.ensure_pack(event, actor=db.session.get(User, admin_id), now=utcnow(),
+                             upload_dir=app.config["UPLOAD_DIR"])
+        db.session.commit()
+    return scored, admin_id
+
+
+def _decide(app, scored, admin_id, **kwargs):
+    from accounts.models import User
+    from bids.models import Bid
+    from board import services
+    from events.models import Event
+
+    return services.record_decision(
+        db.session.get(Event, scored["event"]), method="board_vote", selected=db.session.get(Bid, scored["lviv"]),
+        rationale="", decided_on=utcnow().date(), consultations=[], actor=db.session.get(User, admin_id),
+        now=utcnow(), **kwargs).id
+
+
+def test_two_decisions_at_once_leave_exactly_one_in_force(live):
+    from board.models import Decision
+    from board.rules import DecisionError
+    from board.services import ALREADY_DECIDED
+
+    scored, admin_id = _deliberation(live)
+    results, errors = run_twice(live, lambda i: _decide(live, scored, admin_id))
+    assert len([r for r in results if r is not None]) == 1, errors
+    loser = next(e for e in errors if e is not None)
+    assert isinstance(loser, DecisionError) and str(loser) == ALREADY_DECIDED
+    with live.app_context():
+        first = db.session.scalars(select(Decision)).one()
+        assert first.status == "in_force"
+        first_id = first.id
+
+    def correct(i):  # both correct the decision their page showed: the first one
+        return _decide(live, scored, admin_id, corrects=db.session.get(Decision, first_id),
+                       correction_reason=f"Correction {i}.")
+
+    results, errors = run_twice(live, correct)
+    assert len([r for r in results if r is not None]) == 1, errors
+    loser = next(e for e in errors if e is not None)
+    assert isinstance(loser, DecisionError) and str(loser) in (
+        "a decision already superseded by a correction cannot be corrected",
+        f"Decision {first_id} was corrected at the same moment by someone else; nothing was recorded by this "
+        "correction. Reload the page to see the decision in force."), loser
+    with live.app_context():
+        rows = db.session.scalars(select(Decision).order_by(Decision.id)).all()
+        assert [d.status for d in rows] == ["superseded", "in_force"]
+
+
+def test_two_first_votes_of_a_member_at_once_end_in_a_clear_refusal(live):
+    from accounts.models import User
+    from bids.models import Bid
+    from board import services
+    from board.models import Vote
+    from board.rules import DecisionError
+    from events.models import Event
+
+    scored, _ = _deliberation(live)
+    with live.app_context():
+        member_id = db.session.get(User, scored["board"]).id
+        db.session.execute(Vote.__table__.delete())
+        db.session.commit()
+
+    def cast(i):
+        bid = db.session.get(Bid, scored["lviv" if i else "tbilisi"])
+        return services.cast_vote(db.session.get(Event, scored["event"]), db.session.get(User, member_id), bid,
+                                  now=utcnow()).id
+
+    results, errors = run_twice(live, cast)
+    winners = [r for r in results if r is not None]
+    loser = next((e for e in errors if e is not None), None)
+    # Either both ran one after the other (the second replaced the first), or the second was refused clearly.
+    assert len(winners) == 2 or (isinstance(loser, DecisionError) and "at the same moment" in str(loser)), errors
+    with live.app_context():
+        assert db.session.scalar(select(func.count()).select_from(Vote)) == 1
+
+
+def test_two_new_contracts_at_once_end_in_a_clear_refusal(live):
+    from accounts.models import User
+    from bids.models import Bid
+    from contracts import services
+    from contracts.models import Contract
+
+    scored, admin_id = _deliberation(live)
+    with live.app_context():
+        _decide(live, scored, admin_id)
+        db.session.commit()
+
+    def create(i):
+        return services.create_contract(db.session.get(Bid, scored["lviv"]), actor=db.session.get(User, admin_id),
+                                        now=utcnow()).id
+
+    results, errors = run_twice(live, create)
+    assert len([r for r in results if r is not None]) == 1, errors
+    loser = next(e for e in errors if e is not None)
+    assert isinstance(loser, services.ContractError) and "already has a contract" in str(loser), loser
+    with live.app_context():
+        assert db.session.scalar(select(func.count()).select_from(Contract)) == 1

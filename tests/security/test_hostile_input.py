@@ -288,7 +288,7 @@ def test_forms_without_text_fields_have_none(app, world):
 
     draft = world.draft_bid()
     contract_id, milestone_id = world.contract()
-    draft_contract = world.contract(issue=False)[0]
+    draft_contract = world.contract(issue=False, event=world.practice)[0]
     with app.app_context():
         other = db.session.scalars(select(User).where(User.email == OWNER_EMAIL)).one().id
         bid_of_contract = db.session.get(Contract, contract_id).bid_id

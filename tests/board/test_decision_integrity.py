@@ -1,0 +1,270 @@
+"""Issue 11: one decision in force per call; a board vote follows the votes; the date follows the votes and the
+close of scoring; a correction closes the old winner's contract; PDFs are not rendered in the recording
+transaction; races end in a clear refusal."""
+
+from datetime import UTC, date, datetime
+from decimal import Decimal
+
+import pytest
+from sqlalchemy import func, select
+
+from accounts.models import User
+from bids.models import Bid
+from board import services
+from board.models import Decision
+from board.rules import DecisionError
+from contracts import services as contracts
+from contracts.models import Contract
+from core.db import db
+from events.models import Event
+from tests.board.test_board import vote
+from tests.conftest import login, utcnow
+from tests.contracts.factories_contracts import issued_contract
+
+VOTED = datetime(2015, 6, 19, 10, tzinfo=UTC)
+NOW = datetime(2015, 6, 25, 12, tzinfo=UTC)
+
+
+def _client(app, make, *, roles=("admin",), **overrides):
+    client = app.test_client()
+    email = f"{'-'.join(roles)}-{make.count + 1}@example.org"
+    user_id = make.user(email=email, roles=roles, **overrides)
+    login(client, email)
+    return client, user_id
+
+
+def _state(app, scored) -> tuple[str, int, dict]:
+    with app.app_context():
+        return (db.session.get(Event, scored["event"]).status,
+                db.session.scalar(select(func.count()).select_from(Decision)),
+                {b.id: b.status for b in db.session.scalars(select(Bid))})
+
+
+def _record(app, scored, selected: str, *, method="board_vote", decided_on=date(2015, 6, 20), actor_id, now=NOW,
+            consultations=(), **kwargs) -> int:
+    """A decision through the service, the pack made first (as the page does); returns its id."""
+    with app.app_context():
+        event = db.session.get(Event, scored["event"])
+        actor = db.session.get(User, actor_id)
+        services.ensure_pack(event, actor=actor, now=now, upload_dir=app.config["UPLOAD_DIR"])
+        db.session.commit()
+        decision = services.record_decision(
+            event, method=method, selected=db.session.get(Bid, scored[selected]), rationale=kwargs.pop(
+                "rationale", "Viewed as a whole."), decided_on=decided_on,
+            consultations=[(db.session.get(User, m), a) for m, a in consultations], actor=actor, now=now, **kwargs)
+        db.session.commit()
+        return decision.id
+
+
+def test_a_board_vote_for_a_bid_the_votes_do_not_favour_is_refused(app, scored, make):
+    board = make.user(roles=("board",), federation="FRA")
+    president = make.user(roles=("board",), federation="ITA", is_president=True)
+    for member in (board, president):
+        vote(app, scored["event"], member, scored["lviv"])
+    before = _state(app, scored)
+    admin, _ = _client(app, make)
+    response = admin.post("/board/fwwcm-2015/decision", data={
+        "method": "board_vote", "selected": str(scored["tbilisi"]), "decided_on": "2015-06-20",
+        "rationale": "Tbilisi, viewed as a whole."})
+    assert response.status_code == 422
+    assert ("Gambit&#39;s procedure for recording a board vote: a board vote selects the bid with the most votes of "
+            "the members not recused. The votes are Ukrainian Chess Federation — Lviv, UA: 2; Georgian Chess "
+            "Federation — Tbilisi, GE: 0; Spanish Chess Federation — Madrid, ES: 0, so it is Ukrainian Chess "
+            "Federation — Lviv, UA; you chose Georgian Chess Federation — Tbilisi, GE.") in \
+        response.get_data(as_text=True)
+    assert _state(app, scored) == before
+
+
+def test_a_decision_cannot_be_dated_before_the_votes_the_close_of_scoring_or_in_the_future(app, scored, make):
+    from events.services import change_event_status
+
+    with app.app_context():  # scoring closed on 16 June 2015, as the audit log records it
+        event = db.session.get(Event, scored["event"])
+        change_event_status(event, "reopen_scoring", actor=None, now=datetime(2015, 6, 15, tzinfo=UTC))
+        change_event_status(event, "close_scoring", actor=None, now=datetime(2015, 6, 16, 9, tzinfo=UTC))
+        db.session.commit()
+    vote(app, scored["event"], make.user(roles=("board",), federation="FRA"), scored["lviv"])
+    admin = make.user(roles=("admin",))
+    cases = [(date(1999, 1, 1), "The date of the decision cannot precede the close of the WCOC's scoring on 16 June "
+                                "2015 (you entered 1 January 1999)."),
+             (date(2015, 6, 18), "The date of a decision by board vote cannot precede the last vote, cast on 19 June "
+                                 "2015 (you entered 18 June 2015)."),
+             (date(2015, 6, 26), "The date of the decision cannot be in the future: today is 25 June 2015 (you "
+                                 "entered 26 June 2015).")]
+    for decided_on, message in cases:
+        with pytest.raises(DecisionError) as exc:
+            _record(app, scored, "lviv", decided_on=decided_on, actor_id=admin)
+        assert str(exc.value) == message and exc.value.field == "decided_on"
+    assert _state(app, scored)[:2] == ("deliberation", 0)
+    _record(app, scored, "lviv", decided_on=date(2015, 6, 19), actor_id=admin)
+    assert _state(app, scored)[:2] == ("decided", 1)
+
+
+def test_a_tie_cannot_be_recorded_as_a_board_vote_it_goes_to_the_president(app, scored, make):
+    vote(app, scored["event"], make.user(roles=("board",), federation="FRA"), scored["lviv"])
+    vote(app, scored["event"], make.user(roles=("board",), federation="ITA"), scored["tbilisi"])
+    admin, _ = _client(app, make)
+    response = admin.post("/board/fwwcm-2015/decision", data={
+        "method": "board_vote", "selected": str(scored["lviv"]), "decided_on": "2015-06-20"})
+    assert response.status_code == 422
+    assert ("Gambit&#39;s procedure for recording a board vote: the votes are tied between Ukrainian Chess Federation "
+            "— Lviv, UA and Georgian Chess Federation — Tbilisi, GE (1 each; the votes: Georgian Chess Federation — "
+            "Tbilisi, GE: 1; Ukrainian Chess Federation — Lviv, UA: 1; Spanish Chess Federation — Madrid, ES: 0). "
+            "Art. 15.5 sets no tie-break, so a tie cannot be recorded as a board vote: it goes to the President&#39;s "
+            "decision under Art. 15.5.") in response.get_data(as_text=True)
+    president, _ = _client(app, make, roles=("board",), federation="NOR", is_president=True)
+    response = president.post("/board/fwwcm-2015/decision", data={
+        "method": "president", "selected": str(scored["lviv"]), "decided_on": "2015-06-20",
+        f"advice_{scored['members'][0]}": "Lviv: the strongest bid."})
+    assert response.status_code == 302
+    with app.app_context():
+        assert db.session.scalars(select(Decision)).one().method == "president"
+
+
+def test_no_vote_no_board_vote_and_a_recused_members_vote_does_not_count(app, scored, make):
+    admin = make.user(roles=("admin",))
+    with pytest.raises(DecisionError, match="no member of the Board has voted for a bid"):
+        _record(app, scored, "lviv", actor_id=admin)
+    fra = make.user(roles=("board",), federation="FRA")
+    vote(app, scored["event"], fra, scored["tbilisi"])
+    vote(app, scored["event"], make.user(roles=("board",), federation="ITA"), scored["lviv"])
+    with app.app_context():  # the FRA member now represents Georgia, host of the bid they voted for
+        db.session.get(User, fra).federation = "GEO"
+        db.session.commit()
+    _record(app, scored, "lviv", actor_id=admin)
+    with app.app_context():
+        tally = db.session.scalars(select(Decision)).one().loads("tally")
+        assert tally["votes"][str(scored["lviv"])] == 1 and tally["votes"][str(scored["tbilisi"])] == 0
+        assert tally["recused"] == [db.session.get(User, fra).name]
+
+
+def test_a_second_decision_is_refused_and_the_call_changes_by_compare_and_swap(app, scored, make):
+    vote(app, scored["event"], make.user(roles=("board",), federation="FRA"), scored["lviv"])
+    admin = make.user(roles=("admin",))
+    _record(app, scored, "lviv", actor_id=admin)
+    with app.app_context():  # as a request that read the call before the first decision was committed sees it
+        db.session.get(Event, scored["event"]).status = "deliberation"
+        for bid in db.session.scalars(select(Bid)):
+            bid.status = "submitted"
+        db.session.commit()
+    with pytest.raises(DecisionError, match="only once; a mistake is mended by a correction"):
+        _record(app, scored, "lviv", actor_id=admin)
+    with app.app_context():
+        assert db.session.scalars(select(Decision).where(Decision.status == "in_force")).one()
+
+
+def test_a_correction_closes_the_old_winners_contract_before_a_new_one(app, scored, make):
+    board = make.user(roles=("board",), federation="FRA")
+    vote(app, scored["event"], board, scored["lviv"])
+    admin_client, admin = _client(app, make)
+    first = _record(app, scored, "lviv", actor_id=admin)
+    with app.app_context():
+        contract = issued_contract(db.session.get(Bid, scored["lviv"]), admin=db.session.get(User, admin),
+                                   upload_dir=app.config["UPLOAD_DIR"], now=NOW)
+        milestone = contract.milestones[0]
+        payment, _ = contracts.record_payment(milestone, amount=Decimal("1000.00"), received_on=date(2015, 6, 25),
+                                              reference="T-1", note="", idempotency_key="k1",
+                                              actor=db.session.get(User, admin), now=NOW)
+        contract_id, milestone_id, payment_id = contract.id, milestone.id, payment.id
+        db.session.commit()
+        with pytest.raises(contracts.ContractError, match="with another bid of this call is issued"):
+            tbilisi = db.session.get(Bid, scored["tbilisi"])
+            tbilisi.status = "selected"  # what a decision without the closing step would leave
+            contracts.create_contract(tbilisi, actor=None, now=NOW)
+        db.session.rollback()
+    # A correction "by board vote" for a bid with no vote is refused, as a first decision would be.
+    refused = admin_client.post("/board/fwwcm-2015/decision/correct", data={
+        "method": "board_vote", "selected": str(scored["tbilisi"]), "decided_on": "2015-06-20",
+        "rationale": "Tbilisi.", "correction_reason": "The Board chose Tbilisi."})
+    assert refused.status_code == 422
+    assert "so it is Ukrainian Chess Federation — Lviv, UA; you chose Georgian" in refused.get_data(as_text=True)
+    president, _ = _client(app, make, roles=("board",), federation="NOR", is_president=True)
+    response = president.post("/board/fwwcm-2015/decision/correct", data={
+        "method": "president", "selected": str(scored["tbilisi"]), "decided_on": utcnow().date().isoformat(),
+        "rationale": "Tbilisi, viewed as a whole.", "correction_reason": "The Board could not meet; I decided.",
+        f"advice_{scored['members'][0]}": "Tbilisi."})
+    assert response.status_code == 302, response.get_data(as_text=True)[-3000:]
+    with app.app_context():
+        decisions = db.session.scalars(select(Decision).order_by(Decision.id)).all()
+        assert [(d.id, d.status) for d in decisions] == [(first, "superseded"), (decisions[1].id, "in_force")]
+        assert decisions[1].minutes_sha256  # made after the recording
+        statuses = {b.id: b.status for b in db.session.scalars(select(Bid))}
+        assert statuses[scored["lviv"]] == "not_selected" and statuses[scored["tbilisi"]] == "selected"
+        old = db.session.get(Contract, contract_id)
+        assert old.status == "closed" and f"Decision {first} was corrected by decision {decisions[1].id}" in \
+            old.closed_reason
+        with pytest.raises(contracts.ContractError) as exc:
+            contracts.record_payment(old.milestones[0], amount=Decimal("10.00"), received_on=date(2015, 6, 25),
+                                     reference="T-2", note="", idempotency_key="k2", actor=None, now=utcnow())
+        assert str(exc.value).startswith(f"{old.reference} was closed on ")
+        assert "It takes no new payments; what was paid stays on record, and a refund is recorded by reversing " \
+               "the payment." in str(exc.value)
+        db.session.rollback()
+    page = admin_client.get(f"/contracts/{contract_id}").get_data(as_text=True)
+    assert ("This contract is closed because the Board's decision was corrected and selected another bid (Decision "
+            f"{first} was corrected by decision {first + 1} on ") in page
+    assert "which selects Georgian Chess Federation — Tbilisi, GE: The Board could not meet; I decided.)" in page
+    refund = admin_client.post(f"/contracts/{contract_id}/payments/{payment_id}/reverse", data={
+        "reason": "Refunded after the correction of the decision.", "idempotency_key": "r1"})
+    assert refund.status_code in (302, 303), refund.get_data(as_text=True)[-2000:]
+    with app.app_context():
+        paid = contracts._recorded_total(milestone_id)
+        assert paid == Decimal("0.00")
+        new = contracts.create_contract(db.session.get(Bid, scored["tbilisi"]), actor=None, now=utcnow())
+        assert new.status == "draft"
+        db.session.rollback()
+
+
+def test_a_superseded_decision_cannot_be_corrected_again(app, scored, make):
+    vote(app, scored["event"], make.user(roles=("board",), federation="FRA"), scored["lviv"])
+    admin = make.user(roles=("admin",))
+    first = _record(app, scored, "lviv", actor_id=admin)
+    with app.app_context():
+        stale = db.session.get(Decision, first)
+        _ = services.record_decision(
+            db.session.get(Event, scored["event"]), method="board_vote", selected=db.session.get(Bid, scored["lviv"]),
+            rationale="", decided_on=date(2015, 6, 21), consultations=[], actor=db.session.get(User, admin),
+            now=NOW, corrects=stale, correction_reason="The date was 21 June.")
+        db.session.commit()
+        with pytest.raises(DecisionError) as exc:
+            services.record_decision(
+                db.session.get(Event, scored["event"]), method="board_vote",
+                selected=db.session.get(Bid, scored["lviv"]), rationale="", decided_on=date(2015, 6, 22),
+                consultations=[], actor=db.session.get(User, admin), now=NOW, corrects=stale,
+                correction_reason="The date was 22 June.")
+        assert str(exc.value) == "a decision already superseded by a correction cannot be corrected"
+        db.session.rollback()
+        assert db.session.scalar(select(func.count()).where(Decision.status == "in_force")) == 1
+
+
+def test_the_recording_transaction_renders_no_pdf(app, scored, make, monkeypatch):
+    """The pack before, the minutes after: record_decision itself never calls WeasyPrint."""
+    vote(app, scored["event"], make.user(roles=("board",), federation="FRA"), scored["lviv"])
+    admin = make.user(roles=("admin",))
+    with app.app_context():
+        event = db.session.get(Event, scored["event"])
+        actor = db.session.get(User, admin)
+        services.ensure_pack(event, actor=actor, now=NOW, upload_dir=app.config["UPLOAD_DIR"])
+        db.session.commit()
+        rendered = []
+        monkeypatch.setattr(services, "render_pdf", lambda *a, **k: rendered.append(a) or b"%PDF-")
+        decision = services.record_decision(event, method="board_vote", selected=db.session.get(Bid, scored["lviv"]),
+                                            rationale="", decided_on=date(2015, 6, 20), consultations=[],
+                                            actor=actor, now=NOW)
+        assert rendered == [] and decision.minutes_sha256 is None
+        db.session.commit()
+        monkeypatch.undo()
+        services.store_minutes(decision, actor=actor, now=NOW, upload_dir=app.config["UPLOAD_DIR"])
+        assert len(decision.minutes_sha256) == 64
+        db.session.commit()
+
+
+def test_the_decision_needs_the_current_pack_made_beforehand(app, scored, make):
+    vote(app, scored["event"], make.user(roles=("board",), federation="FRA"), scored["lviv"])
+    with app.app_context():
+        with pytest.raises(DecisionError, match="The board pack is not up to date with the scores"):
+            services.record_decision(db.session.get(Event, scored["event"]), method="board_vote",
+                                     selected=db.session.get(Bid, scored["lviv"]), rationale="",
+                                     decided_on=date(2015, 6, 20), consultations=[],
+                                     actor=db.session.get(User, make.user(roles=("admin",))), now=NOW)
+        db.session.rollback()
