@@ -169,6 +169,14 @@ def document_path(doc: BidDocument, upload_dir: str) -> Path:
     return Path(upload_dir) / "bids" / str(doc.bid_id) / doc.stored_name
 
 
+def document_download_name(doc: BidDocument) -> str:
+    """The name a document is served under, made by the server from the bid, the kind and the version (the n-th
+    upload of that kind to that bid); the uploaded name is never a file name, only text to show."""
+    version = db.session.scalar(select(func.count()).select_from(BidDocument).where(
+        BidDocument.bid_id == doc.bid_id, BidDocument.kind == doc.kind, BidDocument.id <= doc.id))
+    return f"bid-{doc.bid_id}-{doc.kind.replace('_', '-')}-v{version}.pdf"
+
+
 def compliance(bid: Bid, *, today, documents_known: bool = True):
     """The findings of every rule for the bid as it stands."""
     return check_bid(bid.event.regulation, bid.to_data(documents_known=documents_known), today=today)

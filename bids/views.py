@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from flask import Blueprint, abort, current_app, flash, redirect, render_template, request, send_file, url_for
+from flask import Blueprint, abort, current_app, flash, redirect, render_template, request, url_for
 from flask_login import current_user, login_required
 from sqlalchemy import select
 from werkzeug.exceptions import RequestEntityTooLarge
@@ -25,6 +25,7 @@ from bids.rules import (
 )
 from core.auth import Role, roles_required
 from core.db import db, utcnow
+from core.storage import send_verified
 from core.templating import register_nav
 from events.views import event_or_404
 
@@ -241,10 +242,10 @@ def document(bid_id: int, doc_id: int):
     doc = db.session.get(BidDocument, doc_id)
     if doc is None or doc.bid_id != bid.id:
         abort(404)
-    path = services.document_path(doc, current_app.config["UPLOAD_DIR"])
-    if not path.is_file():
-        abort(404)
-    return send_file(path, mimetype="application/pdf", as_attachment=True, download_name=doc.original_name)
+    return send_verified(services.document_path(doc, current_app.config["UPLOAD_DIR"]), doc.sha256,
+                         what=f"{doc.kind_label.lower()} of bid {bid.id}", obj=doc,
+                         actor=current_user._get_current_object(), now=utcnow(),
+                         download_name=services.document_download_name(doc))
 
 
 def _lifecycle(bid_id: int, action: str):
