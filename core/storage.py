@@ -5,6 +5,8 @@ log, so a file swapped on disk is noticed the first time anyone opens it."""
 from __future__ import annotations
 
 import hashlib
+import re
+import unicodedata
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -14,6 +16,16 @@ from werkzeug.datastructures import Headers
 
 from core import audit
 from core.db import db
+
+
+def display_name(filename: str | None, default: str) -> str:
+    """An uploaded file's name as text to show, never as a file name: the last part of the path (either kind of
+    slash), without control or format characters (NUL, line breaks, the bidi overrides that make
+    "invoice\u202efdp.exe" show as "invoiceexe.pdf", zero-width marks), at most 200 characters."""
+    base = re.split(r"[\\/]", filename or "")[-1]
+    cleaned = "".join(ch for ch in base if unicodedata.category(ch) not in ("Cc", "Cf", "Cs", "Co", "Cn"))
+    cleaned = " ".join(cleaned.split())[:200].strip()
+    return cleaned if cleaned not in ("", ".", "..") else default
 
 
 class StoredFileError(RuntimeError):

@@ -8,8 +8,8 @@ from contracts import queries
 from contracts.models import Contract
 from core.audit import AuditEntry
 from core.db import db
-from tests.contracts.test_contracts_pages import as_user
-from tests.pdfs import valid_pdf
+from tests.contracts.test_contracts_pages import as_user, get
+from tests.pdfs import javascript_pdf, valid_pdf
 
 
 def test_altered_issued_and_countersigned_contracts_are_refused(app, event, cf):
@@ -45,3 +45,18 @@ def test_altered_issued_and_countersigned_contracts_are_refused(app, event, cf):
         assert [(e.object_type, e.object_id, e.data_dict["what"]) for e in refused] == [
             ("Contract", str(contract_id), f"the countersigned contract {reference}"),
             ("Contract", str(contract_id), f"contract {reference}")]
+
+
+def test_a_hostile_countersigned_contract_is_refused_with_its_reason(app, event, cf):
+    admin_id = cf.admin()
+    contract_id = cf.contract(event, owner_id=cf.organizer(), admin_id=admin_id)
+    admin = as_user(app, admin_id)
+    response = admin.post(f"/contracts/{contract_id}/sign",
+                          data={"file": (io.BytesIO(javascript_pdf()), "signed\u202efdp.exe")},
+                          content_type="multipart/form-data")
+    assert response.status_code == 302
+    response.close()
+    assert ("signedfdp.exe contains JavaScript. Scan or save the countersigned contract as PDF and upload it again."
+            in get(admin, f"/contracts/{contract_id}"))
+    with app.app_context():
+        assert db.session.get(Contract, contract_id).signed_pdf_stored_name is None
