@@ -50,11 +50,24 @@ def find_user_by_email(email: str) -> User | None:
     return db.session.scalars(select(User).where(User.email == normalise_email(email))).first()
 
 
+def _check_one_president(user: User | None, is_president: bool) -> None:
+    """There is one FIDE President at a time (Gambit's rule: the President alone may decide for the Board)."""
+    if not is_president:
+        return
+    query = select(User).where(User.is_president.is_(True))
+    if user is not None and user.id is not None:
+        query = query.where(User.id != user.id)
+    other = db.session.scalars(query.limit(1)).first()
+    if other is not None:
+        raise AccountError(f"{other.email} is already the FIDE President, and there is one President at a time. "
+                           "Remove the title from that account first.", "is_president")
+
+
 def create_user(*, email: str, password: str, name: str, roles: list[Role | str], actor, now: datetime,
                 organisation: str = "", federation: str | None = None, applicant_type: str | None = None,
                 is_president: bool = False, min_password_length: int = 12) -> User:
     """Create an account. Raises AccountError (with the field) for a taken email, a weak password, an unknown
-    role, a malformed federation code, or a President who is not a board member."""
+    role, a malformed federation code, or a President who is not a board member or not the only one."""
     email = normalise_email(email)
     if find_user_by_email(email):
         raise AccountError(f"An account with the email {email} already exists; log in instead.", "email")
@@ -73,6 +86,7 @@ def create_user(*, email: str, password: str, name: str, roles: list[Role | str]
     if is_president and Role.BOARD not in role_set:
         raise AccountError("The FIDE President sits on the Presidential Board: give the account the board role.",
                            "is_president")
+    _check_one_president(None, is_president)
     user = User(email=email, password_hash=hasher.hash(password), name=name, organisation=organisation,
                 federation=federation or None, applicant_type=applicant_type, is_president=is_president,
                 active=True, session_nonce=_new_nonce(), created_at=now, password_changed_at=now,
@@ -164,14 +178,15 @@ def set_active(user: User, active: bool, *, actor, now: datetime) -> None:
 
 def update_roles(user: User, *, roles: list[Role | str], is_president: bool, federation: str | None, actor,
                  now: datetime) -> None:
-    """Replace a user's roles. Raises AccountError for no role, a President off the board, or an admin removing
-    their own admin role."""
+    """Replace a user's roles. Raises AccountError for no role, a President off the board or a second President,
+    or an admin removing their own admin role."""
     role_set = {Role(r) for r in roles}
     if not role_set:
         raise AccountError("Give the account at least one role.", "roles")
     if is_president and Role.BOARD not in role_set:
         raise AccountError("The FIDE President sits on the Presidential Board: give the account the board role.",
                            "is_president")
+    _check_one_president(user, is_president)
     if actor is not None and actor.id == user.id and Role.ADMIN not in role_set:
         raise AccountError("You cannot remove your own admin role.", "roles")
     if federation and not FEDERATION_CODE.match(federation):

@@ -10,7 +10,15 @@ from werkzeug.exceptions import RequestEntityTooLarge
 from accounts.forms import EmptyForm
 from accounts.models import User, UserRole
 from bids import services
-from bids.forms import SECTION_DOCUMENTS, SECTION_FORMS, ConsultationForm, DocumentForm, PaperBidForm, RejectForm
+from bids.forms import (
+    ROOM_RATES_FULL,
+    SECTION_DOCUMENTS,
+    SECTION_FORMS,
+    ConsultationForm,
+    DocumentForm,
+    PaperBidForm,
+    RejectForm,
+)
 from bids.models import CONSULTATION_LABELS, DOCUMENT_KINDS, Bid, BidDocument
 from bids.presenters import bid_cost, form_data_for, values_from_form
 from bids.rules import (
@@ -153,7 +161,10 @@ def edit(bid_id: int, section: str):
         form = form_class(data=form_data_for(bid, section))
     else:
         form = form_class()
-        if request.form.get("action") == "add_rate" and section == "hotel":
+        if request.form.get("action") == "add_rate" and section == "hotel" and form.rates_full:
+            form.form_errors.append(ROOM_RATES_FULL.format(entered=len(form.room_rates.entries) + 1))
+            status = 422
+        elif request.form.get("action") == "add_rate" and section == "hotel":
             form.room_rates.append_entry()
             flash("A line for another room rate is added below; save to keep it.", "info")
         elif form.validate():
