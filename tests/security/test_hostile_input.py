@@ -395,6 +395,8 @@ def test_api_parameters_survive_bad_values(app, api_world):
                 problems += _api_problems(response, f"GET {rule} {name}={label}")
     # The token itself is a parameter every route reads.
     for label, bad in BAD_VALUES:
+        if "\n" in bad or "\r" in bad:
+            continue  # a line break ends a header: no HTTP client can send one inside it
         try:
             response = client.get("/api/v1/events", headers={"Authorization": f"Bearer {bad}"})
         except Exception as exc:
