@@ -98,6 +98,9 @@ class Config:
         self.PASSWORD_MIN_LENGTH = _int("PASSWORD_MIN_LENGTH", 12)
         self.LOGIN_RATE_LIMIT = os.environ.get("LOGIN_RATE_LIMIT", "10 per minute;50 per hour")
         self.REGISTER_RATE_LIMIT = os.environ.get("REGISTER_RATE_LIMIT", "5 per minute;30 per hour")
+        # A stolen session must not be able to guess the current password, nor mint tokens without end.
+        self.PASSWORD_CHANGE_RATE_LIMIT = os.environ.get("PASSWORD_CHANGE_RATE_LIMIT", "5 per minute;20 per hour")
+        self.TOKEN_RATE_LIMIT = os.environ.get("TOKEN_RATE_LIMIT", "5 per minute;20 per hour")
         self.RATELIMIT_ENABLED = _bool("RATELIMIT_ENABLED", True)
         self.SESSION_IDLE_MINUTES = _int("SESSION_IDLE_MINUTES", 60)
         self.SESSION_ABSOLUTE_HOURS = _int("SESSION_ABSOLUTE_HOURS", 12)

@@ -127,6 +127,7 @@ def account():
 
 
 @bp.route("/account/password", methods=["POST"])
+@rate_limited("accounts.change_password", "PASSWORD_CHANGE_RATE_LIMIT")
 @login_required
 def change_password():
     form = ChangePasswordForm()
@@ -148,6 +149,7 @@ def change_password():
 
 
 @bp.route("/account/token", methods=["POST"])
+@rate_limited("accounts.new_token", "TOKEN_RATE_LIMIT")
 @login_required
 def new_token():
     form = EmptyForm()

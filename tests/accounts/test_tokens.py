@@ -85,3 +85,17 @@ def test_revoking_all_counts_only_live_tokens(ctx, make):
     user = db.session.get(User, make.user())
     assert revoke_all_tokens(user, actor=None, now=utcnow(), reason="test") == 0
     assert user_for_token("gbt_nothing") is None
+
+
+def test_password_change_and_token_creation_are_rate_limited(another_app, make):
+    limited = another_app(WTF_CSRF_ENABLED=False, RATELIMIT_ENABLED=True, PASSWORD_CHANGE_RATE_LIMIT="3 per minute",
+                          TOKEN_RATE_LIMIT="2 per minute", RATELIMIT_STORAGE_URI="memory://")
+    make.user(roles=("wcoc",), email="limited@example.org")
+    client = limited.test_client()
+    assert login(client, "limited@example.org").status_code == 302
+    codes = [client.post("/account/password", data={"current_password": "a wrong guess of mine",
+                                                    "new_password": "another long pass phrase 7",
+                                                    "confirm": "another long pass phrase 7"}).status_code
+             for _ in range(4)]
+    assert codes == [422, 422, 422, 429]
+    assert [client.post("/account/token").status_code for _ in range(3)] == [200, 200, 429]
