@@ -22,19 +22,45 @@ def _int(name: str, default: int) -> int:
     return int(raw) if raw not in (None, "") else default
 
 
-def _secret_key() -> str:
-    """SECRET_KEY from the environment, else one kept in instance/ so sessions survive a restart."""
-    if os.environ.get("SECRET_KEY"):
-        return os.environ["SECRET_KEY"]
-    path = INSTANCE_DIR / "secret_key"
+def _instance_secret(env_name: str, filename: str) -> str:
+    """A secret from the environment, else one generated once into instance/ (mode 0600) and kept there.
+
+    Two workers starting together must not each keep a different key: the new key is written to a private
+    file and linked into place, so only the first link wins and the other worker reads the winner's key.
+    """
+    if os.environ.get(env_name):
+        return os.environ[env_name]
+    path = INSTANCE_DIR / filename
     try:
         return path.read_text().strip()
     except FileNotFoundError:
         INSTANCE_DIR.mkdir(parents=True, exist_ok=True)
         key = secrets.token_hex(32)
-        path.write_text(key)
-        path.chmod(0o600)
+        tmp = INSTANCE_DIR / f".{filename}.{os.getpid()}.{secrets.token_hex(4)}"
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "w") as fh:
+            fh.write(key)
+        try:
+            os.link(tmp, path)
+        except FileExistsError:
+            key = path.read_text().strip()
+        finally:
+            tmp.unlink()
         return key
+
+
+def _secret_key() -> str:
+    """SECRET_KEY from the environment, else one kept in instance/ so sessions survive a restart."""
+    return _instance_secret("SECRET_KEY", "secret_key")
+
+
+def _audit_key() -> str:
+    """AUDIT_KEY from the environment, else one kept in instance/audit_key: the key of the audit log's MAC.
+
+    It lives outside the database on purpose: whoever can write the database but not read this key cannot
+    rewrite the audit chain without `flask audit verify` noticing.
+    """
+    return _instance_secret("AUDIT_KEY", "audit_key")
 
 
 def _database_url() -> str:
@@ -52,6 +78,7 @@ class Config:
 
     def __init__(self) -> None:
         self.SECRET_KEY = _secret_key()
+        self.AUDIT_KEY = _audit_key()
         self.SQLALCHEMY_DATABASE_URI = _database_url()
         self.SQLALCHEMY_ENGINE_OPTIONS = {"pool_pre_ping": True}
         self.UPLOAD_DIR = os.environ.get("UPLOAD_DIR", str(INSTANCE_DIR / "uploads"))
@@ -71,6 +98,9 @@ class Config:
         self.PASSWORD_MIN_LENGTH = _int("PASSWORD_MIN_LENGTH", 12)
         self.LOGIN_RATE_LIMIT = os.environ.get("LOGIN_RATE_LIMIT", "10 per minute;50 per hour")
         self.REGISTER_RATE_LIMIT = os.environ.get("REGISTER_RATE_LIMIT", "5 per minute;30 per hour")
+        # A stolen session must not be able to guess the current password, nor mint tokens without end.
+        self.PASSWORD_CHANGE_RATE_LIMIT = os.environ.get("PASSWORD_CHANGE_RATE_LIMIT", "5 per minute;20 per hour")
+        self.TOKEN_RATE_LIMIT = os.environ.get("TOKEN_RATE_LIMIT", "5 per minute;20 per hour")
         self.RATELIMIT_ENABLED = _bool("RATELIMIT_ENABLED", True)
         self.SESSION_IDLE_MINUTES = _int("SESSION_IDLE_MINUTES", 60)
         self.SESSION_ABSOLUTE_HOURS = _int("SESSION_ABSOLUTE_HOURS", 12)

@@ -31,8 +31,6 @@ class User(db.Model):
     active: Mapped[bool] = mapped_column(Boolean, default=True)
     # Rotated on logout, deactivation and password change: every session cookie that names the old value dies.
     session_nonce: Mapped[str] = mapped_column(String(64))
-    api_token_hash: Mapped[str | None] = mapped_column(String(64), unique=True)
-    api_token_created_at: Mapped[datetime | None]
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
     password_changed_at: Mapped[datetime] = mapped_column(default=utcnow)
 
@@ -90,3 +88,22 @@ class UserRole(db.Model):
     role: Mapped[str] = mapped_column(String(20))
 
     user: Mapped[User] = relationship(back_populates="roles")
+
+
+class ApiToken(db.Model):
+    """One API token of a user: only its SHA-256 is kept. Revoked one by one from the account page, and all at
+    once when the password changes or the account is deactivated."""
+
+    __tablename__ = "api_token"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    user_id: Mapped[int] = mapped_column(ForeignKey("user.id", ondelete="CASCADE"), index=True)
+    token_hash: Mapped[str] = mapped_column(String(64), unique=True)
+    created_at: Mapped[datetime]
+    last_used_at: Mapped[datetime | None]
+    revoked_at: Mapped[datetime | None]
+    revoked_reason: Mapped[str] = mapped_column(String(80), default="")
+
+    @property
+    def is_live(self) -> bool:
+        return self.revoked_at is None

@@ -7,14 +7,14 @@ from __future__ import annotations
 
 import hashlib
 import secrets
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError
-from sqlalchemy import select
+from sqlalchemy import select, update
 from sqlalchemy.exc import IntegrityError
 
-from accounts.models import User, UserRole
+from accounts.models import ApiToken, User, UserRole
 from accounts.rules import FEDERATION_CODE, normalise_email, password_problem, role_combination_problem
 from core import audit
 from core.auth import Role
@@ -55,13 +55,24 @@ def _check_role_combination(role_set) -> None:
     problem = role_combination_problem(role_set)
     if problem:
         raise AccountError(problem, "roles")
+def _check_one_president(user: User | None, is_president: bool) -> None:
+    """There is one FIDE President at a time (Gambit's rule: the President alone may decide for the Board)."""
+    if not is_president:
+        return
+    query = select(User).where(User.is_president.is_(True))
+    if user is not None and user.id is not None:
+        query = query.where(User.id != user.id)
+    other = db.session.scalars(query.limit(1)).first()
+    if other is not None:
+        raise AccountError(f"{other.email} is already the FIDE President, and there is one President at a time. "
+                           "Remove the title from that account first.", "is_president")
 
 
 def create_user(*, email: str, password: str, name: str, roles: list[Role | str], actor, now: datetime,
                 organisation: str = "", federation: str | None = None, applicant_type: str | None = None,
                 is_president: bool = False, min_password_length: int = 12) -> User:
     """Create an account. Raises AccountError (with the field) for a taken email, a weak password, an unknown
-    role, a malformed federation code, or a President who is not a board member."""
+    role, a malformed federation code, or a President who is not a board member or not the only one."""
     email = normalise_email(email)
     if find_user_by_email(email):
         raise AccountError(f"An account with the email {email} already exists; log in instead.", "email")
@@ -81,6 +92,7 @@ def create_user(*, email: str, password: str, name: str, roles: list[Role | str]
         raise AccountError("The FIDE President sits on the Presidential Board: give the account the board role.",
                            "is_president")
     _check_role_combination(role_set)
+    _check_one_president(None, is_president)
     user = User(email=email, password_hash=hasher.hash(password), name=name, organisation=organisation,
                 federation=federation or None, applicant_type=applicant_type, is_president=is_president,
                 active=True, session_nonce=_new_nonce(), created_at=now, password_changed_at=now,
@@ -146,8 +158,8 @@ def end_sessions(user: User, *, actor, now: datetime, reason: str) -> None:
 
 def change_password(user: User, *, current: str, new: str, actor, now: datetime, min_password_length: int = 12,
                     check_current: bool = True) -> None:
-    """Set a new password and end every other session. Raises AccountError for a wrong current password or a
-    weak new one."""
+    """Set a new password, end every other session and revoke every API token. Raises AccountError for a wrong
+    current password or a weak new one."""
     if check_current:
         try:
             hasher.verify(user.password_hash, current)
@@ -158,6 +170,7 @@ def change_password(user: User, *, current: str, new: str, actor, now: datetime,
         raise AccountError(problem, "new_password")
     user.password_hash = hasher.hash(new)
     user.password_changed_at = now
+    revoke_all_tokens(user, actor=actor, now=now, reason="password changed")
     end_sessions(user, actor=actor, now=now, reason="password changed")
 
 
@@ -170,21 +183,22 @@ def set_active(user: User, active: bool, *, actor, now: datetime) -> None:
         return
     user.active = active
     if not active:
-        user.api_token_hash = None
+        revoke_all_tokens(user, actor=actor, now=now, reason="account deactivated")
         end_sessions(user, actor=actor, now=now, reason="deactivated")
     audit.record("user.activate" if active else "user.deactivate", user, actor=actor, now=now)
 
 
 def update_roles(user: User, *, roles: list[Role | str], is_president: bool, federation: str | None, actor,
                  now: datetime) -> None:
-    """Replace a user's roles. Raises AccountError for no role, a President off the board, or an admin removing
-    their own admin role."""
+    """Replace a user's roles. Raises AccountError for no role, a President off the board or a second President,
+    or an admin removing their own admin role."""
     role_set = {Role(r) for r in roles}
     if not role_set:
         raise AccountError("Give the account at least one role.", "roles")
     if is_president and Role.BOARD not in role_set:
         raise AccountError("The FIDE President sits on the Presidential Board: give the account the board role.",
                            "is_president")
+    _check_one_president(user, is_president)
     if actor is not None and actor.id == user.id and Role.ADMIN not in role_set:
         raise AccountError("You cannot remove your own admin role.", "roles")
     _check_role_combination(role_set)
@@ -206,22 +220,68 @@ def _token_digest(token: str) -> str:
     return hashlib.sha256(token.encode()).hexdigest()
 
 
+# A token's last use is written at most this often, so a script polling the API does not write on every call.
+LAST_USED_GRANULARITY = timedelta(minutes=1)
+
+
 def issue_api_token(user: User, *, actor, now: datetime) -> str:
-    """Make a new API token (replacing any old one) and return it; only its SHA-256 is stored."""
+    """Make a new API token beside the others and return it (shown once); only its SHA-256 is stored."""
     token = TOKEN_PREFIX + secrets.token_urlsafe(32)
-    user.api_token_hash = _token_digest(token)
-    user.api_token_created_at = now
+    row = ApiToken(user_id=user.id, token_hash=_token_digest(token), created_at=now)
+    db.session.add(row)
     db.session.flush()
-    audit.record("user.api_token", user, actor=actor, now=now)
+    audit.record("user.api_token", user, actor=actor, now=now, data={"token": row.id})
     return token
 
 
-def user_for_token(token: str) -> User | None:
-    """The active user whose API token this is, else None."""
+def tokens_of(user: User) -> list[ApiToken]:
+    """The user's tokens, newest first, revoked ones included (they show when and why they stopped)."""
+    return list(db.session.scalars(select(ApiToken).where(ApiToken.user_id == user.id)
+                                   .order_by(ApiToken.id.desc())))
+
+
+def revoke_token(user: User, token_id: int, *, actor, now: datetime) -> ApiToken:
+    """Revoke one of the user's tokens. Raises AccountError if it is not theirs or already revoked."""
+    row = db.session.get(ApiToken, token_id)
+    if row is None or row.user_id != user.id:
+        raise AccountError("There is no such API token on your account.")
+    result = db.session.execute(update(ApiToken).where(ApiToken.id == row.id, ApiToken.revoked_at.is_(None))
+                                .values(revoked_at=now, revoked_reason="revoked by its owner")
+                                .execution_options(synchronize_session=False))
+    if result.rowcount != 1:
+        raise AccountError(f"API token {row.id} is revoked already.")
+    db.session.refresh(row)
+    audit.record("user.api_token_revoke", user, actor=actor, now=now, data={"token": row.id})
+    return row
+
+
+def revoke_all_tokens(user: User, *, actor, now: datetime, reason: str) -> int:
+    """Revoke every live token of the user; returns how many. Writes the audit entry when there were any."""
+    result = db.session.execute(update(ApiToken).where(ApiToken.user_id == user.id, ApiToken.revoked_at.is_(None))
+                                .values(revoked_at=now, revoked_reason=reason)
+                                .execution_options(synchronize_session=False))
+    if result.rowcount:
+        audit.record("user.api_tokens_revoked", user, actor=actor, now=now,
+                     data={"count": result.rowcount, "reason": reason})
+    return result.rowcount
+
+
+def user_for_token(token: str, *, now: datetime | None = None) -> User | None:
+    """The active user whose live API token this is, else None. Notes the token's last use (at most once a
+    minute; the caller commits)."""
     if not token.startswith(TOKEN_PREFIX):
         return None
-    user = db.session.scalars(select(User).where(User.api_token_hash == _token_digest(token))).first()
-    return user if user is not None and user.active else None
+    row = db.session.scalars(select(ApiToken).where(ApiToken.token_hash == _token_digest(token),
+                                                    ApiToken.revoked_at.is_(None))).first()
+    if row is None:
+        return None
+    user = db.session.get(User, row.user_id)
+    if user is None or not user.active:
+        return None
+    if now is not None and (row.last_used_at is None or now - row.last_used_at >= LAST_USED_GRANULARITY):
+        row.last_used_at = now
+        db.session.flush()
+    return user
 
 
 def load_session_user(session_id: str) -> User | None:

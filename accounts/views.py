@@ -114,14 +114,20 @@ def logout():
     return redirect(url_for("core.home"))
 
 
+def _account_page(password_form=None, token=None, status=200):
+    user = current_user._get_current_object()
+    return render_template("accounts/account.html", password_form=password_form or ChangePasswordForm(),
+                           token_form=EmptyForm(), token=token, tokens=services.tokens_of(user)), status
+
+
 @bp.route("/account", methods=["GET"])
 @login_required
 def account():
-    return render_template("accounts/account.html", password_form=ChangePasswordForm(), token_form=EmptyForm(),
-                           token=None)
+    return _account_page()
 
 
 @bp.route("/account/password", methods=["POST"])
+@rate_limited("accounts.change_password", "PASSWORD_CHANGE_RATE_LIMIT")
 @login_required
 def change_password():
     form = ChangePasswordForm()
@@ -136,12 +142,14 @@ def change_password():
             db.session.commit()
             # Every other session has ended; this one carries on under the new nonce.
             _start_session(user)
-            flash("Your password is changed. Your other sessions have been logged out.", "success")
+            flash("Your password is changed. Your other sessions have been logged out and your API tokens "
+                  "revoked.", "success")
             return redirect(url_for("accounts.account"))
-    return render_template("accounts/account.html", password_form=form, token_form=EmptyForm(), token=None), 422
+    return _account_page(password_form=form, status=422)
 
 
 @bp.route("/account/token", methods=["POST"])
+@rate_limited("accounts.new_token", "TOKEN_RATE_LIMIT")
 @login_required
 def new_token():
     form = EmptyForm()
@@ -149,8 +157,25 @@ def new_token():
         abort(400)
     token = services.issue_api_token(current_user._get_current_object(), actor=current_user, now=utcnow())
     db.session.commit()
-    return render_template("accounts/account.html", password_form=ChangePasswordForm(), token_form=EmptyForm(),
-                           token=token)
+    return _account_page(token=token)
+
+
+@bp.route("/account/tokens/<int:token_id>/revoke", methods=["POST"])
+@login_required
+def revoke_token(token_id: int):
+    form = EmptyForm()
+    if not form.validate_on_submit():
+        abort(400)
+    user = current_user._get_current_object()
+    try:
+        row = services.revoke_token(user, token_id, actor=user, now=utcnow())
+    except services.AccountError as exc:
+        db.session.rollback()
+        flash(str(exc), "error")
+    else:
+        db.session.commit()
+        flash(f"API token {row.id} is revoked: it no longer opens the API.", "success")
+    return redirect(url_for("accounts.account"))
 
 
 # ------------------------------------------------------------------------------------------------ admin

@@ -8,6 +8,7 @@ from flask import g, jsonify, request
 from flask_login import current_user
 
 from accounts.services import user_for_token
+from core.db import db, utcnow
 
 
 def api_user():
@@ -17,7 +18,9 @@ def api_user():
     user = None
     header = request.headers.get("Authorization", "")
     if header.startswith("Bearer "):
-        user = user_for_token(header[len("Bearer "):].strip())
+        user = user_for_token(header[len("Bearer "):].strip(), now=utcnow())
+        if user is not None:
+            db.session.commit()  # the token's last use, shown on its owner's account page
     elif current_user.is_authenticated:
         user = current_user._get_current_object()
     g.api_user = user

@@ -45,10 +45,17 @@ def import_command(path, slug, check, owner, by):
         raise click.ClickException(f"cannot read {path}: {exc.strerror}") from None
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise click.ClickException(f"{path} is not valid JSON: {exc}") from None
+    except RecursionError:
+        raise click.ClickException(f"{path} is nested too deeply to be a bid (lists or objects inside each other "
+                                   "hundreds of times); a bid's JSON is at most three levels deep") from None
+    except ValueError as exc:  # Python refuses integers of more than 4300 digits rather than spend time on them
+        raise click.ClickException(f"{path} holds a number too long to read ({exc}); no field of a bid takes "
+                                   "one") from None
     try:
         data = bid_from_json(raw)
-    except BidImportError as exc:
-        raise click.ClickException(f"{path}: {exc}") from None
+    except (BidImportError, RecursionError) as exc:
+        problem = exc if isinstance(exc, BidImportError) else "nested too deeply to be read"
+        raise click.ClickException(f"{path}: {problem}") from None
     now = utcnow()
     findings = check_bid(event.regulation, data, today=now.date())
     failed = [f for f in findings if f.outcome is Outcome.FAIL]

@@ -3,6 +3,7 @@ bids/rules.py and are shown beside the fields as the compliance report."""
 
 from __future__ import annotations
 
+import re
 from datetime import date
 
 from flask_wtf.file import FileField
@@ -127,6 +128,11 @@ class CommitmentsForm(SectionForm):
     accepts_regulations = BooleanField("We accept the regulations of the match without any reservations")
 
 
+MAX_ROOM_RATES = 20
+ROOM_RATES_FULL = (f"A bid lists at most {MAX_ROOM_RATES} room rates (Gambit's limit, to keep the bid readable; "
+                   "the regulations set none): group similar rooms in one line ({entered} lines were sent).")
+
+
 class RoomRateForm(Form):
     room_type = StringField("Room type", validators=TEXT, filters=[strip])
     eur_per_night = AmountField("Euros per night, meals included")
@@ -137,7 +143,23 @@ class HotelForm(SectionForm):
                              description="Optional: \"name if possible\" (Art. 15.2(g)).")
     hotel_stars = WholeNumberField("Category (stars)", validators=[
         Optional(), NumberRange(1, 5, "A hotel category is a whole number of stars from 1 to 5.")])
-    room_rates = FieldList(FormField(RoomRateForm), min_entries=1, max_entries=20)
+    room_rates = FieldList(FormField(RoomRateForm), min_entries=1, max_entries=MAX_ROOM_RATES)
+
+    def process(self, formdata=None, obj=None, data=None, extra_filters=None, **kwargs):
+        # FieldList keeps the first max_entries rows and drops the rest unseen: count what was posted, so a
+        # longer list is refused with a message rather than cut short.
+        formdata = self.meta.wrap_formdata(self, formdata)
+        self.posted_rates = len({m.group(1) for key in (formdata or {})
+                                 if (m := re.match(r"room_rates-(\d+)-", key))})
+        super().process(formdata, obj, data=data, extra_filters=extra_filters, **kwargs)
+
+    @property
+    def rates_full(self) -> bool:
+        return len(self.room_rates.entries) >= MAX_ROOM_RATES
+
+    def validate_room_rates(self, field):
+        if self.posted_rates > MAX_ROOM_RATES:
+            raise ValidationError(ROOM_RATES_FULL.format(entered=self.posted_rates))
 
 
 class InspectionForm(SectionForm):

@@ -786,14 +786,35 @@ def _check_keys(data: Mapping, expected: tuple[str, ...], prefix: str) -> None:
         raise BidImportError(", ".join(name(k) for k in missing), "missing")
 
 
-def _read_text(value, key: str, limit: int = TEXT_MAX_CHARS) -> str | None:
+def _show(value) -> str:
+    """A value in a message, kept short: a huge number, a long text or a deeply nested list is not echoed whole."""
+    if isinstance(value, int) and not isinstance(value, bool) and abs(value) >= 10**15:
+        return f"a number of {len(str(abs(value))) if abs(value) < 10**4000 else 'thousands of'} digits"
+    if isinstance(value, list | dict):
+        return f"a JSON {'list' if isinstance(value, list) else 'object'}"
+    text = repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+# Whole numbers are stored in integer columns: anything beyond this is not a count of stars or inspectors.
+INT_IMPORT_MAX = 2**31 - 1
+
+
+def _read_text(value, key: str, limit: int = TEXT_MAX_CHARS, *, one_line: bool = False) -> str | None:
     if value is None:
         return None
     if not isinstance(value, str):
-        raise BidImportError(key, f"expected text or null, got {value!r}")
+        raise BidImportError(key, f"expected text or null, got {_show(value)}")
     value = value.strip()
     if len(value) > limit:
         raise BidImportError(key, f"at most {limit} characters, got {len(value)}")
+    if "\x00" in value:
+        raise BidImportError(key, "contains a NUL character, which cannot be stored; remove it")
+    bad = next((ch for ch in value if ord(ch) < 32 and (one_line or ch not in "\t\n\r")), None)
+    if bad is not None:
+        what = "a line break" if bad in "\r\n" else f"the control character U+{ord(bad):04X}"
+        raise BidImportError(key, f"contains {what}, which has no place in this one-line field; remove it"
+                             if one_line else f"contains {what}, which cannot be shown or printed; remove it")
     return value or None
 
 
@@ -802,7 +823,7 @@ def _read_amount(value, key: str) -> Decimal | None:
         return None
     if not isinstance(value, str):
         raise BidImportError(key, f"an amount is a string such as \"200000.00\", so that it is read exactly, "
-                                  f"not a JSON number (got {value!r})")
+                                  f"not a JSON number (got {_show(value)})")
     try:
         return parse_amount(value)
     except ValueError as exc:
@@ -813,22 +834,24 @@ def _read_date(value, key: str) -> date | None:
     if value is None:
         return None
     if not isinstance(value, str) or not _DATE_SHAPE.fullmatch(value):
-        raise BidImportError(key, f"expected a date as \"YYYY-MM-DD\" or null, got {value!r}")
+        raise BidImportError(key, f"expected a date as \"YYYY-MM-DD\" or null, got {_show(value)}")
     try:
         return date.fromisoformat(value)
     except ValueError:
-        raise BidImportError(key, f"{value!r} is not a real date") from None
+        raise BidImportError(key, f"{_show(value)} is not a real date") from None
 
 
 def _read_bool(value, key: str) -> bool | None:
     if value is not None and not isinstance(value, bool):
-        raise BidImportError(key, f"expected true, false or null, got {value!r}")
+        raise BidImportError(key, f"expected true, false or null, got {_show(value)}")
     return value
 
 
 def _read_int(value, key: str) -> int | None:
     if value is not None and not _is_whole(value):
-        raise BidImportError(key, f"expected a whole number or null, got {value!r}")
+        raise BidImportError(key, f"expected a whole number or null, got {_show(value)}")
+    if value is not None and abs(value) > INT_IMPORT_MAX:
+        raise BidImportError(key, f"expected a whole number of at most {INT_IMPORT_MAX}, got {_show(value)}")
     return value
 
 
@@ -836,12 +859,12 @@ def _read_room_rates(value, key: str) -> tuple[RoomRate, ...]:
     if value is None:
         return ()
     if not isinstance(value, list):
-        raise BidImportError(key, f"expected a list of room rates, got {value!r}")
+        raise BidImportError(key, f"expected a list of room rates, got {_show(value)}")
     rates = []
     for i, item in enumerate(value):
         k = f"{key}[{i}]"
         if not isinstance(item, dict):
-            raise BidImportError(k, f"expected an object with {', '.join(_ROOM_RATE_KEYS)}, got {item!r}")
+            raise BidImportError(k, f"expected an object with {', '.join(_ROOM_RATE_KEYS)}, got {_show(item)}")
         _check_keys(item, _ROOM_RATE_KEYS, k)
         rates.append(RoomRate(_read_text(item["room_type"], f"{k}.room_type"),
                               _read_amount(item["eur_per_night"], f"{k}.eur_per_night")))
@@ -853,7 +876,7 @@ def _read_guarantee(value, key: str) -> BankGuarantee | None:
         return None
     if not isinstance(value, dict):
         raise BidImportError(key, f"expected null (none offered) or an object with {', '.join(_GUARANTEE_KEYS)}, "
-                                  f"got {value!r}")
+                                  f"got {_show(value)}")
     _check_keys(value, _GUARANTEE_KEYS, key)
     return BankGuarantee(offered=True, bank=_read_text(value["bank"], f"{key}.bank"),
                          amount_eur=_read_amount(value["amount_eur"], f"{key}.amount_eur"),
@@ -864,14 +887,14 @@ def _read_evaluation(value, key: str) -> Evaluation:
     if value is None:
         return Evaluation()
     if not isinstance(value, dict):
-        raise BidImportError(key, f"expected an object with {', '.join(_EVALUATION_KEYS)}, got {value!r}")
+        raise BidImportError(key, f"expected an object with {', '.join(_EVALUATION_KEYS)}, got {_show(value)}")
     _check_keys(value, _EVALUATION_KEYS, key)
     return Evaluation(**{k: _read_text(value[k], f"{key}.{k}", EVALUATION_MAX_CHARS) for k in _EVALUATION_KEYS})
 
 
 _READERS = {
     "text": _read_text,
-    "email": lambda v, k: _read_text(v, k, EMAIL_MAX_CHARS),
+    "email": lambda v, k: _read_text(v, k, EMAIL_MAX_CHARS, one_line=True),
     "amount": _read_amount,
     "date": _read_date,
     "bool": _read_bool,

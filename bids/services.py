@@ -19,7 +19,8 @@ from bids.rules import SECTIONS, BidData, bid_to_json, check_bid, is_compliant
 from core import audit
 from core.auth import Role
 from core.db import db
-from core.pdf import looks_like_pdf
+from core.pdf import pdf_problem
+from core.storage import display_name
 from events.models import Event
 
 
@@ -178,8 +179,9 @@ def save_section(bid: Bid, section: str, values: dict, *, actor, now: datetime, 
 
 def store_document(bid: Bid, kind: str, *, filename: str, content: bytes, upload_dir: str, max_bytes: int,
                    actor, now: datetime) -> BidDocument:
-    """Attach a PDF to a draft: checked by its first bytes (not its name) and its size, stored under a
-    server-made name, SHA-256 recorded. Raises BidError with a message for the person uploading."""
+    """Attach a PDF to a draft: checked by its content (not its name; see core.pdf.pdf_problem) and its size,
+    stored under a server-made name, SHA-256 recorded; the uploaded name is kept only as display text. Raises
+    BidError with a message for the person uploading."""
     if kind not in DOCUMENT_KINDS:
         raise BidError(f"Unknown kind of document: {kind!r}.", "document")
     _check_editable(bid, None, actor=actor, now=now)
@@ -190,16 +192,16 @@ def store_document(bid: Bid, kind: str, *, filename: str, content: bytes, upload
         raise BidError(f"{label}: the file is {len(content) / 1_048_576:.1f} MB, above the limit of "
                        f"{max_bytes // 1_048_576} MB. Reduce it (for example by scanning at a lower resolution) "
                        "and upload it again.", kind)
-    if not looks_like_pdf(content):
-        raise BidError(f"{label}: {filename or 'the file'} is not a PDF (its content does not start like a PDF, "
-                       "whatever its name). Save or scan it as PDF and upload it again.", kind)
+    safe_name = display_name(filename, "document.pdf")
+    problem = pdf_problem(content)
+    if problem:
+        raise BidError(f"{label}: {safe_name} {problem}. Save or scan it as PDF and upload it again.", kind)
     digest = hashlib.sha256(content).hexdigest()
     stored = f"{secrets.token_hex(16)}.pdf"
     folder = Path(upload_dir) / "bids" / str(bid.id)
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / stored
     path.write_bytes(content)
-    safe_name = Path(filename or "document.pdf").name[:200] or "document.pdf"
     doc = BidDocument(bid_id=bid.id, kind=kind, original_name=safe_name, stored_name=stored, sha256=digest,
                       size_bytes=len(content), uploaded_at=now, uploaded_by_id=actor.id)
     db.session.add(doc)
@@ -212,6 +214,14 @@ def store_document(bid: Bid, kind: str, *, filename: str, content: bytes, upload
 
 def document_path(doc: BidDocument, upload_dir: str) -> Path:
     return Path(upload_dir) / "bids" / str(doc.bid_id) / doc.stored_name
+
+
+def document_download_name(doc: BidDocument) -> str:
+    """The name a document is served under, made by the server from the bid, the kind and the version (the n-th
+    upload of that kind to that bid); the uploaded name is never a file name, only text to show."""
+    version = db.session.scalar(select(func.count()).select_from(BidDocument).where(
+        BidDocument.bid_id == doc.bid_id, BidDocument.kind == doc.kind, BidDocument.id <= doc.id))
+    return f"bid-{doc.bid_id}-{doc.kind.replace('_', '-')}-v{version}.pdf"
 
 
 def compliance(bid: Bid, *, today, documents_known: bool = True):

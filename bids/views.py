@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from flask import Blueprint, abort, current_app, flash, redirect, render_template, request, send_file, url_for
+from flask import Blueprint, abort, current_app, flash, redirect, render_template, request, url_for
 from flask_login import current_user, login_required
 from sqlalchemy import select
 from werkzeug.exceptions import RequestEntityTooLarge
@@ -11,6 +11,7 @@ from accounts.forms import EmptyForm
 from accounts.models import User, UserRole
 from bids import services
 from bids.forms import (
+    ROOM_RATES_FULL,
     SECTION_DOCUMENTS,
     SECTION_FORMS,
     ConsultationForm,
@@ -34,6 +35,7 @@ from bids.rules import (
 )
 from core.auth import Role, roles_required
 from core.db import db, utcnow
+from core.storage import send_verified
 from core.templating import register_nav
 from events.views import event_or_404
 
@@ -167,7 +169,10 @@ def edit(bid_id: int, section: str):
         form = form_class(data=form_data_for(bid, section))
     else:
         form = form_class()
-        if request.form.get("action") == "add_rate" and section == "hotel":
+        if request.form.get("action") == "add_rate" and section == "hotel" and form.rates_full:
+            form.form_errors.append(ROOM_RATES_FULL.format(entered=len(form.room_rates.entries) + 1))
+            status = 422
+        elif request.form.get("action") == "add_rate" and section == "hotel":
             form.room_rates.append_entry()
             flash("A line for another room rate is added below; save to keep it.", "info")
         elif form.validate():
@@ -258,10 +263,10 @@ def document(bid_id: int, doc_id: int):
     doc = db.session.get(BidDocument, doc_id)
     if doc is None or doc.bid_id != bid.id:
         abort(404)
-    path = services.document_path(doc, current_app.config["UPLOAD_DIR"])
-    if not path.is_file():
-        abort(404)
-    return send_file(path, mimetype="application/pdf", as_attachment=True, download_name=doc.original_name)
+    return send_verified(services.document_path(doc, current_app.config["UPLOAD_DIR"]), doc.sha256,
+                         what=f"{doc.kind_label.lower()} of bid {bid.id}", obj=doc,
+                         actor=current_user._get_current_object(), now=utcnow(),
+                         download_name=services.document_download_name(doc))
 
 
 def _lifecycle(bid_id: int, action: str):

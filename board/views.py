@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from flask import Blueprint, abort, current_app, flash, redirect, render_template, request, send_file, url_for
+from flask import Blueprint, abort, current_app, flash, redirect, render_template, request, url_for
 from flask_login import current_user
 from sqlalchemy import select
 
@@ -17,6 +17,7 @@ from core.auth import Role, roles_required
 from core.db import db, utcnow
 from core.forms import choices
 from core.pdf import PdfError
+from core.storage import StoredFileError, read_verified, refused, send_bytes, send_verified
 from core.templating import register_nav
 from events.views import event_or_404
 
@@ -110,11 +111,17 @@ def _decision_form(event, bids, form_class=DecisionForm, **kwargs):
 
 
 def _serve(dossier: Dossier):
-    services.record_view(dossier, current_user, now=utcnow())
-    db.session.commit()
     path = services.dossier_dir(_upload_dir()) / dossier.stored_name
-    return send_file(path, mimetype="application/pdf", as_attachment=False,
-                     download_name=f"{dossier.identifier}.pdf", etag=dossier.pdf_sha256)
+    actor, now = current_user._get_current_object(), utcnow()
+    try:
+        data = read_verified(path, dossier.pdf_sha256, what=f"the {dossier.identifier} PDF", obj=dossier,
+                             actor=actor, now=now)
+    except StoredFileError as exc:
+        return refused(exc)
+    services.record_view(dossier, actor, now=now)
+    db.session.commit()
+    return send_bytes(data, download_name=f"{dossier.identifier}.pdf", as_attachment=False,
+                      etag=dossier.pdf_sha256)
 
 
 def _in_background(event, bid):
@@ -357,6 +364,8 @@ def minutes(slug: str, decision_id: int):
             return render_template("error.html", code=503, message=f"The minutes could not be made: {exc}"), 503
         db.session.commit()
     path = services.dossier_dir(_upload_dir()) / found.minutes_stored_name
-    return send_file(path, mimetype="application/pdf", download_name=f"decision-{found.id}-minutes.pdf")
+    return send_verified(path, found.minutes_sha256, what=f"the minutes of decision {found.id}", obj=found,
+                         actor=current_user._get_current_object(), now=utcnow(),
+                         download_name=f"decision-{found.id}-minutes.pdf")
 
 

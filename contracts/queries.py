@@ -175,15 +175,6 @@ def pdf_path(upload_dir: str, contract: Contract, *, signed: bool = False) -> Pa
     return Path(upload_dir) / "contracts" / str(contract.bid_id) / name if name else None
 
 
-def read_verified(path: Path, sha256: str) -> bytes | None:
-    """The file's bytes when their SHA-256 is the one recorded; None when missing or altered."""
-    try:
-        data = path.read_bytes()
-    except OSError:
-        return None
-    return data if hashlib.sha256(data).hexdigest() == sha256 else None
-
-
 def outstanding_total(contract: Contract) -> Decimal:
     return sum((m.outstanding for m in contract.milestones
                 if m.milestone_kind.organizer_pays and not m.is_cap), Decimal("0.00"))

@@ -46,7 +46,8 @@ from core.db import db
 from core.lifecycle import swap_state
 from core.mail import send_mail
 from core.money import format_day, format_eur
-from core.pdf import looks_like_pdf
+from core.pdf import looks_like_pdf, pdf_problem
+from core.storage import display_name
 from finance.rules import contract_article
 
 Renderer = Callable[..., bytes]
@@ -387,20 +388,21 @@ def _carry_over(old: Contract, rows: Mapping[str, Milestone], payments: list[Pay
 
 def sign_contract(contract: Contract, *, filename: str, content: bytes, max_bytes: int, upload_dir: str, actor,
                   now: datetime) -> Contract:
-    """File the countersigned PDF of an issued contract: checked by its first bytes and its size, stored under
-    a server-made name, SHA-256 recorded. Raises ContractError with a message for the person uploading.
-    Writes `contract.sign` to the audit log."""
+    """File the countersigned PDF of an issued contract: checked by its content (core.pdf.pdf_problem) and its
+    size, stored under a server-made name, SHA-256 recorded. Raises ContractError with a message for the person
+    uploading. Writes `contract.sign` to the audit log."""
     new_status = _transition(contract, ContractAction.SIGN)
-    name = Path(filename or "signed.pdf").name[:200] or "signed.pdf"
+    name = display_name(filename, "signed.pdf")
     if not content:
         raise ContractError("The file is empty. Choose the countersigned contract (PDF) to upload.", "file")
     if len(content) > max_bytes:
         raise ContractError(f"The file is {len(content) / 1_048_576:.1f} MB, above the limit of "
                             f"{max_bytes // 1_048_576} MB. Reduce it (for example by scanning at a lower resolution) "
                             "and upload it again.", "file")
-    if not looks_like_pdf(content):
-        raise ContractError(f"{name} is not a PDF (its content does not start like a PDF, whatever its name). Scan "
-                            "or save the countersigned contract as PDF and upload it again.", "file")
+    problem = pdf_problem(content)
+    if problem:
+        raise ContractError(f"{name} {problem}. Scan or save the countersigned contract as PDF and upload it "
+                            "again.", "file")
     contract.signed_pdf_sha256 = hashlib.sha256(content).hexdigest()
     contract.signed_pdf_size = len(content)
     contract.signed_pdf_original_name = name

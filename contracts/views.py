@@ -42,6 +42,7 @@ from core.auth import Role, roles_required
 from core.db import db, utcnow
 from core.money import amount_str, format_eur
 from core.pdf import PdfError
+from core.storage import send_verified
 from core.templating import register_nav
 
 bp = Blueprint("contracts", __name__)
@@ -208,12 +209,10 @@ def pdf(contract_id: int):
         return _send_pdf(data, f"{contract.reference}-DRAFT.pdf")
     if contract.state is ContractStatus.DISCARDED:
         abort(404)
-    data = queries.read_verified(queries.pdf_path(current_app.config["UPLOAD_DIR"], contract), contract.pdf_sha256)
-    if data is None:
-        return render_template("error.html", code=409, message=(
-            f"The stored PDF of {contract.reference} is missing or no longer matches the SHA-256 recorded when it was "
-            "issued. It is not served; tell the administrator.")), 409
-    return _send_pdf(data, f"{contract.reference}.pdf")
+    return send_verified(queries.pdf_path(current_app.config["UPLOAD_DIR"], contract), contract.pdf_sha256,
+                         what=f"contract {contract.reference}", obj=contract,
+                         actor=current_user._get_current_object(), now=utcnow(),
+                         download_name=f"{contract.reference}.pdf", as_attachment=False)
 
 
 @bp.route("/contracts/<int:contract_id>/signed.pdf")
@@ -222,13 +221,10 @@ def signed_pdf(contract_id: int):
     contract = load_contract(contract_id)
     if not contract.signed_pdf_stored_name:
         abort(404)
-    data = queries.read_verified(queries.pdf_path(current_app.config["UPLOAD_DIR"], contract, signed=True),
-                                 contract.signed_pdf_sha256)
-    if data is None:
-        return render_template("error.html", code=409, message=(
-            f"The countersigned PDF of {contract.reference} is missing or no longer matches its recorded "
-            "SHA-256.")), 409
-    return _send_pdf(data, f"{contract.reference}-signed.pdf")
+    return send_verified(queries.pdf_path(current_app.config["UPLOAD_DIR"], contract, signed=True),
+                         contract.signed_pdf_sha256, what=f"the countersigned contract {contract.reference}",
+                         obj=contract, actor=current_user._get_current_object(), now=utcnow(),
+                         download_name=f"{contract.reference}-signed.pdf")
 
 
 @bp.route("/contracts/<int:contract_id>/issue", methods=["GET", "POST"])

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import concurrent.futures
 import hashlib
+import io
 import logging
 from pathlib import Path
 from urllib.parse import unquote, urlparse
@@ -85,8 +86,75 @@ def render_pdf(template: str, **context) -> bytes:
 
 
 def looks_like_pdf(data: bytes) -> bool:
-    """Judged by content, not by name: the PDF header within the first kilobyte, as readers accept it."""
-    return b"%PDF-" in data[:1024]
+    """Judged by content, not by name: the PDF header at the very first byte (a file that starts otherwise, such
+    as an executable or a web page with a PDF header further in, is something else that readers may also open)."""
+    return data[:5] == b"%PDF-"
+
+
+# Action types that make a document do something when opened; a bid's letter or guarantee needs none.
+_ACTIONS = {"/JavaScript": "contains JavaScript", "/Launch": "contains an action that launches another program"}
+_OBJECT_LIMIT = 200_000
+
+
+def _active_content(reader) -> str | None:
+    """Walk every object reachable from the document's root; the first JavaScript or launch action found."""
+    from pypdf.generic import ArrayObject, DictionaryObject, IndirectObject
+
+    seen: set[tuple[int, int]] = set()
+    stack = [reader.trailer]
+    visited = 0
+    while stack:
+        obj = stack.pop()
+        if isinstance(obj, IndirectObject):
+            ref = (obj.idnum, obj.generation)
+            if ref in seen:
+                continue
+            seen.add(ref)
+            obj = obj.get_object()
+        visited += 1
+        if visited > _OBJECT_LIMIT:
+            return "has too many objects to be checked"
+        if isinstance(obj, DictionaryObject):
+            if "/JS" in obj or "/JavaScript" in obj:
+                return _ACTIONS["/JavaScript"]
+            kind = obj.get("/S")
+            if kind in _ACTIONS:
+                return _ACTIONS[kind]
+            stack.extend(obj.values())
+        elif isinstance(obj, ArrayObject):
+            stack.extend(obj)
+    return None
+
+
+def pdf_problem(data: bytes) -> str | None:
+    """Why an uploaded file is not accepted as a document, or None if it is a PDF a reader opens safely: it starts
+    with %PDF-, pypdf parses it, it has at least one page, is not encrypted, and has no JavaScript or launch
+    action. The reason completes a sentence that starts with the file's name."""
+    import warnings
+
+    from pypdf import PdfReader
+
+    if not looks_like_pdf(data):
+        return "is not a PDF (its content does not start like a PDF, whatever its name)"
+    if b"/JavaScript" in data:  # also in objects nothing refers to, which the walk below does not reach
+        return _ACTIONS["/JavaScript"]
+    if b"/Launch" in data:
+        return _ACTIONS["/Launch"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # a damaged but readable file is judged below, not by pypdf's warnings
+        try:
+            reader = PdfReader(io.BytesIO(data))
+            if reader.is_encrypted:
+                return ("is encrypted (protected by a password), so it cannot be checked or read by the reviewers; "
+                        "save it without protection")
+            if len(reader.pages) < 1:
+                return "has no page"
+            return _active_content(reader)
+        except RecursionError:
+            return "is not a PDF that can be opened (its structure is nested too deeply)"
+        except Exception as exc:  # pypdf raises many kinds on damaged files; each means "cannot be opened"
+            detail = " ".join(str(exc).split())[:120]
+            return f"is not a PDF that can be opened (it starts like one, but reading it failed: {detail})"
 
 
 def sha256(data: bytes) -> str:

@@ -4,10 +4,11 @@ its anchors come from the call's regulation; the checks of a scorecard are scori
 from __future__ import annotations
 
 import functools
+import re
 from decimal import Decimal
 
 from wtforms import BooleanField, DecimalField, HiddenField, RadioField, SelectField, SelectMultipleField, TextAreaField
-from wtforms.validators import DataRequired, InputRequired, Length, NumberRange
+from wtforms.validators import DataRequired, InputRequired, Length
 from wtforms.widgets import CheckboxInput, ListWidget
 
 from core.forms import BaseForm, choices
@@ -149,14 +150,34 @@ class WeightsForm(BaseForm):
         self.based_on.data = based_on
 
 
+WEIGHT_MAX = Decimal(1000)
+
+
+class WeightField(DecimalField):
+    """A relative weight as typed: plain digits with an optional decimal part, 0 to WEIGHT_MAX. NaN, sNaN,
+    Infinity and exponents (1e308) are refused here, where the message can repeat what was typed."""
+
+    def process_formdata(self, valuelist):
+        raw = valuelist[0].strip() if valuelist else ""
+        self.data = None
+        if not raw:
+            return
+        if raw.startswith("-") and re.fullmatch(r"-\d+(\.\d+)?", raw):
+            raise ValueError(f"A weight cannot be negative (you entered '{raw}').")
+        if not re.fullmatch(r"\d{1,4}(\.\d{1,4})?", raw) or Decimal(raw) > WEIGHT_MAX:
+            raise ValueError(f"A weight is a number from 0 to {WEIGHT_MAX} with at most 4 decimals, like 12.5 "
+                             f"(you entered '{raw[:40]}'). Weights are relative, so Gambit's limit of "
+                             f"{WEIGHT_MAX} leaves room for any split.")
+        self.data = Decimal(raw)
+
+
 @functools.lru_cache(maxsize=8)
 def _weights_class(reg: Regulation) -> type[WeightsForm]:
     attrs = {"criteria": reg.criteria}
     for c in reg.criteria:
-        attrs[f"weight_{c.key}"] = DecimalField(
+        attrs[f"weight_{c.key}"] = WeightField(
             f"({c.key}) {c.label}", places=None,
-            validators=[InputRequired(f"Give a weight for ({c.key}); 0 leaves the criterion out."),
-                        NumberRange(min=0, message="A weight cannot be negative.")])
+            validators=[InputRequired(f"Give a weight for ({c.key}); 0 leaves the criterion out.")])
     return type("RegulationWeightsForm", (WeightsForm,), attrs)
 
 

@@ -34,6 +34,7 @@ MATRIX: dict[str, list[tuple[str, str, dict[str, int]]]] = {
     "accounts.account": [("GET", "/account", logged_in(200))],
     "accounts.change_password": [("POST", "/account/password", logged_in(422))],
     "accounts.new_token": [("POST", "/account/token", logged_in(200))],
+    "accounts.revoke_token": [("POST", "/account/tokens/1/revoke", logged_in(302))],
     "accounts.users": [("GET", "/admin/users", only(("admin",)))],
     "accounts.new_user": [("GET", "/admin/users/new", only(("admin",))),
                           ("POST", "/admin/users/new", only(("admin",), 422))],

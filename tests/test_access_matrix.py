@@ -5,6 +5,7 @@ from sqlalchemy import select
 
 from tests.access_matrix import MATRIX, ROLES
 from tests.conftest import login
+from tests.pdfs import valid_pdf
 
 
 def test_every_route_is_in_the_access_matrix(app):
@@ -37,7 +38,7 @@ def _draft_bid(app, owner_id: int, event_id: int) -> tuple[int, int]:
     with app.app_context():
         owner = db.session.get(User, owner_id)
         bid = services.create_bid(db.session.get(Event, event_id), owner=owner, actor=owner, now=utcnow())
-        doc = services.store_document(bid, "signed_letter", filename="l.pdf", content=b"%PDF-1.4 test",
+        doc = services.store_document(bid, "signed_letter", filename="l.pdf", content=valid_pdf(),
                                       upload_dir=app.config["UPLOAD_DIR"], max_bytes=10**6, actor=owner,
                                       now=utcnow())
         db.session.commit()

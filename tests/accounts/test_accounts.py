@@ -1,7 +1,9 @@
+import hashlib
+
 import pytest
 from sqlalchemy import select
 
-from accounts.models import User
+from accounts.models import ApiToken, User
 from accounts.services import user_for_token
 from core.audit import AuditEntry
 from core.db import db
@@ -139,8 +141,8 @@ def test_api_token_is_shown_once_and_stored_hashed(client, login_as, app):
     token = html.split('<code class="token">')[1].split("</code>")[0]
     assert token.startswith("gbt_")
     with app.app_context():
-        user = db.session.get(User, user_id)
-        assert token not in (user.api_token_hash or "")
+        stored = db.session.scalars(select(ApiToken).where(ApiToken.user_id == user_id)).one()
+        assert stored.token_hash == hashlib.sha256(token.encode()).hexdigest() and token not in stored.token_hash
         assert user_for_token(token).id == user_id
     assert token not in client.get("/account").get_data(as_text=True)
     anonymous = app.test_client()

@@ -63,3 +63,53 @@ def test_an_unknown_call_is_named(runner, tmp_path, reg):
     result = runner.invoke(args=["bids", "import", _write(tmp_path, valid_bid_json(reg)), "--event", "nope",
                                  "--check"])
     assert result.exit_code == 1 and "no call with the slug 'nope'" in result.output
+
+
+# ------------------------------------------------------------------------- hostile files (issue 12)
+
+
+def _refused(runner, tmp_path, text):
+    result = runner.invoke(args=["bids", "import", _write(tmp_path, text), "--event", "fwwcm-2015"])
+    assert result.exit_code == 1, result.output
+    assert "Traceback" not in result.output and isinstance(result.exception, SystemExit)
+    with runner.app.app_context():
+        assert db.session.scalars(select(Bid)).all() == []
+    return result.output
+
+
+def test_deeply_nested_json_is_refused(runner, tmp_path, event, reg, make):
+    make.user(roles=("admin",))
+    data = json.dumps(valid_bid_json(reg))
+    nested = data.replace('"room_rates": [', '"room_rates": [' + "[" * 100_000, 1)
+    assert "is nested too deeply to be a bid" in _refused(runner, tmp_path, nested)
+    for depth in (50, 900):
+        nested = data.replace('"room_rates": [', '"room_rates": [' + "[" * depth + "]" * depth + ",", 1)
+        assert "room_rates[0]: expected an object with room_type, eur_per_night, got a JSON list" in \
+            _refused(runner, tmp_path, nested)
+
+
+def test_a_5000_digit_integer_is_refused(runner, tmp_path, event, reg, make):
+    make.user(roles=("admin",))
+    data = json.dumps(valid_bid_json(reg) | {"hotel_stars": 0})
+    data = data.replace('"hotel_stars": 0', '"hotel_stars": ' + "9" * 5000)
+    assert "holds a number too long to read" in _refused(runner, tmp_path, data)
+
+
+def test_an_integer_too_large_to_store_is_refused(runner, tmp_path, event, reg, make):
+    make.user(roles=("admin",))
+    output = _refused(runner, tmp_path, valid_bid_json(reg) | {"wcoc_inspectors_invited": 10**40})
+    assert ("wcoc_inspectors_invited: expected a whole number of at most 2147483647, got a number of 41 digits"
+            in output)
+
+
+def test_a_nul_character_is_refused_and_named(runner, tmp_path, event, reg, make):
+    make.user(roles=("admin",))
+    output = _refused(runner, tmp_path, valid_bid_json(reg) | {"venue_name": "Palace\u0000of Chess"})
+    assert "venue_name: contains a NUL character, which cannot be stored; remove it" in output
+
+
+def test_a_line_break_in_the_contact_email_is_refused(runner, tmp_path, event, reg, make):
+    make.user(roles=("admin",))
+    output = _refused(runner, tmp_path,
+                      valid_bid_json(reg) | {"contact_email": "a@example.org\nBcc: x@example.org"})
+    assert "contact_email: contains a line break, which has no place in this one-line field; remove it" in output

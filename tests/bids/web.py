@@ -5,8 +5,9 @@ from __future__ import annotations
 import re
 
 from bids.rules import BidData
+from tests.pdfs import valid_pdf
 
-PDF = b"%PDF-1.4\n1 0 obj << /Type /Catalog >> endobj\ntrailer << /Root 1 0 R >>\n%%EOF\n"
+PDF = valid_pdf()
 
 
 def revision(client, bid_id: int, section: str = "applicant") -> str:

@@ -13,6 +13,7 @@ from contracts.models import Contract, Payment
 from core.db import db
 from tests.conftest import login
 from tests.contracts.factories_contracts import milestone, selected_bid
+from tests.pdfs import valid_pdf
 
 
 def email_of(app, user_id: int) -> str:
@@ -139,12 +140,14 @@ def test_the_countersigned_pdf_is_uploaded_and_a_correction_links_what_it_replac
     response.close()
     assert "is not a PDF" in get(admin, f"/contracts/{contract_id}")
     response = admin.post(f"/contracts/{contract_id}/sign", data={
-        "file": (__import__("io").BytesIO(b"%PDF-1.4 signed by both"), "signed.pdf")},
+        "file": (__import__("io").BytesIO(signed := valid_pdf()), "signed.pdf")},
         content_type="multipart/form-data")
     response.close()
     page = get(admin, f"/contracts/{contract_id}")
     assert "Countersigned PDF filed" in page
-    assert get(admin, f"/contracts/{contract_id}/signed.pdf").startswith("%PDF-1.4 signed")
+    response = admin.get(f"/contracts/{contract_id}/signed.pdf")
+    assert response.status_code == 200 and response.data == signed
+    response.close()
 
     page, _ = post(admin, f"/contracts/{contract_id}/correct", {"reason": ""}, status=422)
     assert "Say what the correction changes and why" in page

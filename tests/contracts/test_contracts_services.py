@@ -24,6 +24,7 @@ from tests.contracts.factories_contracts import (
     proposed_dates,
     selected_bid,
 )
+from tests.pdfs import valid_pdf
 
 D = Decimal
 LATER = datetime(2015, 7, 15, 9, 0, tzinfo=UTC)
@@ -332,7 +333,7 @@ def test_the_countersigned_pdf_is_checked_stored_and_hashed(app, contract, admin
     with pytest.raises(services.ContractError, match="above the limit of 1 MB"):
         services.sign_contract(contract, filename="scan.pdf", content=b"%PDF-" + b"0" * 2**20, max_bytes=2**20,
                                upload_dir=upload, actor=admin, now=LATER)
-    content = b"%PDF-1.4 countersigned"
+    content = valid_pdf()
     services.sign_contract(contract, filename="../../etc/signed.pdf", content=content, max_bytes=10**6,
                            upload_dir=upload, actor=admin, now=LATER)
     assert contract.status == "signed" and contract.signed_pdf_original_name == "signed.pdf"

@@ -49,6 +49,15 @@ BAD_VALUES: list[tuple[str, str]] = [
     ("long-unicode", "Ωμέγα 漢字 ♛ émigré 🏆 " * 400),
     ("empty", ""),
     ("whitespace", "   \t  "),
+    # Issue 12: what Decimal and float read but no figure means, digits past Python's int limit, text that
+    # shows other than it is (bidi override), and line breaks and controls meant for an email header or a CSV.
+    ("snan", "sNaN"),
+    ("infinity", "Infinity"),
+    ("huge-exponent", "1e308"),
+    ("5000-digits", "9" * 5000),
+    ("bidi", "invoice\u202efdp.exe"),
+    ("line-break", "a@example.org\r\nBcc: x@example.org"),
+    ("control", "bell\x07 escape\x1b[31m"),
 ]
 
 # Values too long to expect back in the page (the request is refused whole: 413).

@@ -9,6 +9,7 @@ from sqlalchemy import func, select
 
 from core.db import db
 from tests.conftest import run_twice, utcnow
+from tests.pdfs import valid_pdf
 
 pytestmark = pytest.mark.no_db
 
@@ -31,7 +32,7 @@ def _ready_bid(app):
         bid = services.create_bid(event, owner=owner, actor=owner, now=now)
         services.apply_data(bid, valid_bid(event.regulation, signed_on=now.date()))
         for kind in ("signed_letter", "guarantee"):
-            services.store_document(bid, kind, filename="x.pdf", content=b"%PDF-1.4 x",
+            services.store_document(bid, kind, filename="x.pdf", content=valid_pdf(),
                                     upload_dir=app.config["UPLOAD_DIR"], max_bytes=10**6, actor=owner, now=now)
         db.session.commit()
         return bid.id, owner.id

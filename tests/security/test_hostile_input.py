@@ -48,6 +48,7 @@ SECTIONS = ("applicant", "dates_venue", "money", "hotel", "inspection", "guarant
 NO_TEXT_FIELDS = {
     "accounts.logout": "a button",
     "accounts.new_token": "a button",
+    "accounts.revoke_token": "a button",
     "accounts.edit_user": "roles (checkboxes), federation (select), president (checkbox)",
     "accounts.set_active": "a button",
     "events.change_status": "buttons",
@@ -314,7 +315,8 @@ def test_forms_without_text_fields_have_none(app, world):
     # Not on these pages (they need a submitted bid of an open call, a submitted scorecard, a call in deliberation,
     # a selected bid without a contract): templates/bids/view.html, scoring/scorecard.html, board/call.html and
     # contracts/new.html show them as buttons, radio buttons and a checkbox.
-    unseen = {"bids.reopen", "bids.withdraw", "scoring.reopen", "board.vote", "contracts.new"}
+    # templates/accounts/account.html shows a revoke button for each live API token, and the admin has none here.
+    unseen = {"bids.reopen", "bids.withdraw", "scoring.reopen", "board.vote", "contracts.new", "accounts.revoke_token"}
     assert set(NO_TEXT_FIELDS) - seen <= unseen, sorted(set(NO_TEXT_FIELDS) - seen - unseen)
 
 
@@ -396,6 +398,8 @@ def test_api_parameters_survive_bad_values(app, api_world):
                 problems += _api_problems(response, f"GET {rule} {name}={label}")
     # The token itself is a parameter every route reads.
     for label, bad in BAD_VALUES:
+        if "\n" in bad or "\r" in bad:
+            continue  # a line break ends a header: no HTTP client can send one inside it
         try:
             response = client.get("/api/v1/events", headers={"Authorization": f"Bearer {bad}"})
         except Exception as exc:

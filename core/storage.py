@@ -1,0 +1,90 @@
+"""The one way to read a stored file: its bytes are served only if their SHA-256 is the one recorded when it was
+stored. A missing or altered file is refused with a message saying so, and the refusal is written to the audit
+log, so a file swapped on disk is noticed the first time anyone opens it."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import unicodedata
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from flask import Response, render_template
+from werkzeug.datastructures import Headers
+
+from core import audit
+from core.db import db
+
+
+def display_name(filename: str | None, default: str) -> str:
+    """An uploaded file's name as text to show, never as a file name: the last part of the path (either kind of
+    slash), without control or format characters (NUL, line breaks, the bidi overrides that make
+    "invoice\u202efdp.exe" show as "invoiceexe.pdf", zero-width marks), at most 200 characters."""
+    base = re.split(r"[\\/]", filename or "")[-1]
+    cleaned = "".join(ch for ch in base if unicodedata.category(ch) not in ("Cc", "Cf", "Cs", "Co", "Cn"))
+    cleaned = " ".join(cleaned.split())[:200].strip()
+    return cleaned if cleaned not in ("", ".", "..") else default
+
+
+class StoredFileError(RuntimeError):
+    """A stored file is missing or its bytes no longer have the SHA-256 recorded for it."""
+
+
+def read_verified(path: Path | None, sha256: str | None, *, what: str, obj: Any, actor, now: datetime) -> bytes:
+    """The bytes of the stored file at `path`, checked against the recorded `sha256`.
+
+    `what` names the file for people ("the dossier UKR-2015-D1"). Raises StoredFileError when the file is missing
+    or altered, after writing `file.refused` (about `obj`) to the audit log; the caller commits that entry.
+    """
+    try:
+        data = path.read_bytes() if path is not None else None
+    except OSError:
+        data = None
+    if data is None:
+        found = "missing"
+        message = (f"The stored file of {what} is missing, so it is not served. The refusal is recorded in the "
+                   "audit log; tell the secretariat, who can restore it from a backup.")
+    else:
+        found = hashlib.sha256(data).hexdigest()
+        if sha256 and found == sha256:
+            return data
+        message = (f"The stored file of {what} no longer matches the SHA-256 recorded when it was stored "
+                   f"(recorded {(sha256 or 'none')[:16]}…, found {found[:16]}…): it was altered on disk, so it is "
+                   "not served. The refusal is recorded in the audit log; tell the secretariat, who can restore "
+                   "it from a backup.")
+    audit.record("file.refused", obj, actor=actor, now=now,
+                 data={"what": what, "file": path.name if path is not None else "", "recorded": sha256 or "",
+                       "found": found})
+    raise StoredFileError(message)
+
+
+def refused(exc: StoredFileError) -> Response:
+    """The page for a refused stored file (409), after committing the refusal's audit entry."""
+    db.session.commit()
+    return Response(render_template("error.html", code=409, message=str(exc)), status=409)
+
+
+def send_bytes(data: bytes, *, download_name: str, as_attachment: bool = True, etag: str | None = None,
+               mimetype: str = "application/pdf") -> Response:
+    """Verified bytes under the server's `download_name`, as an attachment unless told otherwise, never sniffed."""
+    headers = Headers()
+    headers.set("Content-Disposition", "attachment" if as_attachment else "inline", filename=download_name)
+    headers.set("X-Content-Type-Options", "nosniff")
+    headers.set("Cache-Control", "private")
+    response = Response(data, mimetype=mimetype, headers=headers)
+    if etag:
+        response.set_etag(etag)
+    return response
+
+
+def send_verified(path: Path | None, sha256: str | None, *, what: str, obj: Any, actor, now: datetime,
+                  download_name: str, as_attachment: bool = True) -> Response:
+    """A view's answer for a stored file: its verified bytes (see send_bytes), or the 409 page saying why it is
+    refused (see refused). Never raises StoredFileError."""
+    try:
+        data = read_verified(path, sha256, what=what, obj=obj, actor=actor, now=now)
+    except StoredFileError as exc:
+        return refused(exc)
+    return send_bytes(data, download_name=download_name, as_attachment=as_attachment, etag=sha256)
