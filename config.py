@@ -102,6 +102,9 @@ class Config:
         self.PASSWORD_CHANGE_RATE_LIMIT = os.environ.get("PASSWORD_CHANGE_RATE_LIMIT", "5 per minute;20 per hour")
         self.TOKEN_RATE_LIMIT = os.environ.get("TOKEN_RATE_LIMIT", "5 per minute;20 per hour")
         self.RATELIMIT_ENABLED = _bool("RATELIMIT_ENABLED", True)
+        # SQLite: paths whose GET requests may write (the API records each token's last use), so their
+        # transactions take the write lock at the start like any POST (core.db._reads_only).
+        self.SQLITE_WRITING_PATH_PREFIXES = ("/api/",)
         self.SESSION_IDLE_MINUTES = _int("SESSION_IDLE_MINUTES", 60)
         self.SESSION_ABSOLUTE_HOURS = _int("SESSION_ABSOLUTE_HOURS", 12)
         self.PAYMENT_DUE_SOON_DAYS = _int("PAYMENT_DUE_SOON_DAYS", 14)

@@ -34,7 +34,7 @@ from bids.rules import (
     is_compliant,
 )
 from core.auth import Role, roles_required
-from core.db import db, utcnow
+from core.db import db, utcnow, writes_on_get
 from core.storage import send_verified
 from core.templating import register_nav
 from events.views import event_or_404
@@ -255,6 +255,7 @@ def upload(bid_id: int):
 
 
 @bp.route("/bids/<int:bid_id>/documents/<int:doc_id>")
+@writes_on_get
 @login_required
 def document(bid_id: int, doc_id: int):
     bid = load_bid(bid_id)

@@ -34,8 +34,7 @@ from board.rules import (
 )
 from core import audit
 from core.auth import Role
-from core.db import db
-from core.lifecycle import swap_state
+from core.db import db, swap_state
 from core.pdf import render_pdf, sha256
 from events.models import Event
 from events.rules import EventStatus

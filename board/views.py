@@ -14,7 +14,7 @@ from board.forms import CorrectionForm, DecisionForm, VoteForm, advice_field_nam
 from board.models import Decision, Dossier, DossierView
 from board.rules import DecisionError, dossiers_open
 from core.auth import Role, roles_required
-from core.db import db, utcnow
+from core.db import db, utcnow, writes_on_get
 from core.forms import choices
 from core.pdf import PdfError
 from core.storage import StoredFileError, read_verified, refused, send_bytes, send_verified
@@ -53,6 +53,7 @@ def index():
 
 
 @bp.route("/<slug>")
+@writes_on_get
 @roles_required(*BOARD)
 def call(slug: str):
     event = event_or_404(slug)
@@ -149,6 +150,7 @@ def _in_background(event, bid):
 
 
 @bp.route("/<slug>/bids/<int:bid_id>/dossier.pdf")
+@writes_on_get
 @roles_required(*BOARD)
 def dossier(slug: str, bid_id: int):
     event = event_or_404(slug)
@@ -168,6 +170,7 @@ def dossier(slug: str, bid_id: int):
 
 
 @bp.route("/<slug>/pack.pdf")
+@writes_on_get
 @roles_required(*BOARD)
 def pack(slug: str):
     event = event_or_404(slug)
@@ -184,6 +187,7 @@ def pack(slug: str):
 
 
 @bp.route("/<slug>/dossiers/<int:dossier_id>.pdf")
+@writes_on_get
 @roles_required(*BOARD)
 def stored(slug: str, dossier_id: int):
     event = event_or_404(slug)
@@ -300,6 +304,7 @@ def _notify(decision: Decision) -> None:
 
 
 @bp.route("/<slug>/decision")
+@writes_on_get
 @roles_required(Role.BOARD, Role.ADMIN, Role.WCOC)
 def decision(slug: str):
     event = event_or_404(slug)
@@ -349,6 +354,7 @@ def correct(slug: str):
 
 
 @bp.route("/<slug>/decision/<int:decision_id>/minutes.pdf")
+@writes_on_get
 @roles_required(Role.BOARD, Role.ADMIN, Role.WCOC)
 def minutes(slug: str, decision_id: int):
     event = event_or_404(slug)

@@ -23,6 +23,7 @@ from datetime import date, timedelta
 from decimal import Decimal
 
 from bids.rules import country_name
+from core.lifecycle import Lifecycle
 from core.money import amount_str, format_day, format_eur
 from events.regulation import FideBank, Regulation, ScheduleDay
 from finance.rules import (
@@ -134,25 +135,23 @@ class ContractRuleError(ValueError):
     """A contract rule that is not met; the message cites the article and says what to do."""
 
 
+CONTRACT_LIFECYCLE = Lifecycle(
+    "contract", ContractStatus, ContractAction, TRANSITIONS, _STATUS_PHRASES, _ACTION_PARTICIPLES,
+    error=ContractRuleError,
+    refusal=lambda current, action: f"{_STATUS_PHRASES[current].capitalize()} cannot be "
+                                    f"{_ACTION_PARTICIPLES[action]}.")
+
+
 def next_status(current: ContractStatus | str, action: ContractAction | str) -> ContractStatus:
     """The status `action` leads to. Raises ContractRuleError for an unknown status or action, or a move
     TRANSITIONS does not allow ("a signed contract cannot be issued")."""
-    try:
-        current = ContractStatus(current)
-        action = ContractAction(action)
-    except ValueError as exc:
-        raise ContractRuleError(str(exc)) from None
-    try:
-        return TRANSITIONS[(current, action)]
-    except KeyError:
-        raise ContractRuleError(f"{_STATUS_PHRASES[current].capitalize()} cannot be "
-                                f"{_ACTION_PARTICIPLES[action]}.") from None
+    return CONTRACT_LIFECYCLE.next(current, action)
 
 
 def allowed_actions(current: ContractStatus | str) -> list[ContractAction]:
-    """The actions TRANSITIONS allows from `current`. Raises ValueError for an unknown status."""
-    current = ContractStatus(current)
-    return [a for a in ContractAction if (current, a) in TRANSITIONS]
+    """The actions TRANSITIONS allows from `current`. Raises ContractRuleError (a ValueError) for an unknown
+    status."""
+    return CONTRACT_LIFECYCLE.allowed(current)
 
 
 def may_view_contract(*, is_admin: bool, is_owner: bool, status: ContractStatus | str) -> bool:

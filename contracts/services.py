@@ -42,8 +42,7 @@ from contracts.rules import (
     result_milestones,
 )
 from core import audit
-from core.db import db
-from core.lifecycle import swap_state
+from core.db import db, swap_state
 from core.mail import send_mail
 from core.money import format_day, format_eur
 from core.pdf import looks_like_pdf, pdf_problem
@@ -68,6 +67,19 @@ def _transition(contract: Contract, action: ContractAction) -> ContractStatus:
         return next_status(contract.status, action)
     except ContractRuleError as exc:
         raise ContractError(f"{exc} (contract {contract.reference}, version {contract.version})") from None
+
+
+def _move(contract: Contract, action: ContractAction, **values) -> ContractStatus:
+    """The contract's one guarded transition: the lifecycle's table, then a compare-and-swap on the status read
+    (pending changes are flushed first), so that two changes at the same moment give one change and one refusal.
+    Raises ContractError."""
+    before = contract.state
+    after = _transition(contract, action)
+    db.session.flush()
+    if not swap_state(contract, expected=before, values={"status": after, **values}):
+        raise ContractError(f"{contract.reference} changed at the same moment (it is now "
+                            f"{contract.state.label.lower()}); reload the page.")
+    return after
 
 
 def _check_selected(bid: Bid) -> None:
@@ -197,13 +209,9 @@ def close_for_correction(decision, *, superseded, actor, now: datetime) -> list[
     for contract in rows:
         before = contract.state
         if before is ContractStatus.DRAFT:
-            after = _transition(contract, ContractAction.DISCARD)
-            values = {"status": after, "discarded_at": now}
+            after = _move(contract, ContractAction.DISCARD, discarded_at=now)
         else:
-            after = _transition(contract, ContractAction.CLOSE)
-            values = {"status": after, "closed_at": now, "closed_reason": reason}
-        if not swap_state(contract, expected=before, values=values):
-            raise ContractError(f"{contract.reference} changed at the same moment; record the correction again.")
+            after = _move(contract, ContractAction.CLOSE, closed_at=now, closed_reason=reason)
         audit.record("contract.close" if after is ContractStatus.CLOSED else "contract.discard", contract,
                      actor=actor, now=now, data={"reference": contract.reference, "from": before.value,
                                                  "decision": decision.id, "reason": reason})
@@ -250,9 +258,7 @@ def prepare_correction(contract: Contract, *, reason: str, actor, now: datetime,
 
 def discard_contract(contract: Contract, *, actor, now: datetime) -> None:
     """Discard a draft that will not be issued; it stays on record. Raises ContractError if not a draft."""
-    contract.status = _transition(contract, ContractAction.DISCARD).value
-    contract.discarded_at = now
-    db.session.flush()
+    _move(contract, ContractAction.DISCARD, discarded_at=now)
     audit.record("contract.discard", contract, actor=actor, now=now, data={"reference": contract.reference})
 
 
@@ -290,7 +296,7 @@ def issue_contract(contract: Contract, *, due_dates: Mapping[str, date | None], 
     milestone), or core.pdf.PdfError when the PDF cannot be made. Writes `contract.issue` (and, for a
     correction, `contract.supersede`) to the audit log.
     """
-    new_status = _transition(contract, ContractAction.ISSUE)
+    _transition(contract, ContractAction.ISSUE)  # refuse early; the move itself is made below
     bid = contract.bid
     _check_selected(bid)
     _check_no_other_in_force(bid, drafts=False)
@@ -320,8 +326,7 @@ def issue_contract(contract: Contract, *, due_dates: Mapping[str, date | None], 
     contract.pdf_sha256 = hashlib.sha256(pdf).hexdigest()
     contract.pdf_size = len(pdf)
     contract.pdf_stored_name = _store(upload_dir, bid.id, pdf)
-    contract.status = new_status.value
-    db.session.flush()
+    _move(contract, ContractAction.ISSUE)
     rows = {}
     for i, m in enumerate(planned):
         row = _milestone_row(contract, m, i, now)
@@ -329,8 +334,7 @@ def issue_contract(contract: Contract, *, due_dates: Mapping[str, date | None], 
         rows[m.key] = row
     db.session.flush()
     if old is not None:
-        old.status = _transition(old, ContractAction.SUPERSEDE).value
-        old.superseded_at = now
+        _move(old, ContractAction.SUPERSEDE, superseded_at=now)
         if old.feed_token_hash and not contract.feed_token_hash:
             contract.feed_token_hash = old.feed_token_hash
         _carry_over(old, rows, carried, actor=actor, now=now)
@@ -391,7 +395,7 @@ def sign_contract(contract: Contract, *, filename: str, content: bytes, max_byte
     """File the countersigned PDF of an issued contract: checked by its content (core.pdf.pdf_problem) and its
     size, stored under a server-made name, SHA-256 recorded. Raises ContractError with a message for the person
     uploading. Writes `contract.sign` to the audit log."""
-    new_status = _transition(contract, ContractAction.SIGN)
+    _transition(contract, ContractAction.SIGN)  # refuse early; the move itself is made below
     name = display_name(filename, "signed.pdf")
     if not content:
         raise ContractError("The file is empty. Choose the countersigned contract (PDF) to upload.", "file")
@@ -409,8 +413,7 @@ def sign_contract(contract: Contract, *, filename: str, content: bytes, max_byte
     contract.signed_pdf_stored_name = _store(upload_dir, contract.bid_id, content)
     contract.signed_at = now
     contract.signed_by_id = getattr(actor, "id", None)
-    contract.status = new_status.value
-    db.session.flush()
+    _move(contract, ContractAction.SIGN)
     audit.record("contract.sign", contract, actor=actor, now=now,
                  data={"reference": contract.reference, "signed_pdf_sha256": contract.signed_pdf_sha256,
                        "name": name, "bytes": len(content)})

@@ -39,7 +39,7 @@ from contracts.forms import (
 from contracts.models import Contract, Milestone, Payment
 from contracts.rules import ContractStatus, DueSetBy, MatchOutcome, allowed_actions, parse_as_of
 from core.auth import Role, roles_required
-from core.db import db, utcnow
+from core.db import db, utcnow, writes_on_get
 from core.money import amount_str, format_eur
 from core.pdf import PdfError
 from core.storage import send_verified
@@ -196,6 +196,7 @@ def _send_pdf(data: bytes, name: str) -> Response:
 
 
 @bp.route("/contracts/<int:contract_id>/contract.pdf")
+@writes_on_get
 @login_required
 def pdf(contract_id: int):
     """A draft is rendered on the spot (marked DRAFT); an issued contract is the PDF stored when it was issued,
@@ -216,6 +217,7 @@ def pdf(contract_id: int):
 
 
 @bp.route("/contracts/<int:contract_id>/signed.pdf")
+@writes_on_get
 @login_required
 def signed_pdf(contract_id: int):
     contract = load_contract(contract_id)

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import enum
+from collections.abc import Mapping
 from datetime import UTC, datetime
+from typing import Any
 
+from flask import current_app, has_request_context, request
 from flask_sqlalchemy import SQLAlchemy
-from sqlalchemy import DateTime, MetaData, TypeDecorator, event
+from sqlalchemy import DateTime, MetaData, TypeDecorator, event, update
 from sqlalchemy.engine import Engine
 from sqlalchemy.orm import DeclarativeBase, registry
 
@@ -55,16 +59,58 @@ def _sqlite_pragmas(dbapi_connection, connection_record):
         cur = dbapi_connection.cursor()
         cur.execute("PRAGMA foreign_keys=ON")
         cur.execute("PRAGMA busy_timeout=5000")
+        # WAL: readers read the last committed state while a writer writes, instead of waiting for its lock.
+        cur.execute("PRAGMA journal_mode=WAL")
         cur.close()
+
+
+SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
+
+
+def writes_on_get(view):
+    """Mark a view that changes rows even when answering GET (a dossier rendered and stored on first opening, the
+    first showing of scores recorded): on SQLite its transaction takes the write lock at the start."""
+    view.writes_on_get = True
+    return view
+
+
+def _reads_only() -> bool:
+    """Whether the current request only reads: a GET (or HEAD, OPTIONS) to a view not marked `writes_on_get`,
+    outside the paths listed in SQLITE_WRITING_PATH_PREFIXES. Outside a request (CLI, tests, workers): no."""
+    if not has_request_context():
+        return False
+    if request.method not in SAFE_METHODS:
+        return False
+    if request.path.startswith(tuple(current_app.config.get("SQLITE_WRITING_PATH_PREFIXES", ()))):
+        return False
+    view = current_app.view_functions.get(request.endpoint or "")
+    return view is not None and not getattr(view, "writes_on_get", False)
 
 
 @event.listens_for(Engine, "begin")
 def _sqlite_begin(conn):
     if conn.dialect.name == "sqlite":
-        # IMMEDIATE: a writer takes the lock at the start, so two writers wait for each other (busy_timeout)
-        # instead of failing with "database is locked" when both try to upgrade a read lock.
-        conn.exec_driver_sql("BEGIN IMMEDIATE")
+        # A reading request takes no lock (WAL: it reads the last committed state), so the workers read in
+        # parallel. A writer takes the lock at the start (IMMEDIATE), so two writers wait for each other
+        # (busy_timeout) instead of failing with "database is locked" when both try to upgrade a read lock.
+        conn.exec_driver_sql("BEGIN" if _reads_only() else "BEGIN IMMEDIATE")
 
 
 def utcnow() -> datetime:
     return datetime.now(UTC)
+
+
+def swap_state(row: Any, *, expected: Any, values: Mapping[str, Any], column: str = "status") -> bool:
+    """Compare-and-swap: UPDATE the row's table SET `values` WHERE id = row.id AND `column` = `expected`.
+
+    Returns True when this call made the change (the row is refreshed), False when the row was no longer in
+    `expected` (changed at the same moment by someone else). Raises nothing of its own.
+    """
+    model = type(row)
+    expected = expected.value if isinstance(expected, enum.Enum) else expected
+    result = db.session.execute(
+        update(model).where(model.id == row.id, getattr(model, column) == expected)
+        .values(**{k: (v.value if isinstance(v, enum.Enum) else v) for k, v in values.items()})
+        .execution_options(synchronize_session=False))
+    db.session.refresh(row)
+    return result.rowcount == 1

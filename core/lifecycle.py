@@ -2,11 +2,12 @@
 
 A domain's `rules.py` declares its `Lifecycle` once: the (state, action) -> state table and the words for its
 states and actions. Its one service-level transition function asks `Lifecycle.next` for the new state (which
-refuses a move the table does not list, with a message naming both) and then writes it with `swap_state`: an
+refuses a move the table does not list, with a message naming both) and then writes it with `core.db.swap_state`: an
 UPDATE ... WHERE state = <the state read>, so that of two changes made at the same moment one wins and the other
 gets a clear refusal instead of silently overwriting it. Pages ask `Lifecycle.allowed` which actions to offer.
 
-`Lifecycle` is pure; `swap_state` needs the session. No rule of the regulations lives here.
+Pure (the rules modules import it); the compare-and-swap that needs the session is `core.db.swap_state`.
+No rule of the regulations lives here.
 """
 
 from __future__ import annotations
@@ -15,10 +16,6 @@ import enum
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
-
-from sqlalchemy import update
-
-from core.db import db
 
 
 class LifecycleError(ValueError):
@@ -90,19 +87,3 @@ class Lifecycle:
         """The states `action` may start from (for a compare-and-swap over several rows)."""
         action = self.action(action)
         return frozenset(s for (s, a) in self.transitions if a is action)
-
-
-def swap_state(row: Any, *, expected: Any, values: Mapping[str, Any], column: str = "status") -> bool:
-    """Compare-and-swap: UPDATE the row's table SET `values` WHERE id = row.id AND `column` = `expected`.
-
-    Returns True when this call made the change (the row is refreshed), False when the row was no longer in
-    `expected` (changed at the same moment by someone else). Raises nothing of its own.
-    """
-    model = type(row)
-    expected = expected.value if isinstance(expected, enum.Enum) else expected
-    result = db.session.execute(
-        update(model).where(model.id == row.id, getattr(model, column) == expected)
-        .values(**{k: (v.value if isinstance(v, enum.Enum) else v) for k, v in values.items()})
-        .execution_options(synchronize_session=False))
-    db.session.refresh(row)
-    return result.rowcount == 1

@@ -8,8 +8,7 @@ from sqlalchemy import func, select
 
 from core import audit
 from core.auth import Role
-from core.db import db
-from core.lifecycle import swap_state
+from core.db import db, swap_state
 from events.models import Event, RegulationVersion
 from events.regulation import Regulation
 from events.rules import EventStatus, TransitionError, check_transition

@@ -36,6 +36,7 @@ from decimal import ROUND_HALF_UP, Decimal
 from fractions import Fraction
 from typing import Literal
 
+from core.lifecycle import Lifecycle
 from events.regulation import Criterion, Regulation, Scoring
 
 DISPLAY_PLACES = 2
@@ -733,18 +734,19 @@ class ScoringRuleError(ValueError):
     """A scoring step the rules do not allow; the message, citing the article, is for the person who asked."""
 
 
+def _scorecard_refusal(current: ScorecardStatus, action: ScorecardAction) -> str:
+    done = {ScorecardAction.SUBMIT: "submitted again", ScorecardAction.REOPEN: "reopened: it is not submitted"}
+    return f"a {current.label.lower()} scorecard cannot be {done[action]}"
+
+
+SCORECARD_LIFECYCLE = Lifecycle("scorecard", ScorecardStatus, ScorecardAction, SCORECARD_TRANSITIONS,
+                                error=ScoringRuleError, refusal=_scorecard_refusal)
+
+
 def scorecard_next_status(current: ScorecardStatus | str, action: ScorecardAction | str) -> ScorecardStatus:
     """The status `action` leads to; raises ScoringRuleError for a move SCORECARD_TRANSITIONS does not list
     ("a submitted scorecard cannot be submitted again") or an unknown status or action."""
-    try:
-        current, action = ScorecardStatus(current), ScorecardAction(action)
-    except ValueError:
-        raise ScoringRuleError(f"unknown scorecard status or action: {current!r}, {action!r}") from None
-    try:
-        return SCORECARD_TRANSITIONS[(current, action)]
-    except KeyError:
-        done = {ScorecardAction.SUBMIT: "submitted again", ScorecardAction.REOPEN: "reopened: it is not submitted"}
-        raise ScoringRuleError(f"a {current.label.lower()} scorecard cannot be {done[action]}") from None
+    return SCORECARD_LIFECYCLE.next(current, action)
 
 
 def scoring_is_open(event_status: str) -> bool:

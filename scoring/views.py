@@ -19,7 +19,7 @@ from api.auth import api_error, api_login_required, api_user
 from bids.models import Bid
 from bids.rules import EVALUATION_FIELDS
 from core.auth import Role, roles_required
-from core.db import db, utcnow
+from core.db import db, utcnow, writes_on_get
 from core.templating import register_nav
 from events.models import Event
 from events.rules import EventStatus
@@ -194,6 +194,7 @@ def conflicts(slug: str):
 
 
 @bp.route("/events/<slug>/scoring/")
+@writes_on_get
 @scoring_roles(Role.WCOC)
 def my_scorecards(slug: str):
     event = _event(slug)
@@ -242,6 +243,7 @@ def _render_scorecard(event, bid, data: ScoringData, form, *, card, stale=None, 
 
 
 @bp.route("/events/<slug>/scoring/bids/<int:bid_id>", methods=["GET", "POST"])
+@writes_on_get
 @scoring_roles(Role.WCOC)
 def scorecard(slug: str, bid_id: int):
     event = _event(slug)
@@ -320,6 +322,7 @@ def reopen(slug: str, bid_id: int):
 
 
 @bp.route("/events/<slug>/scoring/ranking")
+@writes_on_get
 @scoring_roles(*REVIEWERS)
 def ranking(slug: str):
     event = _event(slug)
@@ -332,6 +335,7 @@ def ranking(slug: str):
 
 
 @bp.route("/events/<slug>/scoring/scores.csv")
+@writes_on_get
 @scoring_roles(Role.WCOC, Role.ADMIN)
 def export_csv(slug: str):
     event = _event(slug)
@@ -345,6 +349,7 @@ def export_csv(slug: str):
 
 
 @bp.route("/api/v1/events/<slug>/ranking")
+@writes_on_get
 @api_login_required
 def api_ranking(slug: str):
     user = api_user()

@@ -279,7 +279,8 @@ def run_twice(app, work):
     results, errors = [None, None], [None, None]
 
     def run(i):
-        with app.app_context(), app.test_request_context():
+        # A state-changing request (POST), as the forms and API calls these tests stand for.
+        with app.app_context(), app.test_request_context(method="POST"):
             try:
                 barrier.wait()
                 results[i] = work(i)
