@@ -22,7 +22,6 @@ from core.auth import Role, roles_required
 from core.db import db, utcnow, writes_on_get
 from core.templating import register_nav
 from events.models import Event
-from events.rules import EventStatus
 from events.services import get_event
 from scoring import services
 from scoring.forms import AdmitForm, ConflictsForm, scale, score_text, scorecard_form, weights_form
@@ -138,7 +137,7 @@ def _scored_bid(data: ScoringData, bid_id: int) -> Bid:
 @scoring_roles(*REVIEWERS)
 def index():
     events = db.session.scalars(select(Event).order_by(Event.created_at.desc(), Event.id.desc())).all()
-    return render_template("scoring/index.html", events=events, EventStatus=EventStatus)
+    return render_template("scoring/index.html", events=events, scoring_is_open=scoring_is_open)
 
 
 bp.add_url_rule("/admin/scoring", endpoint="admin_index", view_func=index)
