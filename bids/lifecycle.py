@@ -25,7 +25,7 @@ from datetime import datetime
 
 from core.lifecycle import Lifecycle
 from core.money import format_day
-from events.rules import EventStatus
+from events.rules import EventStatus, takes_online_bids
 
 
 class BidStatus(enum.StrEnum):
@@ -296,13 +296,13 @@ def draft_refusal(situation: BidSituation, *, creating: bool = False) -> str | N
         return None if s.by_admin or not creating else "Only the FIDE secretariat keys in a paper bid."
     if s.late_admitted:
         return None
+    if takes_online_bids(s.event_status, now=s.now, deadline=s.deadline):
+        return None
     if s.event_status is not EventStatus.OPEN:
         return (f"The call is '{s.event_status.label}': a draft can no longer be {what}. The secretariat can admit "
                 "a late bid, with its reason, until scoring opens.")
-    if s.deadline_passed:
-        return (f"The bid deadline ({s.deadline_text}) has passed: a draft can no longer be {what}. The "
-                "secretariat can admit a late bid, with its reason, until scoring opens.")
-    return None
+    return (f"The bid deadline ({s.deadline_text}) has passed: a draft can no longer be {what}. The "
+            "secretariat can admit a late bid, with its reason, until scoring opens.")
 
 
 def late_admission_refusal(current: BidStatus | str, situation: BidSituation) -> str | None:

@@ -99,8 +99,8 @@ def index():
         else:
             compliance[b.id] = (bool(b.last_version and b.last_version.compliant), None)
     from events.models import Event
-    open_events = [e for e in db.session.scalars(select(Event).order_by(Event.id)).all()
-                   if e.state.accepts_bids and utcnow() <= e.regulation.event.bid_deadline]
+    now = utcnow()
+    open_events = [e for e in db.session.scalars(select(Event).order_by(Event.id)).all() if e.takes_bids(now)]
     return render_template("bids/index.html", bids=bids, compliance=compliance, sort=sort, dir=direction,
                            status=status, statuses=list(BidStatus), open_events=open_events, form=EmptyForm())
 

@@ -9,7 +9,7 @@ from sqlalchemy.orm import Mapped, mapped_column, relationship
 
 from core.db import db, utcnow
 from events.regulation import Regulation, regulation_from_snapshot
-from events.rules import EventStatus
+from events.rules import EventStatus, takes_online_bids
 
 STATUS_VALUES = ", ".join(f"'{s.value}'" for s in EventStatus)
 
@@ -41,6 +41,10 @@ class Event(db.Model):
     @property
     def state(self) -> EventStatus:
         return EventStatus(self.status)
+
+    def takes_bids(self, now: datetime) -> bool:
+        """The call takes new online bids now (events.rules.takes_online_bids)."""
+        return takes_online_bids(self.status, now=now, deadline=self.regulation.event.bid_deadline)
 
     @property
     def practice(self) -> bool:

@@ -24,6 +24,13 @@ class EventStatus(enum.StrEnum):
         return self is EventStatus.OPEN
 
 
+def takes_online_bids(status: EventStatus | str, *, now, deadline) -> bool:
+    """Whether a bidder may start or submit an online bid now: the call is open and its bid deadline (the call's
+    bidding procedure) has not passed. The bid lifecycle's guard (bids.lifecycle) applies the same rule, with
+    the reasons; pages use this to offer the "start a bid" button."""
+    return EventStatus(status) is EventStatus.OPEN and now <= deadline
+
+
 class EventAction(enum.StrEnum):
     CLOSE = "close"
     REOPEN = "reopen"

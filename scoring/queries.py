@@ -155,7 +155,7 @@ class ScoringData:
         roles = viewer.role_set
         due = self.due(viewer) if Role.WCOC in roles else []
         return scores_withheld_reason(
-            reads_all=bool(roles & {Role.ADMIN, Role.BOARD}), wcoc=Role.WCOC in roles,
+            reads_all=reads_all_scores(roles), wcoc=Role.WCOC in roles,
             declared=self.declaration_current(viewer), due=[b.title for b in due],
             outstanding=[b.title for b in self.outstanding(viewer)] if due else [],
             scoring_over=scoring_is_over(self.event.status))
@@ -164,7 +164,7 @@ class ScoringData:
         """Why `viewer` sees nothing of the scores on `bid` (they are recused from it), or None: the one
         predicate (scoring.rules.may_see_scores_on_bid) the ranking page, the API and the CSV all follow."""
         reason = self.recusal(viewer, bid)
-        if may_see_scores_on_bid(reads_all=bool(viewer.role_set & {Role.ADMIN, Role.BOARD}),
+        if may_see_scores_on_bid(reads_all=reads_all_scores(viewer.role_set),
                                  recused=reason is not None):
             return None
         return f"you are recused from this bid ({reason}): its scores are not shown to you"
@@ -181,6 +181,12 @@ class ScoringData:
     def weights(self) -> dict[str, Decimal]:
         return weights_of(self.reg, self.weights_version)
 
+
+
+def reads_all_scores(roles) -> bool:
+    """The secretariat and the Board read every score at any time, unless the account also scores as a WCOC member:
+    then the rules of independent scoring bind it like any member (its other roles open nothing early)."""
+    return bool(roles & {Role.ADMIN, Role.BOARD}) and Role.WCOC not in roles
 
 def recusal_reason(member: User, bid: Bid, *, declared: set[int], declared_reason: str) -> str | None:
     """Why `member`'s scores on `bid` never count, or None: the bid is theirs, they belong to its host

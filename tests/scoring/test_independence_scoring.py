@@ -416,3 +416,16 @@ def test_a_change_of_declaration_racing_the_first_showing_of_scores_is_refused(a
                               reason="Former employee", listed=listed, actor=anna, now=SCORING_DAY)
         db.session.rollback()
     assert declaration(app, event, m1) == before
+
+
+@pytest.mark.parametrize("other", ["board", "admin"])
+def test_a_member_who_also_sits_on_the_board_or_the_secretariat_is_blind_like_any_member(app, client, sf, scene,
+                                                                                        other):
+    """Another role opens nothing early: whoever scores reads the others' scores only after their own."""
+    both = sf.member(federation="ESP", roles=("wcoc", other))
+    sf.declare(scene["event"], both)
+    as_user(client, app, both)
+    page = client.get(RANKING).get_data(as_text=True)
+    assert "The ranking opens to you once you have submitted your own scorecards (independent first): 2 to go" in page
+    assert client.get(API_RANKING).status_code == 403
+    assert client.get(CSV).status_code == 302
