@@ -122,6 +122,22 @@ def _keep(dossier: Dossier, data: bytes, *, actor, now: datetime, upload_dir: st
     return dossier
 
 
+def _stored(event: Event, kind: str, digest: str) -> Dossier | None:
+    return db.session.scalars(select(Dossier).where(Dossier.event_id == event.id, Dossier.kind == kind,
+                                                    Dossier.inputs_sha256 == digest)).first()
+
+
+def _stored_bid_dossiers(event: Event, report) -> list[Dossier] | None:
+    """The stored dossier of every bid before the Board for its current inputs, or None when one is missing."""
+    dossiers = []
+    for b in report.data.ranked:
+        found = _stored(event, "bid", inputs_sha256(bid_inputs(b, report)))
+        if found is None:
+            return None
+        dossiers.append(found)
+    return dossiers
+
+
 def stored_current(event: Event, bid: Bid | None) -> tuple[str, Dossier | None]:
     """The inputs hash of the dossier (bid) or pack (None) as things stand, and the stored file for it if any.
     Cheap: no rendering. The pack's hash depends on the bids' current dossiers, so for the pack a missing
@@ -131,18 +147,12 @@ def stored_current(event: Event, bid: Bid | None) -> tuple[str, Dossier | None]:
         digest = inputs_sha256(bid_inputs(bid, report))
         kind = "bid"
     else:
-        dossiers = []
-        for b in report.data.ranked:
-            found = db.session.scalars(select(Dossier).where(
-                Dossier.event_id == event.id, Dossier.kind == "bid",
-                Dossier.inputs_sha256 == inputs_sha256(bid_inputs(b, report)))).first()
-            if found is None:
-                return "", None
-            dossiers.append(found)
+        dossiers = _stored_bid_dossiers(event, report)
+        if dossiers is None:
+            return "", None
         digest = inputs_sha256(pack_inputs(event, report, dossiers))
         kind = "pack"
-    return digest, db.session.scalars(select(Dossier).where(Dossier.event_id == event.id, Dossier.kind == kind,
-                                                            Dossier.inputs_sha256 == digest)).first()
+    return digest, _stored(event, kind, digest)
 
 
 def _dossier_of(bid: Bid, report, *, actor, now: datetime) -> tuple[Dossier, bytes | None]:
@@ -207,17 +217,10 @@ def current_pack(event: Event) -> tuple[Dossier, list[Dossier]] | None:
     """The stored board pack and dossiers for the call as things stand, or None when one is missing (nothing is
     rendered: the decision records what the Board had, made beforehand by ensure_pack)."""
     report = ranking_report(event)
-    dossiers = []
-    for b in report.data.ranked:
-        found = db.session.scalars(select(Dossier).where(
-            Dossier.event_id == event.id, Dossier.kind == "bid",
-            Dossier.inputs_sha256 == inputs_sha256(bid_inputs(b, report)))).first()
-        if found is None:
-            return None
-        dossiers.append(found)
-    pack = db.session.scalars(select(Dossier).where(
-        Dossier.event_id == event.id, Dossier.kind == "pack",
-        Dossier.inputs_sha256 == inputs_sha256(pack_inputs(event, report, dossiers)))).first()
+    dossiers = _stored_bid_dossiers(event, report)
+    if dossiers is None:
+        return None
+    pack = _stored(event, "pack", inputs_sha256(pack_inputs(event, report, dossiers)))
     return (pack, dossiers) if pack is not None else None
 
 
