@@ -820,7 +820,8 @@ def scores_withheld_reason(*, reads_all: bool, wcoc: bool, declared: bool, due: 
     the other members' scores beside a scorecard). The secretariat and the Board (`reads_all`) read them at
     any time. A WCOC member reads them once their declaration of conflicts is current (`declared`) and they
     have submitted their own scorecard on every bid they are to score (`due`, the titles of the bids they are
-    not recused from; `outstanding`, those of them not submitted yet). A member recused from every bid has
+    not recused from; `outstanding`, those of them not submitted yet), or once scoring is over (`scoring_over`:
+    no score can change any more). A member recused from every bid has
     nothing to submit: they read no score until scoring closes (`scoring_over`), otherwise recusing oneself
     from everything would open the others' scores at once. Raises nothing.
     """
@@ -828,12 +829,14 @@ def scores_withheld_reason(*, reads_all: bool, wcoc: bool, declared: bool, due: 
         return None
     if not wcoc:
         return "Only the WCOC, the Presidential Board and the secretariat read the ranking."
+    if scoring_over:  # no score can change any more: nothing left to keep independent (recusals still hide bids)
+        return None
     if not declared:
         return "Declare your conflicts of interest first; the ranking opens to you once your scorecards are in."
     if outstanding:
         return (f"The ranking opens to you once you have submitted your own scorecards (independent first): "
                 f"{len(outstanding)} to go ({', '.join(outstanding)}).")
-    if not due and not scoring_over:
+    if not due:
         return (f"{INDEPENDENCE}: you are recused from every bid, so you have no scorecard to submit; the other "
                 "members' scores stay closed to you until scoring closes.")
     return None

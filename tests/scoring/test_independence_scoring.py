@@ -429,3 +429,14 @@ def test_a_member_who_also_sits_on_the_board_or_the_secretariat_is_blind_like_an
     assert "The ranking opens to you once you have submitted your own scorecards (independent first): 2 to go" in page
     assert client.get(API_RANKING).status_code == 403
     assert client.get(CSV).status_code == 302
+
+
+def test_once_scoring_is_over_a_member_reads_the_ranking_without_their_own_scorecards(app, client, sf, scene):
+    """No score can change any more, so nothing is left to keep independent; recusals still hide their bids."""
+    late = sf.member(federation="UKR")  # the Lviv bid's host federation: recused from it
+    as_user(client, app, late)
+    sf.status(scene["event"], "deliberation")
+    page = html.unescape(client.get(RANKING).get_data(as_text=True))
+    assert "The ranking opens to you once" not in page and "Declare your conflicts" not in page
+    assert client.get(API_RANKING).status_code == 200
+    assert client.get(API_RANKING).get_json()["withheld"], "the bid of the member's federation stays withheld"
