@@ -156,6 +156,14 @@ def end_sessions(user: User, *, actor, now: datetime, reason: str) -> None:
     audit.record("user.sessions_ended", user, actor=actor, now=now, data={"reason": reason})
 
 
+def log_out(user: User, *, actor, now: datetime) -> int:
+    """Log the user out everywhere: end every session and revoke every API token (a token must not outlive the
+    logout that a user takes to end their access). Returns how many tokens were revoked. Raises nothing."""
+    revoked = revoke_all_tokens(user, actor=actor, now=now, reason="logged out")
+    end_sessions(user, actor=actor, now=now, reason="logout")
+    return revoked
+
+
 def change_password(user: User, *, current: str, new: str, actor, now: datetime, min_password_length: int = 12,
                     check_current: bool = True) -> None:
     """Set a new password, end every other session and revoke every API token. Raises AccountError for a wrong

@@ -106,11 +106,11 @@ def logout():
     form = EmptyForm()
     if not form.validate_on_submit():
         abort(400)
-    services.end_sessions(current_user._get_current_object(), actor=current_user, now=utcnow(), reason="logout")
+    revoked = services.log_out(current_user._get_current_object(), actor=current_user, now=utcnow())
     db.session.commit()
     logout_user()
     session.clear()
-    flash("You are logged out.", "info")
+    flash("You are logged out." + (f" Your {revoked} API token(s) are revoked." if revoked else ""), "info")
     return redirect(url_for("core.home"))
 
 
