@@ -45,9 +45,11 @@ seed: migrate
 run: system-deps seed
 	$(BIN)/flask run --host $(HOST) --port $(PORT)
 
-# With REDIS_URL set, an RQ worker renders the dossiers beside gunicorn (flask board worker).
-serve: system-deps migrate
-	@if [ -n "$$REDIS_URL" ]; then $(BIN)/flask board worker & fi; \
+# Two gunicorn workers share their rate-limit counts (and the RQ queue) through Redis: REDIS_URL defaults to the
+# local Redis that `services` starts; an RQ worker renders the dossiers beside gunicorn (flask board worker).
+serve: system-deps migrate services
+	@export REDIS_URL="$${REDIS_URL:-redis://127.0.0.1:6379/0}"; \
+	$(BIN)/flask board worker & \
 	$(BIN)/gunicorn --workers 2 --bind $(HOST):$(PORT) "app:create_app()"
 
 test: system-deps venv services

@@ -96,6 +96,8 @@ class Config:
         # Mail is off until MAIL_ENABLED is set, so `make run` on a laptop does not try to send.
         self.MAIL_ENABLED = _bool("MAIL_ENABLED", False)
         self.PASSWORD_MIN_LENGTH = _int("PASSWORD_MIN_LENGTH", 12)
+        # How long the link that confirms a registration's address stays valid.
+        self.CONFIRM_EMAIL_HOURS = _int("CONFIRM_EMAIL_HOURS", 48)
         self.LOGIN_RATE_LIMIT = os.environ.get("LOGIN_RATE_LIMIT", "10 per minute;50 per hour")
         self.REGISTER_RATE_LIMIT = os.environ.get("REGISTER_RATE_LIMIT", "5 per minute;30 per hour")
         # A stolen session must not be able to guess the current password, nor mint tokens without end.

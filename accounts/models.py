@@ -33,6 +33,9 @@ class User(db.Model):
     session_nonce: Mapped[str] = mapped_column(String(64))
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
     password_changed_at: Mapped[datetime] = mapped_column(default=utcnow)
+    # When the owner proved the address (the link emailed at registration); accounts the secretariat creates are
+    # confirmed when made. A self-registered account stays inactive until then.
+    email_confirmed_at: Mapped[datetime | None]
 
     roles: Mapped[list[UserRole]] = relationship(back_populates="user", cascade="all, delete-orphan",
                                                  lazy="selectin", order_by="UserRole.role")

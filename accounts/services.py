@@ -11,6 +11,7 @@ from datetime import datetime, timedelta
 
 from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError
+from itsdangerous import BadSignature, SignatureExpired, URLSafeTimedSerializer
 from sqlalchemy import select, update
 from sqlalchemy.exc import IntegrityError
 
@@ -70,9 +71,10 @@ def _check_one_president(user: User | None, is_president: bool) -> None:
 
 def create_user(*, email: str, password: str, name: str, roles: list[Role | str], actor, now: datetime,
                 organisation: str = "", federation: str | None = None, applicant_type: str | None = None,
-                is_president: bool = False, min_password_length: int = 12) -> User:
+                is_president: bool = False, min_password_length: int = 12, confirmed: bool = True) -> User:
     """Create an account. Raises AccountError (with the field) for a taken email, a weak password, an unknown
-    role, a malformed federation code, or a President who is not a board member or not the only one."""
+    role, a malformed federation code, or a President who is not a board member or not the only one. With
+    `confirmed=False` (self-registration) the account stays inactive until its address is confirmed."""
     email = normalise_email(email)
     if find_user_by_email(email):
         raise AccountError(f"An account with the email {email} already exists; log in instead.", "email")
@@ -95,11 +97,12 @@ def create_user(*, email: str, password: str, name: str, roles: list[Role | str]
     _check_one_president(None, is_president)
     user = User(email=email, password_hash=hasher.hash(password), name=name, organisation=organisation,
                 federation=federation or None, applicant_type=applicant_type, is_president=is_president,
-                active=True, session_nonce=_new_nonce(), created_at=now, password_changed_at=now,
+                active=confirmed, session_nonce=_new_nonce(), created_at=now, password_changed_at=now,
+                email_confirmed_at=now if confirmed else None,
                 roles=[UserRole(role=r.value) for r in sorted(role_set)])
-    db.session.add(user)
     try:
-        db.session.flush()
+        with db.session.begin_nested():
+            db.session.add(user)
     except IntegrityError:
         # Two registrations of one address at the same moment: the database's unique index decides, and the loser
         # gets the same refusal as the check above (its caller rolls the session back, as after any AccountError).
@@ -111,14 +114,85 @@ def create_user(*, email: str, password: str, name: str, roles: list[Role | str]
 
 
 def register_bidder(*, email: str, password: str, name: str, organisation: str, applicant_type: str,
-                    federation: str, now: datetime, min_password_length: int = 12) -> User:
-    """A federation or a sponsor registers itself (Art. 15.1). Raises AccountError as create_user does."""
+                    federation: str, now: datetime, min_password_length: int = 12,
+                    confirm_window: timedelta = timedelta(hours=48)) -> tuple[User, bool]:
+    """A federation or a sponsor registers itself (Art. 15.1). Returns (account, True) for an account waiting
+    for its address to be confirmed (email it `confirmation_token`), or (the existing account, False) when the
+    address already has one: the caller answers the same either way, so the form does not tell which addresses
+    have accounts, and emails the owner a note instead. An account never confirmed within `confirm_window` is
+    registered afresh. Raises AccountError for input wrong whoever owns the address (weak password, federation
+    code, applicant type)."""
     if applicant_type not in ("federation", "sponsor"):
         raise AccountError("Choose whether you bid as a member federation or as a sponsor (Art. 15.1).",
                            "applicant_type")
-    return create_user(email=email, password=password, name=name, organisation=organisation,
-                       federation=federation, applicant_type=applicant_type, roles=[Role.BIDDER], actor=None,
-                       now=now, min_password_length=min_password_length)
+    email = normalise_email(email)
+    problem = password_problem(password, min_length=min_password_length, email=email)
+    if problem:
+        raise AccountError(problem, "password")
+    if federation and not FEDERATION_CODE.match(federation):
+        raise AccountError(f"A FIDE federation code is three capital letters (you entered {federation!r}).",
+                           "federation")
+    existing = find_user_by_email(email)
+    if existing is None:
+        try:
+            return create_user(email=email, password=password, name=name, organisation=organisation,
+                               federation=federation, applicant_type=applicant_type, roles=[Role.BIDDER],
+                               actor=None, now=now, min_password_length=min_password_length,
+                               confirmed=False), True
+        except AccountError as exc:  # registered at the same moment by another request
+            if exc.field != "email":
+                raise
+            existing = find_user_by_email(email)
+    password_hash = hasher.hash(password)  # the same work as a new account, so the time does not tell either
+    if existing.email_confirmed_at is None and existing.created_at <= now - confirm_window and not existing.active:
+        # Never confirmed and its link expired: whoever holds the address may register it again.
+        existing.password_hash, existing.name, existing.organisation = password_hash, name, organisation
+        existing.federation, existing.applicant_type = federation or None, applicant_type
+        existing.created_at = existing.password_changed_at = now
+        existing.session_nonce = _new_nonce()
+        db.session.flush()
+        audit.record("user.register_again", existing, actor=existing, now=now, data={"email": email})
+        return existing, True
+    audit.record("user.register_taken", existing, actor=None, now=now, data={"email": email})
+    return existing, False
+
+
+CONFIRM_SALT = "gambit-confirm-email"
+
+
+def confirmation_token(user: User, *, secret: str) -> str:
+    """A signed, timed token for the link that confirms `user`'s address. It names the account, the address and
+    a fingerprint of the password hash, so a registration made again since makes the older links void."""
+    return URLSafeTimedSerializer(secret, salt=CONFIRM_SALT).dumps(
+        {"user": user.id, "email": user.email, "pw": hashlib.sha256(user.password_hash.encode()).hexdigest()[:16]})
+
+
+def confirm_email(token: str, *, secret: str, max_age: timedelta, now: datetime) -> User:
+    """Confirm the address of a registration from its emailed link, and activate the account. Raises
+    AccountError when the link is altered or cut short, expired, replaced by a later registration, or already
+    used. Writes `user.email_confirmed` to the audit log."""
+    serializer = URLSafeTimedSerializer(secret, salt=CONFIRM_SALT)
+    try:
+        data = serializer.loads(token, max_age=int(max_age.total_seconds()))
+    except SignatureExpired:
+        raise AccountError(f"This confirmation link has expired (links are valid for "
+                           f"{int(max_age.total_seconds() // 3600)} hours): register again.") from None
+    except BadSignature:
+        raise AccountError("This confirmation link is not valid: it was changed or cut short. Open the link from "
+                           "the email as it is.") from None
+    user = db.session.get(User, data.get("user")) if isinstance(data, dict) else None
+    if user is None or user.email != data.get("email"):
+        raise AccountError("This confirmation link is not valid: its account no longer exists.")
+    if user.email_confirmed_at is not None:
+        raise AccountError("This address is confirmed already: log in.")
+    if hashlib.sha256(user.password_hash.encode()).hexdigest()[:16] != data.get("pw"):
+        raise AccountError("This confirmation link was replaced: the address was registered again since. Use the "
+                           "link in the latest email.")
+    user.email_confirmed_at = now
+    user.active = True
+    db.session.flush()
+    audit.record("user.email_confirmed", user, actor=user, now=now, data={"email": user.email})
+    return user
 
 
 def authenticate(email: str, password: str) -> User | None:
@@ -154,6 +228,14 @@ def end_sessions(user: User, *, actor, now: datetime, reason: str) -> None:
     user.session_nonce = _new_nonce()
     db.session.flush()
     audit.record("user.sessions_ended", user, actor=actor, now=now, data={"reason": reason})
+
+
+def log_out(user: User, *, actor, now: datetime) -> int:
+    """Log the user out everywhere: end every session and revoke every API token (a token must not outlive the
+    logout that a user takes to end their access). Returns how many tokens were revoked. Raises nothing."""
+    revoked = revoke_all_tokens(user, actor=actor, now=now, reason="logged out")
+    end_sessions(user, actor=actor, now=now, reason="logout")
+    return revoked
 
 
 def change_password(user: User, *, current: str, new: str, actor, now: datetime, min_password_length: int = 12,

@@ -12,8 +12,9 @@ from accounts import services
 from accounts.forms import ChangePasswordForm, EmptyForm, LoginForm, RegistrationForm, UserEditForm, UserForm
 from accounts.models import User
 from core.auth import Role, login_manager, roles_required
-from core.db import db, utcnow
+from core.db import db, utcnow, writes_on_get
 from core.limiter import rate_limited
+from core.mail import MailError, send_mail
 from core.urls import safe_next
 
 bp = Blueprint("accounts", __name__)
@@ -66,20 +67,71 @@ def register():
         return redirect(url_for("core.home"))
     form = RegistrationForm(min_password_length=_min_length())
     if form.validate_on_submit():
+        now = utcnow()
         try:
-            user = services.register_bidder(
+            user, created = services.register_bidder(
                 email=form.email.data, password=form.password.data, name=form.name.data,
                 organisation=form.organisation.data, applicant_type=form.applicant_type.data,
-                federation=form.federation.data, now=utcnow(), min_password_length=_min_length())
+                federation=form.federation.data, now=now, min_password_length=_min_length(),
+                confirm_window=_confirm_window())
         except services.AccountError as exc:
+            db.session.rollback()
             form[exc.field or "email"].errors.append(str(exc))
         else:
             db.session.commit()
-            _start_session(user)
-            flash(f"Welcome, {user.name}. Your account for {user.organisation} is ready: you can now bid.",
-                  "success")
+            _registration_mail(user, created)
+            # The same answer whether the address was free or taken: only its owner learns which, by email.
+            flash(f"Check your email: we sent a message to {user.email}. Follow the link in it to confirm the "
+                  "address and open your account.", "info")
             return redirect(url_for("core.home"))
     return render_template("accounts/register.html", form=form), 200 if request.method == "GET" else 422
+
+
+def _confirm_window() -> timedelta:
+    return timedelta(hours=current_app.config["CONFIRM_EMAIL_HOURS"])
+
+
+def _registration_mail(user: User, created: bool) -> None:
+    """The confirmation link to a new address, a note to the owner of a taken one. A failure to send is logged,
+    never shown: the page must not differ between the two."""
+    hours = current_app.config["CONFIRM_EMAIL_HOURS"]
+    if created:
+        link = url_for("accounts.confirm_email", token=services.confirmation_token(
+            user, secret=current_app.config["SECRET_KEY"]), _external=True)
+        subject = "Confirm your address to open your Gambit account"
+        body = (f"Hello {user.name},\n\nSomeone, we hope you, registered {user.organisation} to bid in Gambit with "
+                f"this address. To confirm it and open the account, follow this link within {hours} hours:\n\n"
+                f"{link}\n\nIf you did not register, ignore this message: no account opens without the link.\n")
+    else:
+        link = url_for("accounts.login", _external=True)
+        subject = "Someone tried to register with your address"
+        body = (f"Hello {user.name},\n\nSomeone tried to register a new Gambit account with your address, which "
+                f"already has one. Nothing was changed.\n\nIf it was you, log in with your account instead: {link}"
+                f"\nIf you never confirmed it, the link in the first email works for {hours} hours after you "
+                "registered; after that you may register again.\n\nIf it was not you, you need do nothing.\n")
+    try:
+        if not send_mail(user.email, subject, body):
+            current_app.logger.info("mail is off: the registration email to %s was not sent (%s)", user.email, link)
+    except MailError as exc:
+        current_app.logger.error("registration email not sent: %s", exc)
+
+
+@bp.route("/register/confirm/<token>")
+@writes_on_get
+def confirm_email(token: str):
+    if current_user.is_authenticated:
+        return redirect(url_for("core.home"))
+    try:
+        user = services.confirm_email(token, secret=current_app.config["SECRET_KEY"], max_age=_confirm_window(),
+                                      now=utcnow())
+    except services.AccountError as exc:
+        db.session.rollback()
+        return render_template("error.html", code=400, message=str(exc)), 400
+    db.session.commit()
+    _start_session(user)
+    flash(f"Welcome, {user.name}. Your address is confirmed and your account for {user.organisation} is ready: you "
+          "can now bid.", "success")
+    return redirect(url_for("core.home"))
 
 
 @bp.route("/login", methods=["GET", "POST"])
@@ -106,11 +158,11 @@ def logout():
     form = EmptyForm()
     if not form.validate_on_submit():
         abort(400)
-    services.end_sessions(current_user._get_current_object(), actor=current_user, now=utcnow(), reason="logout")
+    revoked = services.log_out(current_user._get_current_object(), actor=current_user, now=utcnow())
     db.session.commit()
     logout_user()
     session.clear()
-    flash("You are logged out.", "info")
+    flash("You are logged out." + (f" Your {revoked} API token(s) are revoked." if revoked else ""), "info")
     return redirect(url_for("core.home"))
 
 

@@ -92,7 +92,8 @@ def pack_context(event, report, dossiers, *, identifier: str, now: datetime) -> 
             "generated": now, "regulation_label": event.regulation_version.label, "dossiers": dossiers}
 
 
-def minutes_context(decision, *, now: datetime) -> dict:
+def minutes_context(decision, *, now: datetime, checkpoint=None) -> dict:
+    """`checkpoint`: the audit chain's head right after the entry that recorded the decision (printed)."""
     event = decision.event
     from bids.models import Bid as BidModel
     from core.db import db
@@ -105,4 +106,4 @@ def minutes_context(decision, *, now: datetime) -> dict:
     return {"decision": decision, "event": event, "reg": event.regulation, "tally": tally, "names": names,
             "consultations": decision.loads("consultations"), "reviewed": decision.loads("reviewed"),
             "ranking": decision.loads("ranking"), "generated": now, "identifier": f"DECISION-{decision.id}",
-            "regulation_label": event.regulation_version.label}
+            "regulation_label": event.regulation_version.label, "checkpoint": checkpoint}

@@ -492,6 +492,13 @@ def record_decision(event: Event, *, method: str, selected: Bid, rationale: str,
     return decision
 
 
+def decision_checkpoint(decision: Decision) -> audit.Checkpoint | None:
+    """The audit chain's head right after the entry that recorded `decision` (decision.record, or
+    decision.correct for a correction): printed in its minutes and shown on the decision page. None only for a
+    decision recorded before the log held such entries."""
+    return audit.checkpoint_of(decision, "decision.record", "decision.correct")
+
+
 def store_minutes(decision: Decision, *, actor, now: datetime, upload_dir: str) -> Decision:
     """Render the minutes of a recorded decision and store them with their SHA-256, once (a compare-and-swap on
     the empty hash: made twice at once, the first stored is kept). Run after the decision is committed, so
@@ -513,7 +520,7 @@ def store_minutes(decision: Decision, *, actor, now: datetime, upload_dir: str) 
 def _minutes(decision: Decision, *, now: datetime) -> bytes:
     from board.documents import minutes_context
 
-    return render_pdf("minutes.html", **minutes_context(decision, now=now))
+    return render_pdf("minutes.html", **minutes_context(decision, now=now, checkpoint=decision_checkpoint(decision)))
 
 
 def mark_notified(decision: Decision, *, now: datetime) -> None:

@@ -321,7 +321,7 @@ def _decision_page(event, form=None, status: int = 200):
     if form is None and (current_user.has_role(Role.ADMIN) or current_user.is_president):
         form = _decision_form(event, services.bids_decided(event), CorrectionForm)
     return render_template("board/decision.html", event=event, decision=current, history=history,
-                           form=form, wcoc=_wcoc_members()), status
+                           form=form, wcoc=_wcoc_members(), checkpoint=services.decision_checkpoint(current)), status
 
 
 @bp.route("/<slug>/decision/correct", methods=["POST"])

@@ -262,11 +262,13 @@ def discard_contract(contract: Contract, *, actor, now: datetime) -> None:
     audit.record("contract.discard", contract, actor=actor, now=now, data={"reference": contract.reference})
 
 
-def render_contract_pdf(contract: Contract, terms: ContractTerms, *, draft: bool) -> bytes:
-    """The contract as PDF through core.pdf (templates/pdf/contract.html). Raises core.pdf.PdfError."""
+def render_contract_pdf(contract: Contract, terms: ContractTerms, *, draft: bool,
+                        checkpoint: audit.Checkpoint | None = None) -> bytes:
+    """The contract as PDF through core.pdf (templates/pdf/contract.html); `checkpoint`, the audit log's head as
+    the issued contract is rendered, is printed in it. Raises core.pdf.PdfError."""
     from core.pdf import render_pdf
 
-    return render_pdf("contract.html", contract=contract, terms=terms, draft=draft)
+    return render_pdf("contract.html", contract=contract, terms=terms, draft=draft, checkpoint=checkpoint)
 
 
 def _store(upload_dir: str, bid_id: int, content: bytes) -> str:
@@ -294,7 +296,9 @@ def issue_contract(contract: Contract, *, due_dates: Mapping[str, date | None], 
     15.6.1). Raises ContractError when the draft cannot be issued (not a draft, the bid is no longer selected,
     a date is missing: `errors` names each milestone, a payment already received would not fit the corrected
     milestone), or core.pdf.PdfError when the PDF cannot be made. Writes `contract.issue` (and, for a
-    correction, `contract.supersede`) to the audit log.
+    correction, `contract.supersede`) to the audit log; the PDF prints the log's head as of rendering, the last
+    entry before these, and `contract.issue` records it as `pdf_checkpoint`. `render` is called as
+    render(contract, terms, draft=False, checkpoint=Checkpoint).
     """
     _transition(contract, ContractAction.ISSUE)  # refuse early; the move itself is made below
     bid = contract.bid
@@ -320,7 +324,10 @@ def issue_contract(contract: Contract, *, due_dates: Mapping[str, date | None], 
     contract.terms_json = _snapshot(terms)
     contract.issued_at = now
     contract.issued_by_id = getattr(actor, "id", None)
-    pdf = (render or render_contract_pdf)(contract, terms, draft=False)
+    # The PDF is made before this issue's own entries: it prints the log's head as of rendering (the last entry
+    # written before the issue), and the issue entry records that same checkpoint.
+    head = audit.checkpoint()
+    pdf = (render or render_contract_pdf)(contract, terms, draft=False, checkpoint=head)
     if not looks_like_pdf(pdf):
         raise ContractError("The contract's PDF could not be made (the renderer returned something else).")
     contract.pdf_sha256 = hashlib.sha256(pdf).hexdigest()
@@ -346,7 +353,8 @@ def issue_contract(contract: Contract, *, due_dates: Mapping[str, date | None], 
     audit.record("contract.issue", contract, actor=actor, now=now,
                  data={"reference": contract.reference, "pdf_sha256": contract.pdf_sha256,
                        "milestones": len(planned), "due_dates": {k: v for k, v in sorted(dates.items())},
-                       "replaces": old.id if old else None, "carried_payments": len(carried)})
+                       "replaces": old.id if old else None, "carried_payments": len(carried),
+                       "pdf_checkpoint": str(head)})
     return contract
 
 

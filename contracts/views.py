@@ -38,6 +38,7 @@ from contracts.forms import (
 )
 from contracts.models import Contract, Milestone, Payment
 from contracts.rules import ContractStatus, DueSetBy, MatchOutcome, allowed_actions, parse_as_of
+from core import audit
 from core.auth import Role, roles_required
 from core.db import db, utcnow, writes_on_get
 from core.money import amount_str, format_eur
@@ -405,8 +406,10 @@ def record_payment(contract_id: int, milestone_id: int):
             return redirect(url_for("contracts.milestone", contract_id=contract.id, milestone_id=m.id))
         created = False
     if created:
+        # The log's head right after the payment's entry: shown so it can be kept outside the database.
+        head = audit.checkpoint_of(payment, "payment.record")
         flash(f"{format_eur(payment.amount)} received on {payment.received_on.isoformat()} is recorded against "
-              f"{m.title}.", "success")
+              f"{m.title}. Audit checkpoint after this payment: {head}.", "success")
     else:
         flash("This payment was already recorded (the form was sent more than once); it is recorded once.", "info")
     return redirect(url_for("contracts.milestone", contract_id=contract.id, milestone_id=m.id))

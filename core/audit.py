@@ -147,6 +147,16 @@ def checkpoint() -> Checkpoint:
     return Checkpoint(last.id, last.hash) if last else Checkpoint(0, GENESIS)
 
 
+def checkpoint_of(obj: Any, *actions: str) -> Checkpoint | None:
+    """The chain's head right after the latest entry that recorded one of `actions` on `obj` (that entry's
+    sequence number and MAC), or None when no such entry exists. Printed in the decision record and shown with
+    a payment: keep it elsewhere, and `flask audit verify --expect` shows whether the log still reaches it."""
+    entry = db.session.scalars(select(AuditEntry).where(
+        AuditEntry.action.in_(actions), AuditEntry.object_type == type(obj).__name__,
+        AuditEntry.object_id == str(obj.id)).order_by(AuditEntry.id.desc()).limit(1)).first()
+    return Checkpoint(entry.id, entry.hash) if entry else None
+
+
 @dataclass(frozen=True)
 class ChainReport:
     checked: int

@@ -9,6 +9,11 @@ from __future__ import annotations
 from flask_limiter import Limiter
 from flask_limiter.util import get_remote_address
 
+MEMORY_STORE_WARNING = (
+    "Rate limits are counted in this process's memory (no REDIS_URL): if the app runs in several worker "
+    "processes (gunicorn --workers N), each worker counts alone and every limit allows N times its tries. Set "
+    "REDIS_URL (make serve uses redis://127.0.0.1:6379/0) so that every worker shares one count.")
+
 # endpoint -> (config key holding the limit, methods)
 LIMITS: dict[str, tuple[str, list[str]]] = {}
 
@@ -24,6 +29,8 @@ def rate_limited(endpoint: str, config_key: str, methods=("POST",)):
 
 
 def init_limiter(app) -> Limiter:
+    """Apply the named limits to their views. Counts go to RATELIMIT_STORAGE_URI, else REDIS_URL, else memory;
+    outside tests, a memory store is logged as a warning at start (MEMORY_STORE_WARNING). Raises nothing."""
     app.config.setdefault("RATELIMIT_STORAGE_URI", app.config.get("REDIS_URL") or "memory://")
     app.config.setdefault("RATELIMIT_STRATEGY", "fixed-window")
     limiter = Limiter(key_func=get_remote_address, app=app, default_limits=[], headers_enabled=True)
@@ -31,6 +38,9 @@ def init_limiter(app) -> Limiter:
         app.view_functions[endpoint] = limiter.limit(app.config[key], methods=methods)(
             _own_copy(app.view_functions[endpoint]))
     app.extensions["gambit_limiter"] = limiter  # the app holds it; Flask-Limiter keeps only weak references
+    if (app.config.get("RATELIMIT_ENABLED", True) and not app.config.get("TESTING")
+            and str(app.config["RATELIMIT_STORAGE_URI"]).startswith("memory")):
+        app.logger.warning(MEMORY_STORE_WARNING)
     return limiter
 
 

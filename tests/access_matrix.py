@@ -29,6 +29,8 @@ MATRIX: dict[str, list[tuple[str, str, dict[str, int]]]] = {
     # logged-in users are sent home from the registration page
     "accounts.register": [("GET", "/register", {"anon": 200, **dict.fromkeys(ROLES[1:], 302)}),
                           ("POST", "/register", {"anon": 422, **dict.fromkeys(ROLES[1:], 302)})],
+    "accounts.confirm_email": [("GET", "/register/confirm/not-a-token", {"anon": 400,
+                                                                        **dict.fromkeys(ROLES[1:], 302)})],
     "accounts.login": [("GET", "/login", everyone(200)), ("POST", "/login", everyone(422))],
     "accounts.logout": [("POST", "/logout", logged_in(302))],
     "accounts.account": [("GET", "/account", logged_in(200))],

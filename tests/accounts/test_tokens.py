@@ -99,3 +99,17 @@ def test_password_change_and_token_creation_are_rate_limited(another_app, make):
              for _ in range(4)]
     assert codes == [422, 422, 422, 429]
     assert [client.post("/account/token").status_code for _ in range(3)] == [200, 200, 429]
+
+
+def test_logging_out_revokes_every_token(client, app, login_as):
+    login_as("wcoc")
+    tokens = [_new_token(client), _new_token(client)]
+    assert [_api(app, t) for t in tokens] == [200, 200]
+    assert "Logging out, or changing your password, revokes every API token" in client.get("/account").get_data(
+        as_text=True)
+    response = client.post("/logout", follow_redirects=True)
+    assert "You are logged out. Your 2 API token(s) are revoked." in response.get_data(as_text=True)
+    assert [_api(app, t) for t in tokens] == [401, 401]
+    with app.app_context():
+        entry = db.session.scalars(select(AuditEntry).where(AuditEntry.action == "user.api_tokens_revoked")).one()
+        assert entry.data_dict == {"count": 2, "reason": "logged out"}

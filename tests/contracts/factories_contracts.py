@@ -24,7 +24,7 @@ ISSUED_AT = datetime(2015, 6, 10, 9, 0, tzinfo=UTC)
 FAKE_PDF = b"%PDF-1.7\n% a stand-in for the contract; tests of the PDF itself render the real one\n%%EOF\n"
 
 
-def fake_render(contract, terms, *, draft: bool) -> bytes:
+def fake_render(contract, terms, *, draft: bool, checkpoint=None) -> bytes:
     """A tiny PDF-looking file that differs per contract (so each stored file has its own hash)."""
     return FAKE_PDF + f"% {contract.reference} {'draft' if draft else 'issued'}\n".encode()
 

@@ -10,6 +10,7 @@ from sqlalchemy import select
 from accounts.models import User
 from bids.rules import NO_GUARANTEE
 from contracts.models import Contract, Payment
+from core.audit import AuditEntry, Checkpoint, verify_chain
 from core.db import db
 from tests.conftest import login
 from tests.contracts.factories_contracts import milestone, selected_bid
@@ -176,6 +177,11 @@ def test_recording_payments_part_over_twice_and_reversed(app, event, people, cf)
     data = {"received_on": "2015-06-20", "amount": "60000.00", "reference": "UBS 4711", "note": "",
             "idempotency_key": key}
     post(admin, f"{url}/payments", data)
+    recorded = get(admin, url)
+    with app.app_context():  # the flash shows the log's head right after the payment's entry, and it verifies
+        entry = db.session.scalars(select(AuditEntry).where(AuditEntry.action == "payment.record")).one()
+        shown = re.search(r"Audit checkpoint after this payment: (\d+:[0-9a-f]{64})\.", recorded).group(1)
+        assert shown == f"{entry.id}:{entry.hash}" and verify_chain(expect=Checkpoint.parse(shown)).ok
     post(admin, f"{url}/payments", data)  # a double click: the same key
     page = get(admin, url)
     assert "already recorded (the form was sent more than once); it is recorded once" in page

@@ -7,9 +7,11 @@ import re
 
 import pytest
 from pypdf import PdfReader
+from sqlalchemy import select, update
 
 from accounts.models import User
 from contracts import queries, services
+from core.audit import AuditEntry, Checkpoint, verify_chain
 from core.db import db
 from tests.conftest import login
 from tests.contracts.factories_contracts import ISSUED_AT, issued_contract, selected_bid
@@ -95,3 +97,39 @@ def test_a_draft_pdf_is_rendered_on_the_spot_and_marked_draft(app, event, make, 
     text = pdf_text(services.render_contract_pdf(draft, services.build_terms(draft), draft=True))
     assert "DRAFT — not issued, not binding" in text
     assert "the date is set when the contract is issued" in text
+
+
+def test_the_issued_pdf_prints_the_audit_head_before_its_issue_entry_and_it_verifies(app, issued):
+    contract_id, owner_id = issued
+    client = app.test_client()
+    with app.app_context():
+        email = db.session.get(User, owner_id).email
+    login(client, email)
+    response = client.get(f"/contracts/{contract_id}/contract.pdf")
+    assert response.status_code == 200
+    flat = re.sub(r"\s+", "", pdf_text(response.data))  # the digest may wrap across lines
+    response.close()
+    found = re.search(r"rendered for issue: the last entry written before its issue was recorded \(entry number "
+                      r"and its MAC\):(\d+:[0-9a-f]{64})".replace(" ", ""), flat)
+    assert found, flat[-800:]
+    printed = Checkpoint.parse(found.group(1))
+    with app.app_context():
+        issue = db.session.scalars(select(AuditEntry).where(AuditEntry.action == "contract.issue")).one()
+        before = db.session.scalars(select(AuditEntry).where(AuditEntry.id < issue.id)
+                                    .order_by(AuditEntry.id.desc()).limit(1)).one()
+        assert printed == Checkpoint(before.id, before.hash)
+        assert issue.data_dict["pdf_checkpoint"] == str(printed)
+        report = verify_chain(expect=printed)
+        assert report.ok, report.reason
+        db.session.execute(update(AuditEntry).where(AuditEntry.id == printed.seq).values(actor_label="someone"))
+        report = verify_chain(expect=printed)
+        assert report.broken_at == printed.seq
+        db.session.rollback()
+
+
+def test_a_draft_pdf_prints_no_checkpoint(app, event, make, ctx):
+    admin = db.session.get(User, make.user(roles=("admin",)))
+    draft = services.create_contract(selected_bid(event, make.user()), actor=admin, now=ISSUED_AT)
+    text = pdf_text(services.render_contract_pdf(draft, services.build_terms(draft), draft=True,
+                                                 checkpoint=Checkpoint(1, "a" * 64)))
+    assert "Audit checkpoint" not in text

@@ -97,8 +97,9 @@ def make_pdf(live, title: str, body: str) -> bytes:
 class Person:
     """One person at one browser: their own context (cookies), one page, dialogs accepted, server errors kept."""
 
-    def __init__(self, browser: Browser, live, artifacts: Path, errors: list[str]):
+    def __init__(self, browser: Browser, live, artifacts: Path, errors: list[str], mailbox=None):
         self.live = live
+        self.mailbox = mailbox  # where the app's email to this person arrives (the test's SMTP server)
         self.artifacts = artifacts
         self.context = browser.new_context(base_url=live.url, viewport={"width": 1280, "height": 900})
         self.context.set_default_timeout(TIMEOUT_MS)
@@ -162,7 +163,15 @@ def register(person: Person, who: dict, applicant_type: str, *, screenshot: str 
     if screenshot:
         person.shot(screenshot)
     page.get_by_role("button", name="Create the account").click()
-    expect(flash(page)).to_contain_text(f"Welcome, {who['name']}. Your account for {who['organisation']} is ready")
+    expect(flash(page)).to_contain_text(f"Check your email: we sent a message to {who['email']}.")
+    # The account opens from the link emailed to the address (sent before the page answered).
+    message = next(m for m in person.mailbox.messages if m["To"] == who["email"])
+    assert message["Subject"] == "Confirm your address to open your Gambit account"
+    link = re.search(r"(http://\S+/register/confirm/\S+)", message.get_content())
+    assert link, message.get_content()
+    page.goto(link.group(1))
+    expect(flash(page)).to_contain_text(f"Welcome, {who['name']}. Your address is confirmed and your account for "
+                                        f"{who['organisation']} is ready")
 
 
 def bid_id_from(page: Page) -> int:
@@ -396,7 +405,7 @@ def test_journey_from_registration_to_overdue_payment(browser, live_server, mail
     people: list[Person] = []
 
     def person() -> Person:
-        p = Person(browser, live_server, artifacts, errors)
+        p = Person(browser, live_server, artifacts, errors, mailbox)
         people.append(p)
         return p
 
@@ -490,22 +499,23 @@ def test_journey_from_registration_to_overdue_payment(browser, live_server, mail
         page.check("input[name=method][value=board_vote]")
         page.select_option("#selected", str(fed_bid))
         page.fill("#rationale", "The top of the WCOC's ranking, with a bank guarantee; the Board voted for it.")
-        assert len(mailbox.messages) == 0
+        registered = len(mailbox.messages)
+        assert registered == 2  # the two confirmations of step 1 and 2, nothing else yet
         page.get_by_role("button", name="Record the decision").click()
         page.wait_for_url(f"**/board/{SLUG}/decision")
         expect(flash(page)).to_contain_text("The decision is recorded; the call is decided. 2 bidder(s) emailed.")
         expect(page.locator("dl.facts")).to_contain_text(fed_title)
         president.shot("07-decision.png")
         # One email per bidder, to its contact.
-        assert sorted(to for rcpts in mailbox.recipients for to in rcpts) == sorted(
+        assert sorted(to for rcpts in mailbox.recipients[registered:] for to in rcpts) == sorted(
             [FEDERATION["email"], SPONSOR["email"]])
-        subjects = {m["To"]: m["Subject"] for m in mailbox.messages}
+        subjects = {m["To"]: m["Subject"] for m in mailbox.messages[registered:]}
         assert subjects[FEDERATION["email"]].endswith("your bid is selected")
         assert subjects[SPONSOR["email"]].endswith("the decision on your bid")
         # Each bidder follows the link in its email to its bid, and reads the outcome there.
         for who, person_, bid, outcome in ((FEDERATION, federation, fed_bid, "Selected"),
                                            (SPONSOR, sponsor, sponsor_bid, "Not selected")):
-            message = next(m for m in mailbox.messages if m["To"] == who["email"])
+            message = next(m for m in mailbox.messages[registered:] if m["To"] == who["email"])
             link = re.search(r"Your bid: (\S+)", message.get_content())
             assert link and link.group(1) == live_server(f"/bids/{bid}"), message.get_content()
             person_.page.goto(link.group(1))
