@@ -25,6 +25,7 @@ from __future__ import annotations
 import csv
 import hashlib
 import io
+import json
 import os
 from collections import Counter
 from datetime import date, timedelta
@@ -68,7 +69,14 @@ from events.rules import TransitionError as EventTransitionError
 from events.services import change_event_status, load_event
 from scoring import services as scoring
 from scoring.models import ConflictDeclaration, Scorecard, conflict_declaration_bid
-from scoring.queries import bids_before_reviewers, build_ranking, declaration_of, load_scoring, scores_csv
+from scoring.queries import (
+    REVIEWED_STATUSES,
+    bids_before_reviewers,
+    build_ranking,
+    declaration_of,
+    load_scoring,
+    scores_csv,
+)
 from scoring.rules import ScoringRuleError
 from tests.bids.factories import valid_bid
 from tests.contracts.factories_contracts import fake_render, proposed_dates
@@ -82,8 +90,11 @@ REFUSALS = (bids.BidError, BidTransitionError, scoring.ScoringError, ScoringRule
 # shortest sequence can take minutes, so it is on only when asked: GAMBIT_STATEFUL_SHRINK=1 pytest <this file>.
 PHASES = tuple(Phase) if os.environ.get("GAMBIT_STATEFUL_SHRINK") == "1" else (
     Phase.explicit, Phase.reuse, Phase.generate)
-SETTINGS = settings(max_examples=5, stateful_step_count=40, deadline=None, derandomize=True, phases=PHASES,
+SETTINGS = settings(deadline=None, derandomize=True, phases=PHASES,
                     suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+# (examples, steps) from each stage: the later stages have fewer steps of their own before them (the flow up to
+# them is walked through by `initialize`), and the contracts' stage most to do.
+BUDGET = {"open": (4, 40), "closed": (4, 30), "scoring": (5, 40), "deliberation": (5, 40), "decided": (6, 60)}
 
 # What each step did across the run ("<step>: done" / "<step>: refused"): printed by the test (pytest -s), not
 # asserted, so that a change that starves a stage of the flow shows up when someone looks.
@@ -476,10 +487,26 @@ class FlowMachine(RuleBasedStateMachine):
             event, member, has_conflict=bool(named), conflicted=named, reason="I advised this bidder.",
             listed=listed, actor=member, now=self.now))
 
+    def listed(self) -> set[int]:
+        """The ids of the bids before the reviewers (what `bids_before_reviewers` lists), read as columns."""
+        return set(db.session.scalars(select(Bid.id).where(Bid.event_id == self.event_id,
+                                                           Bid.status.in_(REVIEWED_STATUSES))))
+
+    def declaration(self, member_id: int) -> tuple[set[int], set[int]] | None:
+        """(the bids covered, the bids named as conflicts) of a member's declaration, or None, read as columns."""
+        row = db.session.execute(select(ConflictDeclaration.id, ConflictDeclaration.has_conflict,
+                                        ConflictDeclaration.covered_bid_ids).where(
+            ConflictDeclaration.event_id == self.event_id, ConflictDeclaration.member_id == member_id)).first()
+        if row is None:
+            return None
+        link = conflict_declaration_bid.c
+        named = set(db.session.scalars(select(link.bid_id).where(link.declaration_id == row.id))) \
+            if row.has_conflict else set()
+        return set(json.loads(row.covered_bid_ids)), named
+
     def declaration_stale(self, who: int) -> bool:
-        decl = declaration_of(self.event(), self.user(self.wcoc[who]))
-        listed = {b.id for b in bids_before_reviewers(self.event())}
-        return decl is None or not listed <= decl.covered
+        decl = self.declaration(self.wcoc[who])
+        return decl is None or not self.listed() <= decl[0]
 
     @precondition(lambda self: self.status in ("closed", "scoring", "deliberation") and self.fact(
         "stale", lambda: any(self.declaration_stale(w) for w in range(3))))
@@ -543,16 +570,21 @@ class FlowMachine(RuleBasedStateMachine):
         from), from the rows: a bid before the reviewers, still in the contest, whose last version is compliant
         or admitted, is due from every member who does not own it, is not of its host federation and did not
         declare a conflict with it."""
-        decl = declaration_of(self.event(), member)
-        declared = decl.conflicted_bid_ids if decl else set()
+        decl = self.declaration(member.id)
+        declared = decl[1] if decl else set()
+        compliant = {}   # bid -> whether its last submitted version is compliant
+        for bid_id, _, ok in db.session.execute(select(BidVersion.bid_id, BidVersion.number, BidVersion.compliant)
+                                                .join(Bid, BidVersion.bid_id == Bid.id)
+                                                .where(Bid.event_id == self.event_id).order_by(BidVersion.number)):
+            compliant[bid_id] = ok
         due, recused = [], set()
-        for b in bids_before_reviewers(self.event()):
-            if b.owner_id == member.id or b.host_federation == member.federation or b.id in declared:
-                recused.add(b.id)
-                continue
-            last = b.last_version
-            if b.state.in_contest and ((last is not None and last.compliant) or b.admitted_reason is not None):
-                due.append(b.id)
+        for bid_id, owner, host, status, admitted in db.session.execute(
+                select(Bid.id, Bid.owner_id, Bid.host_federation, Bid.status, Bid.admitted_reason)
+                .where(Bid.event_id == self.event_id, Bid.status.in_(REVIEWED_STATUSES)).order_by(Bid.id)):
+            if owner == member.id or host == member.federation or bid_id in declared:
+                recused.add(bid_id)
+            elif BidStatus(status).in_contest and (compliant.get(bid_id) or admitted is not None):
+                due.append(bid_id)
         return due, recused
 
     @precondition(lambda self: self.status == "scoring" and self.fact("due", lambda: any(
@@ -604,8 +636,10 @@ class FlowMachine(RuleBasedStateMachine):
         COVERAGE["read_scores: shown others' scores" if shown else "read_scores: nothing to show"] += 1
         due, recused = self.due_bids(member)
         missing = [b for b in due if not ((c := self.own_card(b, member)) and c.ever_submitted)]
-        own = declaration_of(event, member)
-        listed = {b.id for b in bids_before_reviewers(event)}
+        own = self.declaration(member_id)
+        first_shown = db.session.scalar(select(ConflictDeclaration.scores_first_shown_at).where(
+            ConflictDeclaration.event_id == self.event_id, ConflictDeclaration.member_id == member_id))
+        listed = self.listed()
         where = f"read_scores of member {name} with the call '{event.status}'"
         for bid_id in sorted(ranked_ids & recused):
             self.violations.append(f"{where}: the ranking shows bid {bid_id}, which they are recused from")
@@ -619,20 +653,20 @@ class FlowMachine(RuleBasedStateMachine):
             if not due and event.status not in SCORING_OVER:
                 self.violations.append(f"{where}: recused from every bid, shown member {other}'s scores on bid "
                                        f"{bid_id} before scoring closed")
-            if own is None or not listed <= own.covered:
+            if own is None or not listed <= own[0]:
                 self.violations.append(f"{where}: shown scores with no declaration covering every listed bid")
-            if own is not None and own.scores_first_shown_at is None:
+            if first_shown is None:
                 self.violations.append(f"{where}: shown scores, yet their declaration does not record it")
             own_card = self.own_card(bid_id, member)
             if own_card is None or not own_card.ever_submitted:
                 self.read_before_own.setdefault((member_id, bid_id), where)
         if shown and own is not None and member_id not in self.locked_declarations:
-            self.locked_declarations[member_id] = {b: b in own.conflicted_bid_ids for b in own.covered}
+            self.locked_declarations[member_id] = {b: b in own[1] for b in own[0]}
         db.session.remove()
 
     # ------------------------------------------------------------------------------------------ the board
 
-    @precondition(lambda self: self.status in ("scoring", "deliberation", "decided"))
+    @precondition(lambda self: self.status in ("deliberation", "decided"))
     @rule(who=st.integers(0, 2), i=st.integers(0, 9), abstain=st.booleans())
     def cast_vote(self, who, i, abstain):
         """A board member (or the President) votes for any bid, or abstains."""
@@ -729,11 +763,11 @@ class FlowMachine(RuleBasedStateMachine):
             consultations=[] if by_vote else [(self.user(self.wcoc[0]), "The ranking is close.")],
             actor=self.user(self.admin if by_vote else self.president), now=self.now))
 
-    @precondition(lambda self: self.status == "decided")
+    @precondition(lambda self: self.status == "decided" and self.fact("in force", self.in_force) is not None)
     @rule(i=st.integers(0, 9), other=st.booleans())
     def correct(self, i, other):
-        """Steering: the President corrects the decision in force, selecting another decided bid (`other`) or
-        the same one."""
+        """Steering: once the winner has a contract in force, the President corrects the decision, selecting
+        another decided bid (`other`) or the same one."""
         current = board.current_decision(self.event())
         decided = [b.id for b in board.bids_decided(self.event())]
         if current is None or not decided:
@@ -836,19 +870,39 @@ class FlowMachine(RuleBasedStateMachine):
             self.payment_ids.append(self.newest(Payment))
 
     @precondition(lambda self: self.status == "decided" and self.fact("in force", self.in_force) is not None)
-    @rule(m=st.integers(0, 20), share=st.sampled_from(["0.5", "1", "1", "1.5"]))
-    def pay_the_winner(self, m, share):
-        """Steering: a payment on a milestone of the contract in force (part, all, or more than is outstanding)."""
-        contract = self.in_force()
-        if contract.milestones:
-            self.pay(pick(contract.milestones, m), share)
+    @rule(m=st.integers(0, 20), shares=st.lists(st.sampled_from(["0.5", "1", "1", "1.5"]), min_size=1, max_size=3))
+    def pay_the_winner(self, m, shares):
+        """Steering: the payments of a bank statement on milestones of the contract in force (each part, all, or
+        more than is outstanding)."""
+        for n, share in enumerate(shares):
+            contract = self.in_force()
+            if contract is None or not contract.milestones:
+                return
+            self.pay(pick(contract.milestones, m + n), share)
+
+    def live_payments(self) -> list[int]:
+        """Payments not reversed on a contract that takes reversals (in force, or closed by a correction)."""
+        return list(db.session.scalars(select(Payment.id).join(Milestone, Payment.milestone_id == Milestone.id)
+                                       .join(Contract, Milestone.contract_id == Contract.id).where(
+            Payment.kind != "reversal", ~Payment.reversed_by.has(),
+            Contract.status.in_(["issued", "signed", "closed"])).order_by(Payment.id)))
+
+    @precondition(lambda self: self.status == "decided" and self.fact("live payments", self.live_payments))
+    @rule(i=st.integers(0, 9))
+    def refund(self, i):
+        """Steering: the secretariat reverses a payment that stands (on the contract in force, or a refund on a
+        contract closed by a correction)."""
+        self.reverse_payment_id(pick(self.live_payments(), i))
 
     @precondition(lambda self: self.payment_ids)
     @rule(i=st.integers(0, 9))
     def reverse_payment(self, i):
         """The secretariat reverses any payment (refused twice, refused on a superseded version; a refund on a
         contract closed by a correction)."""
-        payment = db.session.get(Payment, pick(self.payment_ids, i))
+        self.reverse_payment_id(pick(self.payment_ids, i))
+
+    def reverse_payment_id(self, payment_id: int) -> None:
+        payment = db.session.get(Payment, payment_id)
         closed = payment.milestone.contract.status == "closed"
         ok, _ = self.step("reverse_payment", lambda: contracts.reverse_payment(
             payment, reason="Entered twice.", idempotency_key=f"rev-{self.steps}", actor=self.user(self.admin),
@@ -954,11 +1008,10 @@ class FlowMachine(RuleBasedStateMachine):
         listed) was added or withdrawn."""
         if not self.locked_declarations:
             return
-        listed = {b.id for b in bids_before_reviewers(self.event())}
+        listed = self.listed()
         changed = []
         for member_id, before in self.locked_declarations.items():
-            decl = declaration_of(self.event(), self.user(member_id))
-            now = decl.conflicted_bid_ids
+            now = self.declaration(member_id)[1]
             changed += [f"member {member_id}, bid {b}: {was} -> {not was}" for b, was in sorted(before.items())
                         if b in listed and (b in now) != was]
         db.session.remove()
@@ -999,4 +1052,6 @@ def test_the_whole_flow_keeps_its_invariants(app, monkeypatch, stage):
     """From each stage of the flow, random steps keep every invariant (see FlowMachine)."""
     monkeypatch.setattr(core.pdf, "html_to_pdf", fast_pdf)
     machine = type(f"FlowFrom{stage.title()}", (FlowMachine,), {"app": app, "stage": stage})
-    run_state_machine_as_test(machine, settings=SETTINGS)
+    examples, steps = BUDGET[stage]
+    run_state_machine_as_test(machine, settings=settings(SETTINGS, max_examples=examples,
+                                                         stateful_step_count=steps))
