@@ -304,8 +304,8 @@ class FlowMachine(RuleBasedStateMachine):
 
     @initialize(late_paper=st.booleans(), by_vote=st.booleans())
     def the_call_and_its_people(self, late_paper, by_vote):
-        """The call, its people and three complete bids (two typed in and submitted by their bidders, one paper
-        bid keyed in by the secretariat), then the flow driven by the steering rules up to the test's `stage`:
+        """The call, its people and four complete bids (two typed in and submitted by their bidders, one paper
+        bid keyed in by the secretariat, one online draft left unsubmitted), then the flow driven by the steering rules up to the test's `stage`:
         each example spends its budget from there. The paper bid is submitted in time, or (`late_paper`)
         admitted late once the deadline has passed; the decision is by board vote or (`by_vote` False) the
         President's."""
@@ -329,6 +329,9 @@ class FlowMachine(RuleBasedStateMachine):
             self.fill_bid(who, compliant=True, by_admin=paper)
             if not paper:
                 self.bidder_acts(who, "submit", "owner")
+        # A complete online draft its bidder never submitted: at every later stage, submitting it must be refused.
+        self.create_bid(2, False)
+        self.fill_bid(3, compliant=True, by_admin=False)
         if stage == "open":
             return
         if late_paper:
@@ -356,7 +359,7 @@ class FlowMachine(RuleBasedStateMachine):
 
     # ------------------------------------------------------------------------------------------ bids
 
-    @precondition(lambda self: len(self.bid_ids) < 4)
+    @precondition(lambda self: len(self.bid_ids) < 5)
     @rule(who=st.integers(0, 2), paper=st.booleans())
     def create_bid(self, who, paper):
         """A draft, or a paper bid keyed in by the secretariat on the bidder's behalf."""
