@@ -94,7 +94,7 @@ SETTINGS = settings(deadline=None, derandomize=True, phases=PHASES,
                     suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
 # (examples, steps) from each stage: the later stages have fewer steps of their own before them (the flow up to
 # them is walked through by `initialize`), and the contracts' stage most to do.
-BUDGET = {"open": (4, 40), "closed": (4, 30), "scoring": (5, 40), "deliberation": (5, 40), "decided": (6, 60)}
+BUDGET = {"open": (4, 40), "closed": (3, 30), "scoring": (4, 40), "deliberation": (4, 40), "decided": (6, 50)}
 
 # What each step did across the run ("<step>: done" / "<step>: refused"): printed by the test (pytest -s), not
 # asserted, so that a change that starves a stage of the flow shows up when someone looks.
@@ -305,10 +305,10 @@ class FlowMachine(RuleBasedStateMachine):
     @initialize(late_paper=st.booleans(), by_vote=st.booleans())
     def the_call_and_its_people(self, late_paper, by_vote):
         """The call, its people and four complete bids (two typed in and submitted by their bidders, one paper
-        bid keyed in by the secretariat, one online draft left unsubmitted), then the flow driven by the steering rules up to the test's `stage`:
-        each example spends its budget from there. The paper bid is submitted in time, or (`late_paper`)
-        admitted late once the deadline has passed; the decision is by board vote or (`by_vote` False) the
-        President's."""
+        bid keyed in by the secretariat, one online draft left unsubmitted), then the flow driven by the steering
+        rules up to the test's `stage`: each example spends its budget from there. The paper bid is submitted in
+        time, or (`late_paper`) admitted late once the deadline has passed; the decision is by board vote or
+        (`by_vote` False) the President's."""
         stage = self.stage
         COVERAGE[f"(examples starting at '{stage}')"] += 1
         event, _ = load_event(self.reg, actor=None, now=self.now, source="stateful test")
@@ -351,6 +351,8 @@ class FlowMachine(RuleBasedStateMachine):
             for _ in range(len(self.bid_ids)):
                 self.score_due(who, "3")
         self.call_moves_on()                                    # deliberation
+        for who in range(3):
+            self.read_scores(who)
         if stage == "deliberation":
             return
         if by_vote:
@@ -532,6 +534,24 @@ class FlowMachine(RuleBasedStateMachine):
             event, member, has_conflict=bool(named), conflicted=named,
             reason="I advised this bidder." if named else "", listed=listed, actor=member, now=self.now))
 
+    @precondition(lambda self: self.locked_declarations and self.status in ("closed", "scoring", "deliberation"))
+    @rule(who=st.integers(0, 2), i=st.integers(0, 9))
+    def change_declaration_after_reading(self, who, i):
+        """A member who was shown others' scores names, or withdraws, a conflict with a bid their declaration
+        covered (issue 11: "the declaration can then be changed back"): refused, checked by the invariant."""
+        member_id = pick(sorted(self.locked_declarations), who)
+        member, event = self.user(member_id), self.event()
+        listed = bids_before_reviewers(event)
+        covered = [b for b in listed if b.id in self.locked_declarations[member_id]]
+        if not covered:
+            return
+        flip = pick(covered, i)
+        named = {b.id for b in covered if self.locked_declarations[member_id][b.id]} ^ {flip.id}
+        conflicted = [b for b in listed if b.id in named]
+        self.step("declare_conflicts (after scores shown)", lambda: scoring.declare_conflicts(
+            event, member, has_conflict=bool(conflicted), conflicted=conflicted, reason="I remembered a conflict.",
+            listed=listed, actor=member, now=self.now))
+
     @precondition(lambda self: self.status == "scoring")
     @precondition(lambda self: self.bid_ids)
     @rule(who=st.integers(0, 2), i=st.integers(0, 9), action=st.sampled_from(["save", "submit", "submit", "reopen"]),
@@ -677,11 +697,17 @@ class FlowMachine(RuleBasedStateMachine):
         bid = None if abstain or not self.bid_ids else self.bid(i)
         self.step("cast_vote", lambda: board.cast_vote(self.event(), member, bid, now=self.now))
 
-    @precondition(lambda self: self.status == "deliberation")
+    def votes_undecided(self) -> bool:
+        contest = [b.id for b in board.bids_before_board(self.event())]
+        counts = self.vote_counts(contest)
+        top = max(counts.values(), default=0)
+        return top == 0 or list(counts.values()).count(top) > 1
+
+    @precondition(lambda self: self.status == "deliberation" and self.fact("undecided", self.votes_undecided))
     @rule(i=st.integers(0, 9))
     def board_agrees(self, i):
-        """Steering: every board member and the President vote for the same bid before the Board (the member of
-        its host federation is refused)."""
+        """Steering: while the votes favour no bid, every board member and the President vote for the same bid
+        before the Board (the member of its host federation is refused)."""
         contest = board.bids_before_board(self.event())
         if not contest:
             return
