@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from sqlalchemy import Boolean, CheckConstraint, ForeignKey, String, UniqueConstraint
+from sqlalchemy import Boolean, CheckConstraint, ForeignKey, Index, String, UniqueConstraint, text
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
 from core.auth import Role
@@ -18,6 +18,9 @@ class User(db.Model):
     __table_args__ = (
         CheckConstraint("applicant_type IS NULL OR applicant_type IN ('federation', 'sponsor')",
                         name="applicant_type"),
+        # One FIDE President at a time: two admins naming two at the same moment meet this index.
+        Index("uq_user_one_president", "is_president", unique=True, sqlite_where=text("is_president"),
+              postgresql_where=text("is_president")),
     )
 
     id: Mapped[int] = mapped_column(primary_key=True)

@@ -104,8 +104,9 @@ def create_user(*, email: str, password: str, name: str, roles: list[Role | str]
         with db.session.begin_nested():
             db.session.add(user)
     except IntegrityError:
-        # Two registrations of one address at the same moment: the database's unique index decides, and the loser
-        # gets the same refusal as the check above (its caller rolls the session back, as after any AccountError).
+        # Two registrations of one address (or two Presidents) at the same moment: the database's unique index
+        # decides, and the loser gets the same refusal as the check above.
+        _check_one_president(None, is_president)
         raise AccountError(f"An account with the email {email} already exists; log in instead.", "email") from None
     audit.record("user.create", user, actor=actor or user, now=now,
                  data={"email": email, "roles": sorted(r.value for r in role_set), "president": is_president,
@@ -292,7 +293,12 @@ def update_roles(user: User, *, roles: list[Role | str], is_president: bool, fed
     user.roles = [keep.get(r.value) or UserRole(role=r.value) for r in sorted(role_set)]
     user.is_president = is_president
     user.federation = federation or None
-    db.session.flush()
+    try:
+        with db.session.begin_nested():
+            db.session.flush()
+    except IntegrityError:  # another account named President at the same moment (uq_user_one_president)
+        _check_one_president(user, is_president)
+        raise
     audit.record("user.roles", user, actor=actor, now=now,
                  data={"before": before, "after": sorted(r.value for r in role_set), "president": is_president,
                        "federation": user.federation})

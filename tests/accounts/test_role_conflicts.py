@@ -99,3 +99,24 @@ def test_two_registrations_of_one_address_at_once_end_in_one_account_and_one_cle
     assert str(refusal) == "An account with the email same@example.org already exists; log in instead."
     with live.app_context():
         assert len(db.session.scalars(select(User).where(User.email == "same@example.org")).all()) == 1
+
+
+@pytest.mark.no_db
+def test_two_presidents_named_at_once_end_in_one_and_a_clear_refusal(live):
+    with live.app_context():
+        ids = [create_user(email=f"p{i}@example.org", password="a long enough password", name=f"P{i}",
+                           roles=["board"], actor=None, now=utcnow()).id for i in range(2)]
+        db.session.commit()
+
+    def name_president(i):
+        from accounts.services import update_roles
+
+        user = db.session.get(User, ids[i])
+        update_roles(user, roles=["board"], is_president=True, federation=None, actor=None, now=utcnow())
+
+    results, errors = run_twice(live, name_president)
+    refusals = [e for e in errors if e is not None]
+    assert len(refusals) == 1 and isinstance(refusals[0], AccountError), errors
+    assert "is already the FIDE President, and there is one President at a time" in str(refusals[0])
+    with live.app_context():
+        assert len(db.session.scalars(select(User).where(User.is_president.is_(True))).all()) == 1
