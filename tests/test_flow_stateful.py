@@ -670,10 +670,13 @@ class FlowMachine(RuleBasedStateMachine):
             if bid_id in recused:
                 self.violations.append(f"{where}: shown member {other}'s scores on bid {bid_id}, which they are "
                                        "recused from")
+            if event.status in SCORING_OVER:
+                # Once scoring is closed no score can change: the blind phase is over (recusals still hide bids).
+                continue
             if missing:
                 self.violations.append(f"{where}: shown member {other}'s scores on bid {bid_id} before submitting "
                                        f"their own scorecards on bids {missing}")
-            if not due and event.status not in SCORING_OVER:
+            if not due:
                 self.violations.append(f"{where}: recused from every bid, shown member {other}'s scores on bid "
                                        f"{bid_id} before scoring closed")
             if own is None or not listed <= own[0]:
