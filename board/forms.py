@@ -5,7 +5,14 @@ from __future__ import annotations
 from wtforms import DateField, RadioField, SelectField, TextAreaField
 from wtforms.validators import DataRequired, Length, Optional
 
-from core.forms import BaseForm, choices
+from core.forms import BaseForm
+
+
+def method_choices(article: str) -> list[tuple[str, str]]:
+    """The two ways of deciding; `article` is the call's scoring article (event.regulation.scoring.article)."""
+    return [("board_vote", "By the vote of the Presidential Board"),
+            ("president", "By the FIDE President alone, in consultation with the WCOC, no Board meeting being "
+                          f"possible (Art. {article})")]
 
 
 class VoteForm(BaseForm):
@@ -14,9 +21,7 @@ class VoteForm(BaseForm):
 
 class DecisionForm(BaseForm):
     method = RadioField("How the decision was taken", validators=[DataRequired("Choose how the decision was taken.")],
-                        choices=choices([("board_vote", "By the vote of the Presidential Board"),
-                                         ("president", "By the FIDE President alone, in consultation with the WCOC, "
-                                                       "no Board meeting being possible (Art. 15.5)")]))
+                        choices=[])  # set per call from its regulation (method_choices), in board.views
     selected = SelectField("Organiser selected", validators=[DataRequired("Choose the selected bid.")])
     decided_on = DateField("Date of the decision", validators=[DataRequired("Enter the date of the decision.")])
     rationale = TextAreaField("Reasons", validators=[Optional(), Length(max=20000)],

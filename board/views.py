@@ -10,7 +10,7 @@ from bids.models import Bid
 from bids.rules import BidStatus
 from bids.services import has_stake
 from board import services
-from board.forms import CorrectionForm, DecisionForm, VoteForm, advice_field_name
+from board.forms import CorrectionForm, DecisionForm, VoteForm, advice_field_name, method_choices
 from board.models import Decision, Dossier, DossierView
 from board.rules import DecisionError, dossiers_open
 from core.auth import Role, roles_required
@@ -105,6 +105,7 @@ def _wcoc_members():
 
 def _decision_form(event, bids, form_class=DecisionForm, **kwargs):
     form = form_class(**kwargs)
+    form.method.choices = choices(method_choices(event.regulation.scoring.article))
     form.selected.choices = choices([("", "Choose…")] + [(str(b.id), b.title) for b in bids])
     if form.decided_on.data is None and request.method == "GET":
         form.decided_on.data = utcnow().date()
