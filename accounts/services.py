@@ -290,11 +290,12 @@ def update_roles(user: User, *, roles: list[Role | str], is_president: bool, fed
                            "federation")
     before = sorted(r.value for r in user.role_set)
     keep = {r.role: r for r in user.roles}
-    user.roles = [keep.get(r.value) or UserRole(role=r.value) for r in sorted(role_set)]
-    user.is_president = is_president
-    user.federation = federation or None
     try:
+        # The changes are made inside the savepoint: begin_nested() flushes what is pending before it starts.
         with db.session.begin_nested():
+            user.roles = [keep.get(r.value) or UserRole(role=r.value) for r in sorted(role_set)]
+            user.is_president = is_president
+            user.federation = federation or None
             db.session.flush()
     except IntegrityError:  # another account named President at the same moment (uq_user_one_president)
         _check_one_president(user, is_president)
