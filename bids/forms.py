@@ -25,7 +25,7 @@ from wtforms.validators import DataRequired, Email, Length, NumberRange, Optiona
 
 from bids.lifecycle import LATE_ADMISSION_NEEDS_REASON
 from bids.models import CONSULTATION, CONSULTATION_LABELS, DOCUMENT_KINDS
-from bids.rules import EVALUATION_FIELDS, EVALUATION_MAX_CHARS, TEXT_MAX_CHARS, parse_amount
+from bids.rules import ART_REJECTION, EVALUATION_FIELDS, EVALUATION_MAX_CHARS, TEXT_MAX_CHARS, parse_amount
 from core.forms import BaseForm, choices, strip
 from events.federations import country_choices, federation_choices
 
@@ -214,7 +214,7 @@ class DocumentForm(BaseForm):
 
 class RejectForm(BaseForm):
     reason = TextAreaField("Reason (the bidder is told)", validators=[
-        DataRequired("Give the reason for the rejection; the bidder is told (Art. 15.3)."),
+        DataRequired(f"Give the reason for the rejection; the bidder is told (Art. {ART_REJECTION})."),
         Length(max=5000, message="Keep the reason under 5,000 characters.")])
 
 

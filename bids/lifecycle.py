@@ -228,7 +228,7 @@ def _who_refusal(action: BidAction, s: BidSituation) -> str | None:
                     "paper bid it keyed in.")
         return None
     if action is BidAction.REJECT and not s.by_admin:
-        return "Only the FIDE secretariat rejects a bid (Art. 15.3)."
+        return "Only the FIDE secretariat rejects a bid."
     if action in DECISION_ACTIONS and not s.by_decision:
         return "Bids are selected only by recording the decision."
     return None

@@ -45,6 +45,7 @@ from finance.rules import is_home_match, minimum_fide_contribution, opponent_of
 # reg.prize_fund.bid_article, ...), so a renumbered call is a data change.
 
 ART_APPLICANT = "15.1"
+ART_REJECTION = "15.3"  # "FIDE may reject any bid application"
 ART_IOC = "12.2"
 ART_VENUE = "15.2(b)"
 ART_FIDE_OBLIGATIONS = "15.2(e)"

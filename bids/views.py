@@ -22,8 +22,10 @@ from bids.forms import (
 )
 from bids.lifecycle import BidAction, allowed_actions
 from bids.models import CONSULTATION_LABELS, DOCUMENT_KINDS, Bid, BidDocument
+from bids.notify import tell_bidder_rejected
 from bids.presenters import bid_cost, form_data_for, values_from_form
 from bids.rules import (
+    ART_REJECTION,
     SECTION_TITLES,
     SECTIONS,
     BidStatus,
@@ -149,7 +151,7 @@ def _render_view(bid: Bid, *, reject_form=None, consultation_form=None, late_for
         schedule=schedule, home=home_match(reg, data), home_consequences=home_match_consequences(reg, data),
         documents=bid.current_documents(), may_edit=may_edit(bid), form=EmptyForm(),
         reject_form=reject_form or RejectForm(), late_form=late_form or LateAdmissionForm(),
-        can={a.value: True for a in actions}, why_not=why_not,
+        can={a.value: True for a in actions}, why_not=why_not, art_rejection=ART_REJECTION,
         draft_refusal=services.draft_refusal(bid, current_user, now),
         late_admission_possible=services.late_admission_refusal(bid, current_user, now) is None,
         consultation_form=consultation_form or ConsultationForm(
@@ -327,24 +329,32 @@ def version(bid_id: int, number: int):
     return render_template("bids/version.html", bid=bid, v=v, titles=SECTION_TITLES)
 
 
-@bp.route("/bids/<int:bid_id>/reject", methods=["POST"])
-@roles_required(Role.ADMIN)
-def reject(bid_id: int):
+def _secretariat_reason_form(bid_id: int, form, form_key: str, act):
+    """The secretariat's one-reason forms on a bid's page (reject, admit late): validate, call the one service
+    `act(bid, reason)`, commit. Returns (bid, None) when done, else (None, the page again with what was typed and
+    the refusal beside the field)."""
     bid = load_bid(bid_id)
-    form = RejectForm()
     if not form.validate_on_submit():
-        return _render_view(bid, reject_form=form, status=422)
+        return None, _render_view(bid, **{form_key: form}, status=422)
     try:
-        services.reject_bid(bid, reason=form.reason.data, actor=current_user, now=utcnow())
+        act(bid, form.reason.data)
     except services.BidError as exc:
         db.session.rollback()
         form.reason.errors.append(str(exc))
-        return _render_view(bid, reject_form=form, status=422)
+        return None, _render_view(bid, **{form_key: form}, status=422)
     db.session.commit()
-    from bids.notify import tell_bidder_rejected
+    return bid, None
 
+
+@bp.route("/bids/<int:bid_id>/reject", methods=["POST"])
+@roles_required(Role.ADMIN)
+def reject(bid_id: int):
+    bid, refused = _secretariat_reason_form(bid_id, RejectForm(), "reject_form", lambda b, reason: services.reject_bid(
+        b, reason=reason, actor=current_user, now=utcnow()))
+    if refused:
+        return refused
     sent = tell_bidder_rejected(bid)
-    flash("The bid is rejected under Art. 15.3." + (" The bidder has been emailed." if sent else
+    flash(f"The bid is rejected under Art. {ART_REJECTION}." + (" The bidder has been emailed." if sent else
                                                     " The bidder sees the reason on the bid's page."), "success")
     return redirect(url_for("bids.view", bid_id=bid.id))
 
@@ -352,17 +362,11 @@ def reject(bid_id: int):
 @bp.route("/bids/<int:bid_id>/admit-late", methods=["POST"])
 @roles_required(Role.ADMIN)
 def admit_late(bid_id: int):
-    bid = load_bid(bid_id)
-    form = LateAdmissionForm()
-    if not form.validate_on_submit():
-        return _render_view(bid, late_form=form, status=422)
-    try:
-        services.admit_late_bid(bid, reason=form.reason.data, actor=current_user, now=utcnow())
-    except services.BidError as exc:
-        db.session.rollback()
-        form.reason.errors.append(str(exc))
-        return _render_view(bid, late_form=form, status=422)
-    db.session.commit()
+    bid, refused = _secretariat_reason_form(bid_id, LateAdmissionForm(), "late_form",
+                                            lambda b, reason: services.admit_late_bid(b, reason=reason,
+                                                                                      actor=current_user, now=utcnow()))
+    if refused:
+        return refused
     flash("The bid is admitted after the deadline; it can be submitted until scoring opens.", "success")
     return redirect(url_for("bids.view", bid_id=bid.id))
 

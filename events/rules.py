@@ -81,7 +81,7 @@ def check_transition(current: EventStatus | str, action: EventAction | str, *, b
     after = EVENT_LIFECYCLE.next(current, action)
     action = EventAction(action)
     if action is EventAction.DECIDE and not by_decision:
-        raise TransitionError("A call is decided only by recording the decision (Art. 15.5) on the Board's page.")
+        raise TransitionError("A call is decided only by recording the Board's decision on the Board's page.")
     if action is not EventAction.DECIDE and not by_admin:
         raise TransitionError("Only the FIDE secretariat moves the call from one stage to the next.")
     return after
