@@ -112,6 +112,12 @@ class Config:
         self.PAYMENT_DUE_SOON_DAYS = _int("PAYMENT_DUE_SOON_DAYS", 14)
         # A bank guarantee lapsing within this many days, with money still owed, is warned about.
         self.GUARANTEE_WARNING_DAYS = _int("GUARANTEE_WARNING_DAYS", 30)
+        # Gambit's signing identity (PKCS#12 and its passphrase); unset: a development identity generated into
+        # instance/ on first use, labelled as such wherever a signature is shown. A time-stamping authority's URL
+        # adds a trusted timestamp to every signature when set.
+        self.SIGNING_PKCS12 = os.environ.get("SIGNING_PKCS12", "")
+        self.SIGNING_PASSPHRASE = os.environ.get("SIGNING_PASSPHRASE", "")
+        self.SIGNING_TSA_URL = os.environ.get("SIGNING_TSA_URL", "")
         self.PREFERRED_URL_SCHEME = os.environ.get("PREFERRED_URL_SCHEME", "http")
         self.SESSION_COOKIE_HTTPONLY = True
         self.SESSION_COOKIE_SAMESITE = "Lax"

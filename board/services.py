@@ -36,6 +36,7 @@ from core import audit
 from core.auth import Role
 from core.db import db, swap_state
 from core.pdf import render_pdf, sha256
+from core.signing import sign_issued
 from events.models import Event
 from events.rules import EventStatus
 from events.rules import TransitionError as EventTransitionError
@@ -94,7 +95,7 @@ def _render_dossier(event: Event, bid: Bid | None, kind: str, inputs: dict, dige
         Dossier.event_id == event.id, Dossier.kind == kind,
         Dossier.bid_id == bid.id if bid else Dossier.bid_id.is_(None))) or 0) + 1
     identifier = (f"{event.slug}-bid{bid.id}-d{number}" if bid else f"{event.slug}-pack-p{number}").upper()
-    data = render(identifier)
+    data = sign_issued(render(identifier), document=f"{'dossier' if bid else 'board pack'} {identifier}")
     dossier = Dossier(event_id=event.id, bid_id=bid.id if bid else None, kind=kind, number=number,
                       identifier=identifier, inputs_sha256=digest, inputs=json.dumps(inputs, sort_keys=True),
                       pdf_sha256=sha256(data), pages=_pages(data), size_bytes=len(data), created_at=now,
@@ -506,7 +507,7 @@ def store_minutes(decision: Decision, *, actor, now: datetime, upload_dir: str) 
     Writes `decision.minutes` to the audit log."""
     if decision.minutes_sha256:
         return decision
-    minutes = _minutes(decision, now=now)
+    minutes = sign_issued(_minutes(decision, now=now), document=f"minutes of decision DECISION-{decision.id}")
     name = _store(minutes, upload_dir)
     if not swap_state(decision, expected=None, column="minutes_sha256",
                       values={"minutes_sha256": sha256(minutes), "minutes_stored_name": name}):

@@ -46,6 +46,7 @@ from core.db import db, swap_state
 from core.mail import send_mail
 from core.money import format_day, format_eur
 from core.pdf import looks_like_pdf, pdf_problem
+from core.signing import sign_issued
 from core.storage import display_name
 from finance.rules import contract_article
 
@@ -330,6 +331,7 @@ def issue_contract(contract: Contract, *, due_dates: Mapping[str, date | None], 
     pdf = (render or render_contract_pdf)(contract, terms, draft=False, checkpoint=head)
     if not looks_like_pdf(pdf):
         raise ContractError("The contract's PDF could not be made (the renderer returned something else).")
+    pdf = sign_issued(pdf, document=f"contract {contract.reference}")
     contract.pdf_sha256 = hashlib.sha256(pdf).hexdigest()
     contract.pdf_size = len(pdf)
     contract.pdf_stored_name = _store(upload_dir, bid.id, pdf)

@@ -30,7 +30,25 @@ def database_url(tmp_path_factory) -> str:
 
 
 @pytest.fixture(scope="session")
-def app(database_url, tmp_path_factory):
+def signing_ca(tmp_path_factory):
+    """One throwaway CA and Gambit signing identity (PKCS#12 with a passphrase) for the whole run, plus a second
+    CA that nobody trusts: every PDF Gambit issues in the tests is signed with it."""
+    from types import SimpleNamespace
+
+    from core import signing
+
+    folder = tmp_path_factory.mktemp("signing")
+    ca_key, ca = signing.make_ca("Gambit Test CA", organisation="FIDE test", unit=None)
+    key, cert = signing.make_signer_cert(ca_key, ca, "Gambit test signer", organisation="FIDE test", unit=None)
+    path = folder / "gambit.p12"
+    path.write_bytes(signing.pkcs12_bytes(key, cert, [ca], passphrase="test-passphrase"))
+    other_key, other = signing.make_ca("Untrusted CA", organisation="Elsewhere", unit=None)
+    return SimpleNamespace(ca_key=ca_key, ca=ca, key=key, cert=cert, path=path, passphrase="test-passphrase",
+                           other_ca_key=other_key, other_ca=other)
+
+
+@pytest.fixture(scope="session")
+def app(database_url, tmp_path_factory, signing_ca):
     from app import create_app
 
     instance = tmp_path_factory.mktemp("instance")
@@ -40,6 +58,8 @@ def app(database_url, tmp_path_factory):
         "SQLALCHEMY_DATABASE_URI": database_url.replace("postgresql://", "postgresql+psycopg://", 1)
         if database_url.startswith("postgresql://") else database_url,
         "UPLOAD_DIR": str(instance / "uploads"),
+        "SIGNING_PKCS12": str(signing_ca.path),
+        "SIGNING_PASSPHRASE": signing_ca.passphrase,
         "WTF_CSRF_ENABLED": False,
         "RATELIMIT_ENABLED": False,
         "MAIL_ENABLED": False,

@@ -20,6 +20,7 @@ from events.models import Event
 from tests.board.test_board import vote
 from tests.conftest import login, utcnow
 from tests.contracts.factories_contracts import issued_contract
+from tests.pdfs import valid_pdf
 
 VOTED = datetime(2015, 6, 19, 10, tzinfo=UTC)
 NOW = datetime(2015, 6, 25, 12, tzinfo=UTC)
@@ -247,7 +248,7 @@ def test_the_recording_transaction_renders_no_pdf(app, scored, make, monkeypatch
         services.ensure_pack(event, actor=actor, now=NOW, upload_dir=app.config["UPLOAD_DIR"])
         db.session.commit()
         rendered = []
-        monkeypatch.setattr(services, "render_pdf", lambda *a, **k: rendered.append(a) or b"%PDF-")
+        monkeypatch.setattr(services, "render_pdf", lambda *a, **k: rendered.append(a) or valid_pdf())
         decision = services.record_decision(event, method="board_vote", selected=db.session.get(Bid, scored["lviv"]),
                                             rationale="", decided_on=date(2015, 6, 20), consultations=[],
                                             actor=actor, now=NOW)

@@ -8,7 +8,10 @@ The functions work inside an application context and flush (the caller commits o
 
 from __future__ import annotations
 
+import io
 from datetime import UTC, date, datetime
+
+from pypdf import PdfWriter
 
 from accounts.models import User
 from bids.models import Bid
@@ -21,12 +24,17 @@ from tests.bids.factories import valid_bid
 
 SELECTED_AT = datetime(2015, 6, 5, 12, 0, tzinfo=UTC)
 ISSUED_AT = datetime(2015, 6, 10, 9, 0, tzinfo=UTC)
-FAKE_PDF = b"%PDF-1.7\n% a stand-in for the contract; tests of the PDF itself render the real one\n%%EOF\n"
 
 
 def fake_render(contract, terms, *, draft: bool, checkpoint=None) -> bytes:
-    """A tiny PDF-looking file that differs per contract (so each stored file has its own hash)."""
-    return FAKE_PDF + f"% {contract.reference} {'draft' if draft else 'issued'}\n".encode()
+    """A one-page blank PDF (pypdf, no WeasyPrint: tests of the PDF itself render the real one) that differs per
+    contract through its title (so each stored file has its own hash); Gambit signs it like the real one."""
+    writer = PdfWriter()
+    writer.add_blank_page(width=595, height=842)
+    writer.add_metadata({"/Title": f"{contract.reference} {'draft' if draft else 'issued'}"})
+    out = io.BytesIO()
+    writer.write(out)
+    return out.getvalue()
 
 
 def selected_bid(event_id: int, owner_id: int, *, actor=None, now: datetime = SELECTED_AT, **overrides) -> Bid:
