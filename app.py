@@ -33,6 +33,7 @@ def _models():
     import board.models  # noqa: F401
     import contracts.models  # noqa: F401
     import core.audit  # noqa: F401
+    import core.trust  # noqa: F401
     import events.models  # noqa: F401
     import scoring.models  # noqa: F401
 
@@ -72,6 +73,8 @@ def create_app(config: dict | None = None) -> Flask:
     from board.jobs import cli as board_cli
     from board.views import bp as board_bp
     from core.audit import cli as audit_cli
+    from core.signature_views import bp as signatures_bp
+    from core.signature_views import cli as pdf_cli
     from core.views import bp as core_bp
     from demo.cli import cli as demo_cli
     from events.cli import cli as events_cli
@@ -79,7 +82,7 @@ def create_app(config: dict | None = None) -> Flask:
     from scoring.views import bp as scoring_bp
 
     for bp in (core_bp, accounts_bp, events_bp, bids_bp, scoring_bp, board_bp, api_bp,
-               audit_cli, users_cli, events_cli, bids_cli, board_cli, demo_cli):
+               audit_cli, users_cli, events_cli, bids_cli, board_cli, demo_cli, signatures_bp, pdf_cli):
         app.register_blueprint(bp)
     from contracts.cli import cli as payments_cli
     from contracts.views import bp as contracts_bp

@@ -102,6 +102,8 @@ class Config:
         self.REGISTER_RATE_LIMIT = os.environ.get("REGISTER_RATE_LIMIT", "5 per minute;30 per hour")
         # A stolen session must not be able to guess the current password, nor mint tokens without end.
         self.PASSWORD_CHANGE_RATE_LIMIT = os.environ.get("PASSWORD_CHANGE_RATE_LIMIT", "5 per minute;20 per hour")
+        # The public verify page checks signatures for anyone: bounded, as it costs the server some work.
+        self.VERIFY_RATE_LIMIT = os.environ.get("VERIFY_RATE_LIMIT", "20 per minute;200 per hour")
         self.TOKEN_RATE_LIMIT = os.environ.get("TOKEN_RATE_LIMIT", "5 per minute;20 per hour")
         self.RATELIMIT_ENABLED = _bool("RATELIMIT_ENABLED", True)
         # SQLite: paths whose GET requests may write (the API records each token's last use), so their

@@ -17,6 +17,7 @@ from sqlalchemy.orm import Mapped, mapped_column, relationship
 from accounts.models import User
 from bids.rules import NO_GUARANTEE, BankGuarantee, BidData, BidStatus, Evaluation, RoomRate
 from core.db import db, utcnow
+from core.signing import Inspection
 from events.models import Event
 
 STATUS_VALUES = ", ".join(f"'{s.value}'" for s in BidStatus)
@@ -212,6 +213,9 @@ class BidDocument(db.Model):
     size_bytes: Mapped[int] = mapped_column(Integer)
     uploaded_at: Mapped[datetime] = mapped_column(default=utcnow)
     uploaded_by_id: Mapped[int] = mapped_column(ForeignKey("user.id"))
+    # The digital signatures read on upload (core.signing.Inspection as JSON; judged again when the trust list
+    # changes); None for a kind whose signature is not checked.
+    signatures: Mapped[str | None] = mapped_column(Text)
 
     bid: Mapped[Bid] = relationship(back_populates="documents")
 
@@ -219,9 +223,22 @@ class BidDocument(db.Model):
     def kind_label(self) -> str:
         return DOCUMENT_KINDS.get(self.kind, (self.kind, ""))[0]
 
+    @property
+    def inspection(self) -> Inspection | None:
+        return Inspection.from_dict(json.loads(self.signatures)) if self.signatures else None
+
+    @property
+    def signature_words(self) -> str:
+        """"signed by … on …, intact, trusted" / "not signed (…)"; "" for a kind whose signature is not checked."""
+        found = self.inspection
+        return found.words() if found is not None else ""
+
     def as_dict(self) -> dict:
-        return {"id": self.id, "kind": self.kind, "name": self.original_name, "sha256": self.sha256,
-                "size_bytes": self.size_bytes, "uploaded_at": self.uploaded_at.isoformat()}
+        out = {"id": self.id, "kind": self.kind, "name": self.original_name, "sha256": self.sha256,
+               "size_bytes": self.size_bytes, "uploaded_at": self.uploaded_at.isoformat()}
+        if self.signatures:
+            out["signature"] = self.signature_words
+        return out
 
 
 class BidVersion(db.Model):

@@ -949,3 +949,45 @@ def bid_to_json(bid: BidData) -> dict:
             value = {k: getattr(value, k) for k in _EVALUATION_KEYS}
         out[name] = value
     return out
+
+
+# ------------------------------------------------------------------------------------------- signatures
+
+# Whose digital signature is read on upload: the letter of application and the bank guarantee.
+SIGNED_KINDS = ("signed_letter", "guarantee")
+PROCEDURE_LABEL = "the call's bidding procedure"
+
+
+@dataclass(frozen=True)
+class SignatureNote:
+    """What the signatures of one uploaded document amount to, in words, and whether the call's bidding
+    procedure lets the bid be submitted with it."""
+
+    kind: str
+    label: str
+    article: str
+    words: str
+    good: bool
+    blocks: bool
+
+    def as_text(self) -> str:
+        text = f"{self.label} (Art. {self.article}): {self.words}."
+        if not self.good:
+            text += (f" Under {PROCEDURE_LABEL}, " + ("the bid cannot be submitted until a letter with a good "
+                     "signature is attached." if self.blocks else "this is reported to the reviewers; it does not "
+                     "stop the submission."))
+        return text
+
+
+def signature_notes(reg: Regulation, documents: Mapping[str, tuple[str, str, str, bool]]) -> list[SignatureNote]:
+    """One note per attached document whose signature is read (SIGNED_KINDS), from `documents`: kind ->
+    (label, article, words, good). A letter that is not well signed blocks the submission only where the call's
+    bidding procedure says "block" (`reg.signatures.unsigned_letter`); a guarantee's signature is reported only."""
+    out = []
+    for kind in SIGNED_KINDS:
+        if kind not in documents:
+            continue
+        label, article, words, good = documents[kind]
+        blocks = not good and kind == "signed_letter" and reg.signatures.unsigned_letter == "block"
+        out.append(SignatureNote(kind, label, article, words, good, blocks))
+    return out

@@ -15,11 +15,22 @@ from sqlalchemy import func, select, update
 from bids import lifecycle
 from bids.lifecycle import BidAction, BidSituation, BidStatus, TransitionError
 from bids.models import CONSULTATION, DOCUMENT_KINDS, EVALUATION_KEYS, Bid, BidDocument, BidRoomRate, BidVersion
-from bids.rules import ART_REJECTION, SECTIONS, BidData, bid_to_json, check_bid, is_compliant
-from core import audit
+from bids.rules import (
+    ART_REJECTION,
+    SECTIONS,
+    SIGNED_KINDS,
+    BidData,
+    SignatureNote,
+    bid_to_json,
+    check_bid,
+    is_compliant,
+    signature_notes,
+)
+from core import audit, trust
 from core.auth import Role
 from core.db import db
 from core.pdf import pdf_problem
+from core.signing import inspect_pdf
 from core.storage import display_name
 from events.models import Event
 
@@ -202,14 +213,50 @@ def store_document(bid: Bid, kind: str, *, filename: str, content: bytes, upload
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / stored
     path.write_bytes(content)
+    signatures = None
+    if kind in SIGNED_KINDS:
+        signatures = json.dumps(inspect_pdf(content, trust_roots=trust.trusted_roots(), now=now).as_dict())
     doc = BidDocument(bid_id=bid.id, kind=kind, original_name=safe_name, stored_name=stored, sha256=digest,
-                      size_bytes=len(content), uploaded_at=now, uploaded_by_id=actor.id)
+                      size_bytes=len(content), uploaded_at=now, uploaded_by_id=actor.id, signatures=signatures)
     db.session.add(doc)
     db.session.flush()
     db.session.refresh(bid)
     audit.record("bid.document", bid, actor=actor, now=now,
-                 data={"kind": kind, "name": safe_name, "sha256": digest, "bytes": len(content)})
+                 data={"kind": kind, "name": safe_name, "sha256": digest, "bytes": len(content),
+                       **({"signature": doc.signature_words} if signatures else {})})
     return doc
+
+
+def document_signatures(bid: Bid) -> list[SignatureNote]:
+    """What the signatures of the bid's current letter and guarantee amount to (see bids.rules.signature_notes)."""
+    docs = {}
+    for kind, doc in bid.current_documents().items():
+        found = doc.inspection
+        if kind in SIGNED_KINDS and found is not None:
+            label, article = DOCUMENT_KINDS[kind]
+            docs[kind] = (label, article, found.words(), found.good)
+    return signature_notes(bid.event.regulation, docs)
+
+
+def recheck_document_signatures(*, actor, now: datetime, upload_dir: str) -> int:
+    """Judge the signatures of every stored letter and guarantee again against the trust list as it now is (a
+    file that can no longer be read keeps its last judgement). Returns how many were checked."""
+    roots = trust.trusted_roots()
+    checked = 0
+    for doc in db.session.scalars(select(BidDocument).where(BidDocument.kind.in_(SIGNED_KINDS))):
+        try:
+            content = document_path(doc, upload_dir).read_bytes()
+        except OSError:
+            continue
+        if hashlib.sha256(content).hexdigest() != doc.sha256:
+            continue  # altered on disk: core.storage refuses it when opened; its recorded judgement stands
+        doc.signatures = json.dumps(inspect_pdf(content, trust_roots=roots, now=now).as_dict())
+        checked += 1
+    db.session.flush()
+    return checked
+
+
+trust.register_recheck(recheck_document_signatures)
 
 
 def document_path(doc: BidDocument, upload_dir: str) -> Path:
@@ -284,6 +331,9 @@ def submit_bid(bid: Bid, *, actor, now: datetime, revision: int | None = None) -
         raise BidError(f"The bid cannot be submitted yet: {len(problems)} "
                        f"{'requirement is' if len(problems) == 1 else 'requirements are'} not met. "
                        + " ".join(f.as_text() for f in problems[:3]) + (" …" if len(problems) > 3 else ""))
+    blocking = [n for n in document_signatures(bid) if n.blocks]
+    if blocking:
+        raise BidError("The bid cannot be submitted yet. " + " ".join(n.as_text() for n in blocking))
     return _freeze(bid, findings, actor=actor, now=now, revision=revision)
 
 

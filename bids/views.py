@@ -150,6 +150,7 @@ def _render_view(bid: Bid, *, reject_form=None, consultation_form=None, late_for
         sections=SECTIONS, titles=SECTION_TITLES, compliant=is_compliant(findings), cost=bid_cost(reg, data),
         schedule=schedule, home=home_match(reg, data), home_consequences=home_match_consequences(reg, data),
         documents=bid.current_documents(), may_edit=may_edit(bid), form=EmptyForm(),
+        signature_notes=services.document_signatures(bid),
         reject_form=reject_form or RejectForm(), late_form=late_form or LateAdmissionForm(),
         can={a.value: True for a in actions}, why_not=why_not, art_rejection=ART_REJECTION,
         draft_refusal=services.draft_refusal(bid, current_user, now),

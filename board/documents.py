@@ -10,7 +10,7 @@ from markupsafe import Markup, escape
 from bids.models import Bid
 from bids.presenters import bid_cost
 from bids.rules import SECTION_TITLES, findings_by_section, home_match, home_match_consequences
-from bids.services import compliance
+from bids.services import compliance, document_signatures
 
 
 def criteria_chart(result, reg) -> Markup:
@@ -75,6 +75,7 @@ def dossier_context(bid: Bid, report, *, identifier: str, now: datetime) -> dict
         "comments": comments, "members": [report.data.members[m].name for m in counted],
         "recusals": [r for r in report.recusals if r.bid.id == bid.id],
         "documents": bid.current_documents().values(), "version": bid.last_version,
+        "signature_notes": document_signatures(bid),
     }
 
 

@@ -15,7 +15,7 @@ from sqlalchemy.exc import IntegrityError
 
 from bids.models import Bid
 from bids.rules import BidStatus
-from bids.services import BidError, has_stake, mark_decided
+from bids.services import BidError, document_signatures, has_stake, mark_decided
 from board.models import Decision, Dossier, DossierView, Vote
 from board.rules import (
     DECISION_LIFECYCLE,
@@ -66,7 +66,9 @@ def bid_inputs(bid: Bid, report) -> dict:
             "admitted": bid.admitted_reason, "scorecards": cards,
             "weights": report.weights_version_dict()["number"],
             "recusals": sorted([r.member.id, r.reason] for r in report.recusals if r.bid.id == bid.id),
-            "regulation": bid.event.regulation_version.sha256}
+            "regulation": bid.event.regulation_version.sha256,
+            # what its letter's and guarantee's signatures amount to (they change with the trust list)
+            "signatures": [note.as_text() for note in document_signatures(bid)]}
 
 
 def pack_inputs(event: Event, report, dossiers: list[Dossier]) -> dict:

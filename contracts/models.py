@@ -87,6 +87,9 @@ class Contract(db.Model):
     signed_pdf_stored_name: Mapped[str | None] = mapped_column(String(100), unique=True)
     signed_pdf_original_name: Mapped[str | None] = mapped_column(String(255))
     signed_pdf_size: Mapped[int | None] = mapped_column(Integer)
+    # The countersigned PDF's signatures (core.signing.Inspection as JSON): Gambit's and the organizer's; judged
+    # again when the trust list changes, so not frozen.
+    signed_pdf_signatures: Mapped[str | None] = mapped_column(Text)
     superseded_at: Mapped[datetime | None]
     discarded_at: Mapped[datetime | None]
     # Closed because a correction of the Board's decision selected another bid: when, and which decision.

@@ -35,19 +35,20 @@ from contracts.rules import (
     check_payment,
     check_result,
     contract_terms,
+    countersign_problem,
     missing_bid_facts,
     missing_due_dates,
     next_status,
     reminder_message,
     result_milestones,
 )
-from core import audit
+from core import audit, trust
 from core.db import db, swap_state
 from core.mail import send_mail
 from core.money import format_day, format_eur
 from core.pdf import looks_like_pdf, pdf_problem
-from core.signing import sign_issued
-from core.storage import display_name
+from core.signing import Inspection, inspect_pdf, load_identity, sign_issued
+from core.storage import StoredFileError, display_name, read_verified
 from finance.rules import contract_article
 
 Renderer = Callable[..., bytes]
@@ -403,8 +404,10 @@ def _carry_over(old: Contract, rows: Mapping[str, Milestone], payments: list[Pay
 def sign_contract(contract: Contract, *, filename: str, content: bytes, max_bytes: int, upload_dir: str, actor,
                   now: datetime) -> Contract:
     """File the countersigned PDF of an issued contract: checked by its content (core.pdf.pdf_problem) and its
-    size, stored under a server-made name, SHA-256 recorded. Raises ContractError with a message for the person
-    uploading. Writes `contract.sign` to the audit log."""
+    size; it must keep the PDF Gambit issued byte for byte and add at least one valid signature
+    (contracts.rules.countersign_problem); its signatures are recorded as read, stored under a server-made name,
+    SHA-256 recorded. Raises ContractError with a message for the person uploading. Writes `contract.sign` to the
+    audit log."""
     _transition(contract, ContractAction.SIGN)  # refuse early; the move itself is made below
     name = display_name(filename, "signed.pdf")
     if not content:
@@ -417,6 +420,19 @@ def sign_contract(contract: Contract, *, filename: str, content: bytes, max_byte
     if problem:
         raise ContractError(f"{name} {problem}. Scan or save the countersigned contract as PDF and upload it "
                             "again.", "file")
+    try:
+        issued = read_verified(queries.pdf_path(upload_dir, contract), contract.pdf_sha256,
+                               what=f"the issued contract {contract.reference}", obj=contract, actor=actor, now=now)
+    except StoredFileError as exc:
+        raise ContractError(str(exc), "file") from None
+    inspection = inspect_pdf(content, trust_roots=trust.trusted_roots(), now=now)
+    problem = countersign_problem(
+        name=name, reference=contract.reference, issued_sha256=contract.pdf_sha256, issued_size=len(issued),
+        content_sha256=hashlib.sha256(content).hexdigest(), keeps_issued=content.startswith(issued),
+        inspection=inspection, gambit_key_sha256=hashlib.sha256(load_identity().public_key_der()).hexdigest())
+    if problem:
+        raise ContractError(problem, "file")
+    contract.signed_pdf_signatures = json.dumps(inspection.as_dict())
     contract.signed_pdf_sha256 = hashlib.sha256(content).hexdigest()
     contract.signed_pdf_size = len(content)
     contract.signed_pdf_original_name = name
@@ -426,8 +442,35 @@ def sign_contract(contract: Contract, *, filename: str, content: bytes, max_byte
     _move(contract, ContractAction.SIGN)
     audit.record("contract.sign", contract, actor=actor, now=now,
                  data={"reference": contract.reference, "signed_pdf_sha256": contract.signed_pdf_sha256,
-                       "name": name, "bytes": len(content)})
+                       "name": name, "bytes": len(content), "signatures": inspection.words()})
     return contract
+
+
+def recheck_contract_signatures(*, actor, now: datetime, upload_dir: str) -> int:
+    """Judge the signatures of every countersigned contract again against the trust list as it now is (a file
+    that can no longer be read, or was altered on disk, keeps its last judgement). Returns how many were checked."""
+    roots = trust.trusted_roots()
+    checked = 0
+    for contract in db.session.scalars(select(Contract).where(Contract.signed_pdf_signatures.is_not(None))):
+        path = queries.pdf_path(upload_dir, contract, signed=True)
+        try:
+            content = path.read_bytes() if path is not None else b""
+        except OSError:
+            continue
+        if hashlib.sha256(content).hexdigest() != contract.signed_pdf_sha256:
+            continue
+        contract.signed_pdf_signatures = json.dumps(inspect_pdf(content, trust_roots=roots, now=now).as_dict())
+        checked += 1
+    db.session.flush()
+    return checked
+
+
+trust.register_recheck(recheck_contract_signatures)
+
+
+def signed_pdf_inspection(contract: Contract) -> Inspection | None:
+    """The signatures read from the countersigned PDF (Gambit's, then the organizer's), or None."""
+    return Inspection.from_dict(json.loads(contract.signed_pdf_signatures)) if contract.signed_pdf_signatures else None
 
 
 def new_feed_token(contract: Contract, *, actor, now: datetime) -> str:

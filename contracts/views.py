@@ -180,7 +180,8 @@ def view(contract_id: int):
         [c for c in queries.versions_of(contract.bid_id) if c.state.visible_to_organizer],
         in_force=queries.in_force(contract.bid_id), result=queries.match_result(contract.bid.event_id),
         draft_terms=terms, form=EmptyForm(), sign_form=SignForm(), max_mb=current_app.config["MAX_UPLOAD_MB"],
-        due_soon_days=due_soon_days(), actions=allowed_actions(contract.status)), (400 if error else 200)
+        due_soon_days=due_soon_days(), actions=allowed_actions(contract.status),
+        countersigned=services.signed_pdf_inspection(contract)), (400 if error else 200)
 
 
 @bp.route("/contracts/<int:contract_id>/preview")

@@ -130,24 +130,45 @@ def _write_once(path: Path, data: bytes) -> None:
         tmp.unlink()
 
 
-def ensure_dev_identity(folder: str | Path) -> Path:
-    """The development identity's PKCS#12 in `folder`, generated on first use (a CA and a signing certificate,
-    both marked DEV_MARK; no passphrase, mode 0600 like the secret key), and its CA certificate beside it as
-    PEM (for `pyhanko sign validate --trust`)."""
+DEV_CA_KEY_FILE = "signing-dev-ca.p12"
+
+
+def dev_ca(folder: str | Path):
+    """The development CA of the instance in `folder`: (private key, certificate), made on first use (kept with
+    no passphrase, mode 0600, like the secret key). Only a development instance has one: the demo issues its
+    bidders' signing certificates from it."""
+    from cryptography.hazmat.primitives.serialization import pkcs12
+
     folder = Path(folder)
-    path = folder / DEV_FILE
+    path = folder / DEV_CA_KEY_FILE
     if not path.exists():
         folder.mkdir(parents=True, exist_ok=True)
         ca_key, ca_cert = make_ca("Gambit development CA")
+        _write_once(path, pkcs12_bytes(ca_key, ca_cert, name="gambit-dev-ca"))
+    bundle = pkcs12.load_pkcs12(path.read_bytes(), None)
+    return bundle.key, bundle.cert.certificate
+
+
+def ensure_dev_identity(folder: str | Path) -> Path:
+    """The development identity's PKCS#12 in `folder`, generated on first use (a signing certificate issued by
+    dev_ca, both marked DEV_MARK; no passphrase, mode 0600 like the secret key), and the CA certificate beside it
+    as PEM (for `pyhanko sign validate --trust`)."""
+    folder = Path(folder)
+    path = folder / DEV_FILE
+    if not path.exists():
+        ca_key, ca_cert = dev_ca(folder)
         key, cert = make_signer_cert(ca_key, ca_cert, "Gambit development signing identity")
         _write_once(path, pkcs12_bytes(key, cert, [ca_cert]))
     ca_pem = folder / DEV_CA_FILE
     if not ca_pem.exists():
-        from cryptography.hazmat.primitives.serialization import pkcs12
-
-        bundle = pkcs12.load_pkcs12(path.read_bytes(), None)
-        ca_pem.write_bytes(b"".join(pem(c.certificate) for c in bundle.additional_certs))
+        ca_pem.write_bytes(pem(dev_ca(folder)[1]))
     return path
+
+
+def issue_identity(ca_key, ca_cert, common_name: str, organisation: str, *, unit: str | None = DEV_MARK) -> Identity:
+    """A new signing identity issued by (ca_key, ca_cert): how the demo and the tests sign as a bidder."""
+    key, cert = make_signer_cert(ca_key, ca_cert, common_name, organisation=organisation, unit=unit)
+    return identity_from_pkcs12(pkcs12_bytes(key, cert, [ca_cert]))
 
 
 # ------------------------------------------------------------------------------------------ the identity

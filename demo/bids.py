@@ -15,6 +15,7 @@ from bids import services
 from bids.models import Bid, BidRoomRate
 from core.db import db
 from core.pdf import html_to_pdf
+from demo.signatures import signed_by
 from events.services import get_event
 from finance.rules import minimum_fide_contribution
 
@@ -131,10 +132,12 @@ def seed_bids(*, now: datetime) -> list[str]:
         bid.room_rates = [BidRoomRate(position=i, room_type=t, eur_per_night=Decimal(a))
                           for i, (t, a) in enumerate(spec.rates)]
         db.session.flush()
-        services.store_document(bid, "signed_letter", filename="signed-bid-letter.pdf",
-                                content=_letter(f"Bid of {spec.values['applicant_name']}",
-                                                f"We bid to organise the {reg.event.title} in "
-                                                f"{spec.values['venue_city']}."),
+        letter = _letter(f"Bid of {spec.values['applicant_name']}",
+                         f"We bid to organise the {reg.event.title} in {spec.values['venue_city']}.")
+        # The letter carries its signatory's digital signature, issued by the demo CA (which is on the trust list).
+        letter = signed_by(letter, spec.values.get("signatory_name") or "Signatory", spec.values["applicant_name"],
+                           reason="Letter of application")
+        services.store_document(bid, "signed_letter", filename="signed-bid-letter.pdf", content=letter,
                                 upload_dir=upload_dir, max_bytes=max_bytes, actor=owner, now=when)
         if spec.values.get("guarantee_offered"):
             services.store_document(bid, "guarantee", filename="bank-guarantee.pdf",

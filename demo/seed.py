@@ -70,7 +70,9 @@ def seed_demo(*, now: datetime) -> list[str]:
     from demo.bids import seed_bids
     from demo.board import seed_board_demo
     from demo.scoring import seed_scoring_demo
+    from demo.signatures import seed_trust
 
+    out += seed_trust(actor=accounts.find_user_by_email("admin@example.org"), now=now)
     out += seed_bids(now=now)
     out += seed_scoring_demo(now=now)
     out += seed_board_demo(now=now)
@@ -143,7 +145,10 @@ def seed_contract_demo(bid, *, admin, now: datetime) -> list[str]:
         pay(first.key, -3)
     sign_day = (now + timedelta(days=10)).date()
     if sign_day <= today:
-        pdf = queries.pdf_path(upload_dir, contract).read_bytes()
+        from demo.signatures import signed_by
+
+        pdf = signed_by(queries.pdf_path(upload_dir, contract).read_bytes(), terms.inputs.signatory_name or "Organizer",
+                        terms.inputs.applicant_name or "Organizer", reason=f"Countersigned: {contract.reference}")
         services.sign_contract(contract, filename="countersigned.pdf", content=pdf, max_bytes=len(pdf),
                                upload_dir=upload_dir, actor=admin, now=at(sign_day))
         out.append(f"demo contract: {contract.reference} countersigned")

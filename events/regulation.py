@@ -133,6 +133,17 @@ class Guarantee:
     valid_past_last_deadline: bool
 
 
+UNSIGNED_POLICIES = ("warn", "block")
+
+
+@dataclass(frozen=True)
+class Signatures:
+    """The call's bidding procedure (not the regulations) on digital signatures: whether a letter of application
+    whose signature is missing, broken or untrusted only warns ("warn") or stops the submission ("block")."""
+
+    unsigned_letter: str = "warn"
+
+
 @dataclass(frozen=True)
 class Instalment:
     due: date
@@ -231,6 +242,7 @@ class Regulation:
     fide_bank: FideBank
     scoring: Scoring
     criteria: tuple[Criterion, ...]
+    signatures: Signatures = Signatures()
     # The canonical JSON the regulation was built from and its SHA-256: what an event stores.
     snapshot: str = field(default="", compare=False, repr=False)
     sha256: str = field(default="", compare=False, repr=False)
@@ -499,6 +511,9 @@ def _validate(reg: Regulation) -> None:
     for i, c in enumerate(reg.guarantee.must_cover):
         if c not in GUARANTEE_COVERS:
             _fail(f"guarantee.must_cover[{i}]", f"unknown item {c!r} (use {', '.join(GUARANTEE_COVERS)})")
+    if reg.signatures.unsigned_letter not in UNSIGNED_POLICIES:
+        _fail("signatures.unsigned_letter",
+              f"use {' or '.join(UNSIGNED_POLICIES)}, got {reg.signatures.unsigned_letter!r}")
     for plan in ("with_guarantee", "without_guarantee"):
         insts = getattr(reg.payments, plan)
         for i, inst in enumerate(insts):

@@ -26,6 +26,12 @@ MATRIX: dict[str, list[tuple[str, str, dict[str, int]]]] = {
     "core.home": [("GET", "/", everyone(200))],
     "core.healthz": [("GET", "/healthz", everyone(200))],
     "static": [("GET", "/static/css/gambit.css", everyone(200))],
+    # Anyone may check a PDF Gambit issued and download its certificate; the trust list is the secretariat's.
+    "signatures.verify": [("GET", "/verify", everyone(200)), ("POST", "/verify", everyone(422))],
+    "signatures.certificate": [("GET", "/signing/certificate.pem", everyone(200))],
+    "signatures.trust_list": [("GET", "/admin/trust", only(("admin",))),
+                              ("POST", "/admin/trust", only(("admin",), 422))],
+    "signatures.remove_trusted": [("POST", "/admin/trust/999999/remove", only(("admin",), 404))],
     # logged-in users are sent home from the registration page
     "accounts.register": [("GET", "/register", {"anon": 200, **dict.fromkeys(ROLES[1:], 302)}),
                           ("POST", "/register", {"anon": 422, **dict.fromkeys(ROLES[1:], 302)})],

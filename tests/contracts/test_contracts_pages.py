@@ -9,12 +9,14 @@ from sqlalchemy import select
 
 from accounts.models import User
 from bids.rules import NO_GUARANTEE
+from contracts import queries
 from contracts.models import Contract, Payment
 from core.audit import AuditEntry, Checkpoint, verify_chain
 from core.db import db
 from tests.conftest import login
 from tests.contracts.factories_contracts import milestone, selected_bid
 from tests.pdfs import valid_pdf
+from tests.signing import sign, trusted_signer
 
 
 def email_of(app, user_id: int) -> str:
@@ -132,7 +134,8 @@ def test_without_a_guarantee_the_issue_form_asks_for_the_dates_citing_15_6_1(app
         assert milestone(contract, "signal_blocker").due is None  # at cost: no date required
 
 
-def test_the_countersigned_pdf_is_uploaded_and_a_correction_links_what_it_replaces(app, event, people, cf):
+def test_the_countersigned_pdf_is_uploaded_and_a_correction_links_what_it_replaces(app, event, people, cf,
+                                                                                     signing_ca):
     contract_id = cf.contract(event, owner_id=people["organizer"], admin_id=people["admin"])
     admin = as_user(app, people["admin"])
     response = admin.post(f"/contracts/{contract_id}/sign", data={
@@ -140,12 +143,28 @@ def test_the_countersigned_pdf_is_uploaded_and_a_correction_links_what_it_replac
     assert response.status_code == 302
     response.close()
     assert "is not a PDF" in get(admin, f"/contracts/{contract_id}")
+    page = get(admin, f"/contracts/{contract_id}")
+    assert "Countersignature: none yet." in page and "Gambit test signer (FIDE test)" in page
+    # A rewrite (here a fresh, unsigned PDF) is refused with the reason.
     response = admin.post(f"/contracts/{contract_id}/sign", data={
-        "file": (__import__("io").BytesIO(signed := valid_pdf()), "signed.pdf")},
+        "file": (__import__("io").BytesIO(valid_pdf()), "rewrite.pdf")}, content_type="multipart/form-data")
+    response.close()
+    assert ("rewrite.pdf does not contain the contract Gambit issued: it was made anew (printed to PDF, scanned or "
+            "re-saved), so FIDE&#39;s signed version is gone and it carries no signature at all.") in get(
+                admin, f"/contracts/{contract_id}")
+    with app.app_context():
+        issued = queries.pdf_path(app.config["UPLOAD_DIR"], db.session.get(Contract, contract_id)).read_bytes()
+    signed = sign(issued, trusted_signer(signing_ca, "Anna Organizer", "Lviv Chess"), field="Organizer")
+    response = admin.post(f"/contracts/{contract_id}/sign", data={
+        "file": (__import__("io").BytesIO(signed), "signed.pdf")},
         content_type="multipart/form-data")
     response.close()
     page = get(admin, f"/contracts/{contract_id}")
     assert "Countersigned PDF filed" in page
+    # Both signatures, in words (the test CA is not on the trust list here).
+    assert re.search(r"Gambit \(FIDE secretariat\): signed by Gambit test signer \(FIDE test\) on .*, intact, not "
+                     r"trusted", page)
+    assert re.search(r"Countersignature: signed by Anna Organizer \(Lviv Chess\) on .*, intact, not trusted", page)
     response = admin.get(f"/contracts/{contract_id}/signed.pdf")
     assert response.status_code == 200 and response.data == signed
     response.close()

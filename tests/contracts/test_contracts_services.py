@@ -24,7 +24,7 @@ from tests.contracts.factories_contracts import (
     proposed_dates,
     selected_bid,
 )
-from tests.pdfs import valid_pdf
+from tests.signing import sign, trusted_signer
 
 D = Decimal
 LATER = datetime(2015, 7, 15, 9, 0, tzinfo=UTC)
@@ -325,7 +325,7 @@ def test_only_the_contract_in_force_is_corrected_and_a_reason_is_required(bid, a
 # ------------------------------------------------------------------------------------------- signature
 
 
-def test_the_countersigned_pdf_is_checked_stored_and_hashed(app, contract, admin):
+def test_the_countersigned_pdf_is_checked_stored_and_hashed(app, contract, admin, signing_ca):
     upload = app.config["UPLOAD_DIR"]
     with pytest.raises(services.ContractError, match="is not a PDF"):
         services.sign_contract(contract, filename="scan.pdf", content=b"GIF89a...", max_bytes=10**6,
@@ -333,7 +333,7 @@ def test_the_countersigned_pdf_is_checked_stored_and_hashed(app, contract, admin
     with pytest.raises(services.ContractError, match="above the limit of 1 MB"):
         services.sign_contract(contract, filename="scan.pdf", content=b"%PDF-" + b"0" * 2**20, max_bytes=2**20,
                                upload_dir=upload, actor=admin, now=LATER)
-    content = valid_pdf()
+    content = sign(queries.pdf_path(upload, contract).read_bytes(), trusted_signer(signing_ca), field="Organizer")
     services.sign_contract(contract, filename="../../etc/signed.pdf", content=content, max_bytes=10**6,
                            upload_dir=upload, actor=admin, now=LATER)
     assert contract.status == "signed" and contract.signed_pdf_original_name == "signed.pdf"

@@ -10,13 +10,16 @@ from core.audit import AuditEntry
 from core.db import db
 from tests.contracts.test_contracts_pages import as_user, get
 from tests.pdfs import javascript_pdf, valid_pdf
+from tests.signing import sign, trusted_signer
 
 
-def test_altered_issued_and_countersigned_contracts_are_refused(app, event, cf):
+def test_altered_issued_and_countersigned_contracts_are_refused(app, event, cf, signing_ca):
     admin_id, organizer_id = cf.admin(), cf.organizer()
     contract_id = cf.contract(event, owner_id=organizer_id, admin_id=admin_id)
     admin = as_user(app, admin_id)
-    signed = valid_pdf(2)
+    with app.app_context():
+        issued = queries.pdf_path(app.config["UPLOAD_DIR"], db.session.get(Contract, contract_id)).read_bytes()
+    signed = sign(issued, trusted_signer(signing_ca), field="Organizer")
     response = admin.post(f"/contracts/{contract_id}/sign", data={"file": (io.BytesIO(signed), "countersigned.pdf")},
                           content_type="multipart/form-data")
     assert response.status_code == 302
