@@ -344,6 +344,15 @@ def test_the_countersigned_pdf_is_checked_stored_and_hashed(app, contract, admin
                                actor=admin, now=LATER)
 
 
+def test_the_countersign_rule_is_wired_into_the_service(app, contract, admin, signing_ca):
+    upload = app.config["UPLOAD_DIR"]
+    issued = queries.pdf_path(upload, contract).read_bytes()
+    with pytest.raises(services.ContractError, match="exactly as Gambit issued it: it carries no countersignature"):
+        services.sign_contract(contract, filename="same.pdf", content=issued, max_bytes=10**6, upload_dir=upload,
+                               actor=admin, now=contract.issued_at)
+    assert contract.status == "issued"
+
+
 # ---------------------------------------------------------------------------------------- match result
 
 

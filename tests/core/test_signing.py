@@ -1,0 +1,249 @@
+"""Issue 17: Gambit signs what it issues (checked with pyHanko's own validation, not only Gambit's code), anyone
+can verify it, and the signatures of uploaded letters, guarantees and countersigned contracts are judged."""
+
+from __future__ import annotations
+
+import io
+import re
+
+import pytest
+from pyhanko.pdf_utils.reader import PdfFileReader
+from pyhanko.sign.validation import SignatureCoverageLevel, validate_pdf_signature
+from pyhanko_certvalidator import ValidationContext
+
+from core import signing
+from core.pdf import html_to_pdf
+from tests.pdfs import valid_pdf
+from tests.signing import append_unsigned_revision, flip_one_signed_byte, sign, trusted_signer, untrusted_signer
+
+
+@pytest.fixture(scope="module")
+def rendered(app):
+    """One small real PDF from WeasyPrint, signed by Gambit as a dossier is."""
+    with app.app_context():
+        pdf = html_to_pdf("<h1>Dossier</h1><p>Test.</p>")
+        return pdf, signing.sign_issued(pdf, document="dossier FWWCM-2015-BID7-D2")
+
+
+def _pyhanko_status(data: bytes, signing_ca):
+    sig = PdfFileReader(io.BytesIO(data), strict=False).embedded_signatures[0]
+    roots = [signing._asn1_cert(signing_ca.ca.public_bytes(__import__("cryptography").hazmat.primitives
+                                                          .serialization.Encoding.DER))]
+    return sig, validate_pdf_signature(sig, ValidationContext(trust_roots=roots, allow_fetching=False))
+
+
+def test_gambits_signature_validates_with_pyhanko_and_names_the_document(app, rendered, signing_ca):
+    plain, signed = rendered
+    assert signed.startswith(plain)  # an incremental update: the rendered bytes are kept as they are
+    sig, status = _pyhanko_status(signed, signing_ca)
+    assert status.intact and status.valid and status.trusted and status.bottom_line
+    assert status.coverage == SignatureCoverageLevel.ENTIRE_FILE
+    assert str(sig.sig_object["/Reason"]) == "Issued by Gambit: dossier FWWCM-2015-BID7-D2"
+    assert "Gambit test signer" in status.signing_cert.subject.human_friendly
+    with app.app_context():
+        verdict = signing.verify_issued(signed)
+    assert verdict.ok
+    assert re.fullmatch(r"Issued by Gambit: dossier FWWCM-2015-BID7-D2, signed on \d+ \w+ \d{4} at \d\d:\d\d UTC, "
+                        r"unchanged since\.", verdict.headline)
+
+
+def test_one_changed_byte_breaks_the_signature(app, rendered, signing_ca):
+    tampered = flip_one_signed_byte(rendered[1])
+    _, status = _pyhanko_status(tampered, signing_ca)
+    assert not status.intact and not status.bottom_line
+    with app.app_context():
+        verdict = signing.verify_issued(tampered)
+    assert not verdict.ok
+    assert verdict.headline == ("Modified after signing: the bytes Gambit signed have been changed, so the signature "
+                                "no longer matches them. This is not the document Gambit issued.")
+
+
+def test_an_unsigned_revision_appended_is_reported(app, rendered, signing_ca):
+    appended = append_unsigned_revision(rendered[1])
+    _, status = _pyhanko_status(appended, signing_ca)
+    assert status.intact and status.coverage == SignatureCoverageLevel.ENTIRE_REVISION
+    with app.app_context():
+        verdict = signing.verify_issued(appended)
+    assert not verdict.ok
+    assert verdict.headline.startswith("Modified after signing: Gambit's signed revision is intact, but ")
+    assert "no later signature covers them" in verdict.headline
+
+
+def test_another_key_and_no_signature_are_told_apart(app, rendered, signing_ca):
+    forged = sign(rendered[0], untrusted_signer(signing_ca), reason="Issued by Gambit: dossier FWWCM-2015-BID7-D2")
+    with app.app_context():
+        verdict = signing.verify_issued(forged)
+        unsigned = signing.verify_issued(rendered[0])
+        not_pdf = signing.verify_issued(b"GIF89a")
+    assert not verdict.ok and verdict.headline.startswith(
+        "Signed by another key: this PDF is signed by Mallory (Elsewhere), not with Gambit's signing key "
+        "(Gambit test signer (FIDE test)).")
+    assert unsigned.headline.startswith("Not signed: this PDF carries no digital signature")
+    assert not_pdf.headline.startswith("Not a PDF")
+
+
+def test_flask_pdf_verify_prints_the_verdict_and_exits_by_it(app, rendered, tmp_path):
+    good, bad = tmp_path / "good.pdf", tmp_path / "bad.pdf"
+    good.write_bytes(rendered[1])
+    bad.write_bytes(flip_one_signed_byte(rendered[1]))
+    runner = app.test_cli_runner()
+    result = runner.invoke(args=["pdf", "verify", str(good)])
+    assert result.exit_code == 0 and result.output.startswith("Issued by Gambit: dossier FWWCM-2015-BID7-D2")
+    result = runner.invoke(args=["pdf", "verify", str(bad)])
+    assert result.exit_code == 1 and result.output.startswith("Modified after signing")
+
+
+def test_the_public_verify_page_stores_nothing_and_the_certificate_is_offered(app, client, rendered, signing_ca):
+    import os
+
+    upload_dir = app.config["UPLOAD_DIR"]
+    before = sorted(os.walk(upload_dir))
+    response = client.post("/verify", data={"file": (io.BytesIO(rendered[1]), "dossier.pdf")},
+                           content_type="multipart/form-data")
+    page = response.get_data(as_text=True)
+    assert response.status_code == 200 and "Issued by Gambit: dossier FWWCM-2015-BID7-D2" in page
+    response = client.post("/verify", data={"file": (io.BytesIO(append_unsigned_revision(rendered[1])), "x.pdf")},
+                           content_type="multipart/form-data")
+    assert "Modified after signing: Gambit&#39;s signed revision is intact" in response.get_data(as_text=True)
+    assert sorted(os.walk(upload_dir)) == before
+    response = client.get("/signing/certificate.pem")
+    from cryptography import x509
+
+    certs = x509.load_pem_x509_certificates(response.data)
+    assert certs[0] == signing_ca.cert and certs[1] == signing_ca.ca
+
+
+# ------------------------------------------------------------------------------------ uploaded documents
+
+
+def _letters(rendered_plain, signing_ca):
+    good = sign(rendered_plain, trusted_signer(signing_ca), reason="Letter of application")
+    return {
+        "unsigned": (valid_pdf(), "not signed (it carries no digital signature)"),
+        "intact": (good, "signed by Olena Signatory \\(Ukrainian Chess Federation\\) on .* UTC, intact, trusted"),
+        "modified": (append_unsigned_revision(good), "signed by Olena Signatory \\(Ukrainian Chess Federation\\) "
+                     "on .* UTC, changed after signing \\(content was added that no signature covers\\), trusted"),
+        "untrusted": (sign(rendered_plain, untrusted_signer(signing_ca)),
+                      "signed by Mallory \\(Elsewhere\\) on .* UTC, intact, not trusted \\(the signer's certificate is "
+                      "not on the secretariat's trust list, nor issued by one on it\\)"),
+    }
+
+
+@pytest.fixture
+def trusted_test_ca(app, signing_ca):
+    from core import trust
+    from core.db import db, utcnow
+
+    with app.app_context():
+        trust.add_certificate(signing.pem(signing_ca.ca), actor=None, now=utcnow())
+        db.session.commit()
+
+
+@pytest.mark.parametrize("case", ["unsigned", "intact", "modified", "untrusted"])
+def test_an_uploaded_letter_is_judged_in_the_compliance_report(app, client, login_as, practice, rendered,
+                                                               signing_ca, trusted_test_ca, case):
+    from tests.bids.web import start_bid, upload
+
+    content, words = _letters(rendered[0], signing_ca)[case]
+    login_as("bidder")
+    bid_id = start_bid(client)
+    upload(client, bid_id, "signed_letter", content, "letter.pdf")
+    upload(client, bid_id, "guarantee", content, "guarantee.pdf")
+    page = client.get(f"/bids/{bid_id}").get_data(as_text=True).replace("&#39;", "'")
+    letter = re.search(r"The signed bid letter \(Art\. 15\.2\(k\)\): ([^<]*)</li>", page).group(1)
+    guarantee = re.search(r"The bank guarantee \(Art\. 15\.2\(j\)\): ([^<]*)</li>", page).group(1)
+    assert re.match(words if case != "unsigned" else re.escape(words), letter), letter
+    assert re.match(words if case != "unsigned" else re.escape(words), guarantee), guarantee
+    if case != "intact":
+        assert letter.endswith("Under the call's bidding procedure, this is reported to the reviewers; it does not "
+                               "stop the submission.")
+
+
+@pytest.fixture
+def scored(app, event, make):
+    from tests.board.conftest import scored_call
+    from tests.scoring.factories_scoring import ScoringFactory
+
+    return scored_call(app, event, ScoringFactory(app, make))
+
+
+def test_the_dossier_prints_what_the_signatures_amount_to(app, scored, signing_ca, trusted_test_ca, rendered, make):
+    """Read back from the dossier PDF with pypdf: each case in words."""
+    import hashlib
+    import secrets
+    from pathlib import Path
+
+    from pypdf import PdfReader
+
+    from accounts.models import User
+    from bids.models import Bid, BidDocument
+    from bids.services import recheck_document_signatures
+    from board import services as board
+    from core.db import db, utcnow
+
+    letters = _letters(rendered[0], signing_ca)
+    admin = make.user(roles=("admin",))
+    with app.app_context():
+        upload_dir = app.config["UPLOAD_DIR"]
+        for bid_key, case in (("lviv", "intact"), ("tbilisi", "modified"), ("madrid", "untrusted")):
+            bid = db.session.get(Bid, scored[bid_key])
+            content = letters[case][0]
+            name = f"{secrets.token_hex(16)}.pdf"
+            folder = Path(upload_dir) / "bids" / str(bid.id)
+            folder.mkdir(parents=True, exist_ok=True)
+            (folder / name).write_bytes(content)
+            db.session.add(BidDocument(bid_id=bid.id, kind="signed_letter", original_name="letter.pdf",
+                                       stored_name=name, sha256=hashlib.sha256(content).hexdigest(),
+                                       size_bytes=len(content), uploaded_at=utcnow(), uploaded_by_id=bid.owner_id))
+        db.session.flush()
+        assert recheck_document_signatures(actor=None, now=utcnow(), upload_dir=upload_dir) >= 3
+        db.session.expire_all()  # the bids were loaded before their letters were added
+        actor = db.session.get(User, admin)
+        texts = {}
+        for bid_key in ("lviv", "tbilisi", "madrid"):
+            dossier = board.ensure_dossier(db.session.get(Bid, scored[bid_key]), actor=actor, now=utcnow(),
+                                           upload_dir=upload_dir)
+            data = (board.dossier_dir(upload_dir) / dossier.stored_name).read_bytes()
+            texts[bid_key] = " ".join(" ".join(p.extract_text() for p in PdfReader(io.BytesIO(data)).pages).split())
+            assert signing.verify_issued(data).ok
+        db.session.rollback()
+    assert re.search(r"signed by Olena Signatory \(Ukrainian Chess Federation\) on .{5,40} UTC, intact, trusted",
+                     texts["lviv"])
+    assert "changed after signing (content was added that no signature covers), trusted" in texts["tbilisi"]
+    assert re.search(r"signed by Mallory \(Elsewhere\) on .{5,40} UTC, intact, not trusted", texts["madrid"]), \
+        texts["madrid"][texts["madrid"].find("Attachments"):][:600]
+
+
+# ------------------------------------------------------------------------------------ countersigning
+
+
+def test_countersigning_keeps_gambits_revision_and_adds_a_valid_signature(app, signing_ca):
+    from contracts.rules import countersign_problem
+
+    with app.app_context():
+        issued = signing.sign_issued(valid_pdf(), document="contract FWWCM-2015-1-v1")
+        key = __import__("hashlib").sha256(signing.load_identity().public_key_der()).hexdigest()
+
+    def problem(content: bytes) -> str | None:
+        import hashlib
+
+        return countersign_problem(
+            name="up.pdf", reference="FWWCM-2015-1-v1", issued_sha256=hashlib.sha256(issued).hexdigest(),
+            issued_size=len(issued), content_sha256=hashlib.sha256(content).hexdigest(),
+            keeps_issued=content.startswith(issued), inspection=signing.inspect_pdf(content), gambit_key_sha256=key)
+
+    again = "Sign the issued PDF itself digitally (without printing, scanning or saving it anew) and upload that."
+    organizer = trusted_signer(signing_ca, "Anna Organizer", "Lviv Chess")
+    assert problem(issued) == ("up.pdf is FWWCM-2015-1-v1 exactly as Gambit issued it: it carries no "
+                               f"countersignature. {again}")
+    assert problem(valid_pdf()) == ("up.pdf does not contain the contract Gambit issued: it was made anew (printed to "
+                                    "PDF, scanned or re-saved), so FIDE's signed version is gone and it carries no "
+                                    f"signature at all. {again}")
+    changed = sign(flip_one_signed_byte(issued), organizer, field="Organizer")
+    assert problem(changed).startswith(f"up.pdf changes the version that Gambit signed: its first {len(issued)} bytes "
+                                       "differ from FWWCM-2015-1-v1 as issued.")
+    assert problem(append_unsigned_revision(issued)) == (
+        f"up.pdf keeps FWWCM-2015-1-v1 as issued but adds no signature to it. {again}")
+    assert problem(append_unsigned_revision(sign(issued, organizer, field="Organizer"))).startswith(
+        "up.pdf: the file was changed after it was countersigned")
+    assert problem(sign(issued, organizer, field="Organizer")) is None
