@@ -140,9 +140,11 @@ def seed_bids(*, now: datetime) -> list[str]:
         services.store_document(bid, "signed_letter", filename="signed-bid-letter.pdf", content=letter,
                                 upload_dir=upload_dir, max_bytes=max_bytes, actor=owner, now=when)
         if spec.values.get("guarantee_offered"):
-            services.store_document(bid, "guarantee", filename="bank-guarantee.pdf",
-                                    content=_letter("Bank guarantee", f"Guarantee of EUR "
-                                                    f"{spec.values['guarantee_amount_eur']}."),
+            guarantee = signed_by(_letter("Bank guarantee", f"Guarantee of EUR "
+                                          f"{spec.values['guarantee_amount_eur']}."),
+                                  "Guarantees desk", spec.values.get("guarantee_bank") or "Demo bank",
+                                  reason="Bank guarantee")
+            services.store_document(bid, "guarantee", filename="bank-guarantee.pdf", content=guarantee,
                                     upload_dir=upload_dir, max_bytes=max_bytes, actor=owner, now=when)
         if spec.submit:
             services.submit_bid(bid, actor=owner, now=when + timedelta(hours=1))

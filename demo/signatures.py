@@ -3,6 +3,7 @@ issued by it, so that a newcomer sees a verified signature on the demo letters a
 
 from __future__ import annotations
 
+import hashlib
 from datetime import datetime
 from functools import lru_cache
 
@@ -34,5 +35,6 @@ def demo_identity(common_name: str, organisation: str) -> signing.Identity:
 
 def signed_by(data: bytes, common_name: str, organisation: str, *, reason: str) -> bytes:
     """`data` (a PDF) with the demo person's digital signature added."""
+    digest = hashlib.sha256(f"{common_name}|{organisation}|{reason}".encode()).hexdigest()[:12]
     return signing.sign_with(data, demo_identity(common_name, organisation), reason=reason,
-                             field_name=f"Signature{abs(hash((common_name, reason))) % 10**8}")
+                             field_name=f"Signature-{digest}")

@@ -247,3 +247,88 @@ def test_countersigning_keeps_gambits_revision_and_adds_a_valid_signature(app, s
     assert problem(append_unsigned_revision(sign(issued, organizer, field="Organizer"))).startswith(
         "up.pdf: the file was changed after it was countersigned")
     assert problem(sign(issued, organizer, field="Organizer")) is None
+
+
+# ------------------------------------------------------------------------------------ the call's procedure
+
+
+def test_the_procedure_value_is_checked_when_the_call_is_loaded(reg):
+    import json
+
+    from events.regulation import RegulationError, regulation_from_dict
+
+    assert reg.signatures.unsigned_letter == "warn"  # the 2015 call's file: warn, don't block
+    with pytest.raises(RegulationError, match=r"signatures.unsigned_letter: use warn or block, got 'maybe'"):
+        regulation_from_dict({**json.loads(reg.snapshot), "signatures": {"unsigned_letter": "maybe"}})
+
+
+def test_a_call_that_blocks_refuses_an_unsigned_letter_until_a_good_one_is_attached(app, reg, make, signing_ca,
+                                                                                   trusted_test_ca, rendered):
+    import dataclasses
+    import json
+
+    from accounts.models import User
+    from bids import services
+    from bids.services import BidError
+    from core.db import db, utcnow
+    from demo.seed import practice_regulation
+    from events.regulation import regulation_from_dict
+    from events.services import load_event
+    from tests.bids.factories import valid_bid
+
+    owner_id = make.user(roles=("bidder",))
+    with app.app_context():
+        now = utcnow()
+        practice = practice_regulation(reg, now=now)
+        blocking = regulation_from_dict({**json.loads(practice.snapshot), "signatures": {"unsigned_letter": "block"}})
+        event, _ = load_event(blocking, actor=None, now=now, source="test")
+        owner = db.session.get(User, owner_id)
+        bid = services.create_bid(event, owner=owner, actor=owner, now=now)
+        data = dataclasses.replace(valid_bid(event.regulation), signed_on=now.date())
+        services.apply_data(bid, data)
+        db.session.flush()
+        upload = dict(upload_dir=app.config["UPLOAD_DIR"], max_bytes=10**7, actor=owner, now=now)
+        services.store_document(bid, "signed_letter", filename="letter.pdf", content=valid_pdf(), **upload)
+        if data.guarantee_offered:
+            services.store_document(bid, "guarantee", filename="g.pdf", content=valid_pdf(), **upload)
+        with pytest.raises(BidError) as refused:
+            services.submit_bid(bid, actor=owner, now=now)
+        assert str(refused.value) == (
+            "The bid cannot be submitted yet. The signed bid letter (Art. 15.2(k)): not signed (it carries no digital "
+            "signature). Under the call's bidding procedure, the bid cannot be submitted until a letter with a good "
+            "signature is attached.")
+        good = sign(rendered[0], trusted_signer(signing_ca), reason="Letter of application")
+        services.store_document(bid, "signed_letter", filename="letter.pdf", content=good, **upload)
+        assert services.submit_bid(bid, actor=owner, now=now).number == 1  # an unsigned guarantee only warns
+        db.session.rollback()
+
+
+def test_the_trust_list_page_adds_a_certificate_and_judges_stored_letters_again(app, client, login_as, practice,
+                                                                                rendered, signing_ca):
+    from bids.models import BidDocument
+    from core.db import db
+    from tests.bids.web import start_bid, upload
+
+    login_as("bidder")
+    bid_id = start_bid(client)
+    upload(client, bid_id, "signed_letter", sign(rendered[0], trusted_signer(signing_ca)), "letter.pdf")
+    with app.app_context():
+        doc = db.session.scalars(__import__("sqlalchemy").select(BidDocument).where(BidDocument.bid_id == bid_id)).one()
+        assert doc.inspection.signatures[0].trusted is False
+    client.post("/logout")
+    login_as("admin")
+    response = client.post("/admin/trust", data={"file": (io.BytesIO(b"-----BEGIN PRIVATE KEY-----"), "key.pem")},
+                           content_type="multipart/form-data")
+    assert response.status_code == 422
+    assert "The file is not an X.509 certificate (PEM or DER)" in response.get_data(as_text=True)
+    response = client.post("/admin/trust", data={"file": (io.BytesIO(signing.pem(signing_ca.ca)), "ca.pem")},
+                           content_type="multipart/form-data")
+    assert response.status_code == 302
+    page = client.get("/admin/trust").get_data(as_text=True)
+    assert "Gambit Test CA (FIDE test) is on the trust list; the signatures of" in page
+    with app.app_context():
+        doc = db.session.get(BidDocument, doc.id)
+        assert doc.inspection.signatures[0].trusted is True
+    response = client.post("/admin/trust", data={"file": (io.BytesIO(signing.pem(signing_ca.ca)), "ca.pem")},
+                           content_type="multipart/form-data")
+    assert "Gambit Test CA (FIDE test) is already on the trust list." in response.get_data(as_text=True)
