@@ -269,15 +269,17 @@ def new_user():
             db.session.commit()
             flash(f"Account {user.email} created ({user.role_labels}).", "success")
             return redirect(url_for("accounts.users"))
-    return render_template("accounts/user_form.html", form=form, user=None), 200 if request.method == "GET" else 422
+    # The edited account is `account`: `user` is the logged-in user the header shows (core.templating).
+    return render_template("accounts/user_form.html", form=form, account=None), 200 if request.method == "GET" else 422
 
 
 @bp.route("/admin/users/<int:user_id>", methods=["GET", "POST"])
 @roles_required(Role.ADMIN)
 def edit_user(user_id: int):
     user = db.session.get(User, user_id) or abort(404)
-    form = UserEditForm(obj=None if request.method == "POST" else user,
-                        data=None if request.method == "POST" else {
+    # No obj=user: WTForms would read user.roles (UserRole rows, matching no choice) over `data` and show every
+    # role unticked, so saving after ticking one more box would drop the roles the account already had.
+    form = UserEditForm(data=None if request.method == "POST" else {
                             "roles": [r.value for r in user.role_set], "federation": user.federation or "",
                             "is_president": user.is_president})
     if form.validate_on_submit():
@@ -291,7 +293,7 @@ def edit_user(user_id: int):
             flash(f"Roles of {user.email} saved: {user.role_labels}.", "success")
             return redirect(url_for("accounts.users"))
     status = 200 if request.method == "GET" else 422
-    return render_template("accounts/user_form.html", form=form, user=user, action_form=EmptyForm()), status
+    return render_template("accounts/user_form.html", form=form, account=user, action_form=EmptyForm()), status
 
 
 @bp.route("/admin/users/<int:user_id>/active", methods=["POST"])
