@@ -68,6 +68,12 @@ def call(slug: str):
     latest: dict = {}
     for d in dossiers:
         latest[(d.kind, d.bid_id)] = d
+    # After the decision, what it reviewed stays the call's dossiers and pack (not whatever was made last).
+    reviewed = services.reviewed_documents(event) if is_open else None
+    if reviewed is not None:
+        latest.update({("bid", bid_id): d for bid_id, d in reviewed[1].items()})
+        if reviewed[0] is not None:
+            latest[("pack", None)] = reviewed[0]
     decision = services.current_decision(event)
     vote = None
     recused = []
@@ -83,7 +89,7 @@ def call(slug: str):
         vote_form.choice.data = str(vote.bid_id) if vote.bid_id else "abstain"
     return render_template(
         "board/call.html", event=event, is_open=is_open, bids=bids, listed=listed, dossiers=dossiers,
-        latest=latest, seen=seen,
+        latest=latest, seen=seen, decided_documents=reviewed is not None,
         decision=decision, vote=vote, recused=recused, vote_form=vote_form, can_vote=services.voting_open(event),
         outcome=_outcome(listed), tally=services.current_tally(event) if is_open else None,
         decision_form=_decision_form(event, bids) if is_open and decision is None else None,
