@@ -23,7 +23,7 @@ from bids.forms import (
 from bids.lifecycle import BidAction, allowed_actions
 from bids.models import CONSULTATION_LABELS, DOCUMENT_KINDS, Bid, BidDocument
 from bids.notify import tell_bidder_rejected
-from bids.presenters import bid_cost, form_data_for, values_from_form
+from bids.presenters import bid_cost, document_kind_label, form_data_for, values_from_form, version_sections
 from bids.rules import (
     ART_REJECTION,
     SECTION_TITLES,
@@ -326,7 +326,8 @@ def version(bid_id: int, number: int):
     v = next((v for v in bid.versions if v.number == number), None)
     if v is None:
         abort(404)
-    return render_template("bids/version.html", bid=bid, v=v, titles=SECTION_TITLES)
+    return render_template("bids/version.html", bid=bid, v=v, sections=version_sections(v.data_dict),
+                           kind_label=document_kind_label)
 
 
 def _secretariat_reason_form(bid_id: int, form, form_key: str, act):
