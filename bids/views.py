@@ -207,8 +207,11 @@ def edit(bid_id: int, section: str):
     if not bid.state.is_editable:
         flash(f"This bid is {bid.state.label.lower()}: it can be read but not changed here.", "info")
     findings = services.compliance(bid, today=utcnow().date())
+    # The lifecycle's guard says whether this draft can be saved now; the page offers the form only then.
+    refused = services.draft_refusal(bid, current_user, utcnow())
     return render_template(
         "bids/edit.html", bid=bid, reg=bid.event.regulation, form=form, section=section, sections=SECTIONS,
+        draft_refusal=refused, can_save=bid.state.is_editable and refused is None,
         titles=SECTION_TITLES, section_findings=findings_by_section(findings)[section],
         by_field=findings_by_field(findings), by_section=findings_by_section(findings),
         document_kinds=SECTION_DOCUMENTS.get(section, []), kinds=DOCUMENT_KINDS,

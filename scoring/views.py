@@ -40,6 +40,7 @@ from scoring.rules import (
     scoring_is_open,
     weight_shares,
     weights_change_needs_reason,
+    weights_may_change,
 )
 
 bp = Blueprint("scoring", __name__)
@@ -401,7 +402,7 @@ def weights(slug: str):
         form.fill(weights_of(reg, current), current.number if current else 0)
     shares = weight_shares(reg, weights_of(reg, current))
     return render_template("scoring/weights.html", event=event, reg=reg, form=form, versions=versions,
-                           current=current, shares=shares, notice=notice,
+                           current=current, shares=shares, notice=notice, may_change=weights_may_change(event.status),
                            needs_reason=weights_change_needs_reason(event.status)), \
         (422 if request.method == "POST" else 200)
 
