@@ -212,6 +212,7 @@ def edit(bid_id: int, section: str):
     return render_template(
         "bids/edit.html", bid=bid, reg=bid.event.regulation, form=form, section=section, sections=SECTIONS,
         draft_refusal=refused, can_save=bid.state.is_editable and refused is None,
+        on_behalf_of=None if bid.owner_id == current_user.id else (bid.owner.organisation or bid.owner.name),
         titles=SECTION_TITLES, section_findings=findings_by_section(findings)[section],
         by_field=findings_by_field(findings), by_section=findings_by_section(findings),
         document_kinds=SECTION_DOCUMENTS.get(section, []), kinds=DOCUMENT_KINDS,

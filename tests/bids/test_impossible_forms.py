@@ -70,3 +70,18 @@ def test_the_weights_of_a_decided_call_are_shown_not_offered(client, app, event,
         db.session.commit()
     page = client.get("/events/fwwcm-2015/scoring/weights").get_data(as_text=True)
     assert "Record new weights" in page and "weights-final" not in page
+
+
+def test_the_secretariat_editing_a_federations_draft_is_told_on_whose_behalf(client, app, practice, sf, make):
+    """Issue 14, item 10: the admin's page is not identical to the bidder's."""
+    owner = make.user(email="ukr@example.org", roles=("bidder",), federation="UKR",
+                      organisation="Ukrainian Chess Federation")
+    bid_id = sf.bid(practice, status="draft", owner_id=owner)
+    make.user(email="sec@example.org", roles=("admin",))
+    login(client, "sec@example.org")
+    page = unescape(client.get(f"/bids/{bid_id}/edit/money").get_data(as_text=True))
+    assert ("Editing on behalf of Ukrainian Chess Federation: this is their online draft; what you save here is "
+            "what they see. Every change is recorded in the audit log under your name.") in page
+    owner_client = app.test_client()
+    login(owner_client, "ukr@example.org")
+    assert "Editing on behalf of" not in owner_client.get(f"/bids/{bid_id}/edit/money").get_data(as_text=True)
