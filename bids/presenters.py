@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import dataclasses
 from datetime import date
 from decimal import Decimal
 
 from bids.forms import SECTION_FORMS, AmountField, DayField
 from bids.models import DOCUMENT_KINDS, Bid
-from bids.rules import SECTION_TITLES, BidData
+from bids.rules import NO_GUARANTEE, SECTION_TITLES, BankGuarantee, BidData, Evaluation, RoomRate
 from bids.services import SECTION_COLUMNS
 from core.money import format_day, format_eur
 from finance.rules import BidTerms, obligations, payment_schedule
@@ -43,6 +44,25 @@ def values_from_form(section: str, form) -> tuple[dict, list | None]:
     if section == "hotel":
         rates = [((entry.form.room_type.data or None), entry.form.eur_per_night.data) for entry in form.room_rates]
     return values, rates
+
+
+def data_as_entered(bid: Bid, section: str, form) -> BidData:
+    """The bid as the rules would judge it with the section's values as the form holds them (typed, not saved),
+    so that the notes beside a refused form describe what was entered, not the saved state. A field the form
+    could not read counts as empty (its own error says why)."""
+    values, rates = values_from_form(section, form)
+    fields = {f.name for f in dataclasses.fields(BidData)}
+    changes = {k: v for k, v in values.items() if k in fields}
+    if section == "guarantee":
+        offered = values["guarantee_offered"]
+        changes["bank_guarantee"] = None if offered is None else NO_GUARANTEE if not offered else BankGuarantee(
+            offered=True, bank=values["guarantee_bank"], amount_eur=values["guarantee_amount_eur"],
+            valid_until=values["guarantee_valid_until"])
+    if section == "evaluation":
+        changes["evaluation"] = Evaluation(**{k.removeprefix("eval_"): v for k, v in values.items()})
+    if rates is not None:
+        changes["room_rates"] = tuple(RoomRate(t, a) for t, a in rates if t or a is not None)
+    return dataclasses.replace(bid.to_data(), **changes)
 
 
 def bid_cost(reg, data: BidData):
