@@ -11,6 +11,7 @@ from bids.models import Bid
 from bids.presenters import bid_cost
 from bids.rules import SECTION_TITLES, findings_by_section, home_match, home_match_consequences
 from bids.services import compliance
+from core.db import db
 
 
 def criteria_chart(result, reg) -> Markup:
@@ -92,18 +93,22 @@ def pack_context(event, report, dossiers, *, identifier: str, now: datetime) -> 
             "generated": now, "regulation_label": event.regulation_version.label, "dossiers": dossiers}
 
 
+def tally_names(decision) -> dict[str, str]:
+    """The bid's title for each key of the decision's tally (a bid id as text): the record and the minutes name
+    bids, never their ids."""
+    names = {}
+    for key in (decision.loads("tally").get("votes") or {}):
+        bid = db.session.get(Bid, int(key))
+        names[key] = bid.title if bid else f"a bid no longer on file ({key})"
+    return names
+
+
 def minutes_context(decision, *, now: datetime, checkpoint=None) -> dict:
     """`checkpoint`: the audit chain's head right after the entry that recorded the decision (printed)."""
     event = decision.event
-    from bids.models import Bid as BidModel
-    from core.db import db
-
     tally = decision.loads("tally")
-    names = {}
-    for key in (tally.get("votes") or {}):
-        bid = db.session.get(BidModel, int(key))
-        names[key] = bid.title if bid else key
-    return {"decision": decision, "event": event, "reg": event.regulation, "tally": tally, "names": names,
+    return {"decision": decision, "event": event, "reg": event.regulation, "tally": tally,
+            "names": tally_names(decision),
             "consultations": decision.loads("consultations"), "reviewed": decision.loads("reviewed"),
             "ranking": decision.loads("ranking"), "generated": now, "identifier": f"DECISION-{decision.id}",
             "regulation_label": event.regulation_version.label, "checkpoint": checkpoint}

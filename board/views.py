@@ -10,6 +10,7 @@ from bids.models import Bid
 from bids.rules import BidStatus
 from bids.services import has_stake
 from board import services
+from board.documents import tally_names
 from board.forms import CorrectionForm, DecisionForm, VoteForm, advice_field_name, method_choices
 from board.models import Decision, Dossier, DossierView
 from board.rules import DecisionError, dossiers_open
@@ -328,6 +329,7 @@ def _decision_page(event, form=None, status: int = 200):
     if form is None and (current_user.has_role(Role.ADMIN) or current_user.is_president):
         form = _decision_form(event, services.bids_decided(event), CorrectionForm)
     return render_template("board/decision.html", event=event, decision=current, history=history,
+                           names=tally_names(current),
                            form=form, wcoc=_wcoc_members(), checkpoint=services.decision_checkpoint(current)), status
 
 

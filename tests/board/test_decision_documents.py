@@ -48,3 +48,39 @@ def test_after_the_decision_the_board_sees_the_dossiers_and_pack_it_reviewed(app
     row = re.search(rf'<tr>\s*<td><a href="/bids/{scored["lviv"]}">.*?</tr>', page, re.S).group(0)
     assert f"{reviewed[scored['lviv']]['identifier']}," in row and "you opened it" in row
     assert "not opened by you yet" not in row
+
+
+def test_the_decision_record_names_the_bids_and_gives_the_reasons_the_minutes_give(app, scored, make):
+    """Issue 14, item 13: the tally read "bid 1: 0; bid 2: 0; bid 3: 2" and the web record "Reasons —" while the
+    minutes gave a sentence."""
+    import io
+    from html import unescape
+
+    from pypdf import PdfReader
+
+    from bids.models import Bid
+
+    board = app.test_client()
+    make.user(email="board-member@example.org", roles=("board",), federation="FRA")
+    login(board, "board-member@example.org")
+    board.post(f"{CALL}/vote", data={"choice": str(scored["lviv"])})
+    admin = app.test_client()
+    make.user(email="sec@example.org", roles=("admin",))
+    login(admin, "sec@example.org")
+    response = admin.post(f"{CALL}/decision", data={
+        "method": "board_vote", "selected": str(scored["lviv"]), "decided_on": utcnow().date().isoformat(),
+        "rationale": ""})
+    assert response.status_code == 302, response.get_data(as_text=True)[:2000]
+    with app.app_context():
+        title = {k: db.session.get(Bid, scored[k]).title for k in ("lviv", "tbilisi", "madrid")}
+        decision_id = db.session.scalars(select(Decision)).one().id
+    page = unescape(board.get(f"{CALL}/decision").get_data(as_text=True))
+    tally = re.search(r"<dt>Tally</dt><dd>(.*?)</dd>", page, re.S).group(1)
+    assert f"{title['lviv']}: 1" in tally and f"{title['tbilisi']}: 0" in tally
+    assert not re.search(r"bid \d+:", tally)
+    reasons = "The Board followed the WCOC's ranking."
+    assert f"<dt>Reasons</dt><dd>{reasons}</dd>" in page
+    minutes = board.get(f"{CALL}/decision/{decision_id}/minutes.pdf")
+    text = " ".join(" ".join(p.extract_text().split()) for p in PdfReader(io.BytesIO(minutes.data)).pages)
+    minutes.close()
+    assert reasons in text
