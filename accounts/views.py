@@ -166,9 +166,13 @@ def logout():
     return redirect(url_for("core.home"))
 
 
+def _password_form() -> ChangePasswordForm:
+    return ChangePasswordForm(min_password_length=_min_length(), email=current_user.email)
+
+
 def _account_page(password_form=None, token=None, status=200):
     user = current_user._get_current_object()
-    return render_template("accounts/account.html", password_form=password_form or ChangePasswordForm(),
+    return render_template("accounts/account.html", password_form=password_form or _password_form(),
                            token_form=EmptyForm(), token=token, tokens=services.tokens_of(user)), status
 
 
@@ -182,7 +186,7 @@ def account():
 @rate_limited("accounts.change_password", "PASSWORD_CHANGE_RATE_LIMIT")
 @login_required
 def change_password():
-    form = ChangePasswordForm()
+    form = _password_form()
     if form.validate_on_submit():
         user = current_user._get_current_object()
         try:

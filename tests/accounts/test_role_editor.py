@@ -62,3 +62,26 @@ def test_the_header_shows_the_logged_in_admin_on_the_account_pages(client, app, 
         assert "Ada Admin" in header and "Olena Bidder" not in header, url
         assert "Log out" in header and "Register to bid" not in header, url
         assert "Users" in header, url
+
+
+def test_a_too_short_password_is_said_together_with_a_mismatch(client, app):
+    """Issue 14, item 15: the length was said only once the repeated password matched."""
+    response = client.post("/register", data={
+        "organisation": "Ukrainian Chess Federation", "applicant_type": "federation", "federation": "UKR",
+        "name": "Olena", "email": "olena@example.org", "password": "short", "confirm": "shorter"})
+    html = response.get_data(as_text=True)
+    assert response.status_code == 422
+    assert "Use at least 12 characters (this one has 5)." in html
+    assert "The two passwords are not the same." in html
+    assert 'value="olena@example.org"' in html  # nothing else typed is lost
+
+
+def test_a_too_short_new_password_is_said_together_with_a_mismatch(client, app, login_as):
+    from tests.conftest import DEMO_PASSWORD
+
+    login_as("bidder")
+    response = client.post("/account/password", data={"current_password": DEMO_PASSWORD, "new_password": "short",
+                                                      "confirm": "other"})
+    html = response.get_data(as_text=True)
+    assert response.status_code == 422
+    assert "Use at least 12 characters (this one has 5)." in html and "The two passwords are not the same." in html
