@@ -85,3 +85,26 @@ def test_a_too_short_new_password_is_said_together_with_a_mismatch(client, app, 
     html = response.get_data(as_text=True)
     assert response.status_code == 422
     assert "Use at least 12 characters (this one has 5)." in html and "The two passwords are not the same." in html
+
+
+def test_every_admin_page_shows_the_logged_in_admin_in_the_header(client, app, make, event, practice):
+    """Item 2 everywhere: no page hands the header another `user` (the access matrix's admin pages that need no
+    made-up rows)."""
+    from tests.access_matrix import MATRIX
+
+    make.user(email="admin@example.org", name="Ada Admin", roles=("admin",))
+    other = make.user(email="olena@example.org", name="Olena Bidder", roles=("bidder",), federation="UKR")
+    login(client, "admin@example.org")
+    checked = 0
+    for rows in MATRIX.values():
+        for method, url, expected in rows:
+            if method != "GET" or expected.get("admin") != 200 or re.search(r"\{(?!slug|practice|other_user)", url):
+                continue
+            response = client.get(url.format(slug="fwwcm-2015", practice="fwwcm-practice", other_user=other))
+            if response.status_code != 200 or not response.mimetype == "text/html":
+                response.close()
+                continue
+            header = _header(response.get_data(as_text=True))
+            assert "Ada Admin" in header and "Olena Bidder" not in header, url
+            checked += 1
+    assert checked >= 10
