@@ -21,9 +21,10 @@ def wrap(text: str, width: int = LABEL_CHARS) -> list[str]:
 
 
 def _svg(width: int, height: int, title: str, body: list[str]) -> Markup:
-    # Scales down inside a narrow box (a phone, a PDF column) rather than widening it; the title names it.
+    # `.chart svg` in the page's and the PDF's CSS scales it down to its box (the CSP refuses inline styles);
+    # the title names it.
     return Markup(f'<svg xmlns="http://www.w3.org/2000/svg" role="img" width="{width}" height="{height}" '
-                  f'viewBox="0 0 {width} {height}" style="max-width:100%;height:auto" {FONT}>'
+                  f'viewBox="0 0 {width} {height}" {FONT}>'
                   f"<title>{escape(title)}</title>{''.join(body)}</svg>")
 
 
