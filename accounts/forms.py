@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from wtforms import BooleanField, EmailField, PasswordField, RadioField, SelectField, SelectMultipleField, StringField
-from wtforms.validators import DataRequired, Email, EqualTo, Length, Optional
+from wtforms.validators import DataRequired, Email, EqualTo, Length, Optional, ValidationError
 from wtforms.widgets import CheckboxInput, ListWidget
 
+from accounts.rules import password_problem
 from core.auth import Role
 from core.forms import BaseForm, choices
 from events.federations import federation_choices
@@ -42,6 +43,13 @@ class RegistrationForm(BaseForm):
         super().__init__(*args, **kwargs)
         self.federation.choices = choices([("", "Choose…"), *federation_choices()])
         self.password.description = f"At least {min_password_length} characters, not a common password."
+        self.min_password_length = min_password_length
+
+    def validate_password(self, field):
+        # Judged with the other fields, so a too-short password is said together with a mismatch, not after it.
+        problem = password_problem(field.data or "", min_length=self.min_password_length, email=self.email.data or "")
+        if problem:
+            raise ValidationError(problem)
 
 
 class LoginForm(BaseForm):
@@ -55,6 +63,16 @@ class ChangePasswordForm(BaseForm):
     confirm = PasswordField("Repeat the new password",
                             validators=[DataRequired("Repeat the new password."),
                                         EqualTo("new_password", "The two passwords are not the same.")])
+
+    def __init__(self, *args, min_password_length: int = 12, email: str = "", **kwargs):
+        super().__init__(*args, **kwargs)
+        self.min_password_length, self.email = min_password_length, email
+
+    def validate_new_password(self, field):
+        # Said together with a mismatch of the repeated password, not only once that is fixed.
+        problem = password_problem(field.data or "", min_length=self.min_password_length, email=self.email)
+        if problem:
+            raise ValidationError(problem)
 
 
 class EmptyForm(BaseForm):

@@ -166,9 +166,13 @@ def logout():
     return redirect(url_for("core.home"))
 
 
+def _password_form() -> ChangePasswordForm:
+    return ChangePasswordForm(min_password_length=_min_length(), email=current_user.email)
+
+
 def _account_page(password_form=None, token=None, status=200):
     user = current_user._get_current_object()
-    return render_template("accounts/account.html", password_form=password_form or ChangePasswordForm(),
+    return render_template("accounts/account.html", password_form=password_form or _password_form(),
                            token_form=EmptyForm(), token=token, tokens=services.tokens_of(user)), status
 
 
@@ -182,7 +186,7 @@ def account():
 @rate_limited("accounts.change_password", "PASSWORD_CHANGE_RATE_LIMIT")
 @login_required
 def change_password():
-    form = ChangePasswordForm()
+    form = _password_form()
     if form.validate_on_submit():
         user = current_user._get_current_object()
         try:
@@ -269,15 +273,17 @@ def new_user():
             db.session.commit()
             flash(f"Account {user.email} created ({user.role_labels}).", "success")
             return redirect(url_for("accounts.users"))
-    return render_template("accounts/user_form.html", form=form, user=None), 200 if request.method == "GET" else 422
+    # The edited account is `account`: `user` is the logged-in user the header shows (core.templating).
+    return render_template("accounts/user_form.html", form=form, account=None), 200 if request.method == "GET" else 422
 
 
 @bp.route("/admin/users/<int:user_id>", methods=["GET", "POST"])
 @roles_required(Role.ADMIN)
 def edit_user(user_id: int):
     user = db.session.get(User, user_id) or abort(404)
-    form = UserEditForm(obj=None if request.method == "POST" else user,
-                        data=None if request.method == "POST" else {
+    # No obj=user: WTForms would read user.roles (UserRole rows, matching no choice) over `data` and show every
+    # role unticked, so saving after ticking one more box would drop the roles the account already had.
+    form = UserEditForm(data=None if request.method == "POST" else {
                             "roles": [r.value for r in user.role_set], "federation": user.federation or "",
                             "is_president": user.is_president})
     if form.validate_on_submit():
@@ -291,7 +297,7 @@ def edit_user(user_id: int):
             flash(f"Roles of {user.email} saved: {user.role_labels}.", "success")
             return redirect(url_for("accounts.users"))
     status = 200 if request.method == "GET" else 422
-    return render_template("accounts/user_form.html", form=form, user=user, action_form=EmptyForm()), status
+    return render_template("accounts/user_form.html", form=form, account=user, action_form=EmptyForm()), status
 
 
 @bp.route("/admin/users/<int:user_id>/active", methods=["POST"])

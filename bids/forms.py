@@ -143,7 +143,8 @@ class HotelForm(SectionForm):
                              description="Optional: \"name if possible\" (Art. 15.2(g)).")
     hotel_stars = WholeNumberField("Category (stars)", validators=[
         Optional(), NumberRange(1, 5, "A hotel category is a whole number of stars from 1 to 5.")])
-    room_rates = FieldList(FormField(RoomRateForm), min_entries=1, max_entries=MAX_ROOM_RATES)
+    room_rates = FieldList(FormField(RoomRateForm), "Special room rates for visitors, meals included", min_entries=1,
+                           max_entries=MAX_ROOM_RATES)
 
     def process(self, formdata=None, obj=None, data=None, extra_filters=None, **kwargs):
         # FieldList keeps the first max_entries rows and drops the rest unseen: count what was posted, so a

@@ -2,9 +2,15 @@
 
 from __future__ import annotations
 
-from bids.models import Bid
-from bids.rules import BidData
+import dataclasses
+from datetime import date
+from decimal import Decimal
+
+from bids.forms import SECTION_FORMS, AmountField, DayField
+from bids.models import DOCUMENT_KINDS, Bid
+from bids.rules import NO_GUARANTEE, SECTION_TITLES, BankGuarantee, BidData, Evaluation, RoomRate
 from bids.services import SECTION_COLUMNS
+from core.money import format_day, format_eur
 from finance.rules import BidTerms, obligations, payment_schedule
 
 
@@ -40,6 +46,25 @@ def values_from_form(section: str, form) -> tuple[dict, list | None]:
     return values, rates
 
 
+def data_as_entered(bid: Bid, section: str, form) -> BidData:
+    """The bid as the rules would judge it with the section's values as the form holds them (typed, not saved),
+    so that the notes beside a refused form describe what was entered, not the saved state. A field the form
+    could not read counts as empty (its own error says why)."""
+    values, rates = values_from_form(section, form)
+    fields = {f.name for f in dataclasses.fields(BidData)}
+    changes = {k: v for k, v in values.items() if k in fields}
+    if section == "guarantee":
+        offered = values["guarantee_offered"]
+        changes["bank_guarantee"] = None if offered is None else NO_GUARANTEE if not offered else BankGuarantee(
+            offered=True, bank=values["guarantee_bank"], amount_eur=values["guarantee_amount_eur"],
+            valid_until=values["guarantee_valid_until"])
+    if section == "evaluation":
+        changes["evaluation"] = Evaluation(**{k.removeprefix("eval_"): v for k, v in values.items()})
+    if rates is not None:
+        changes["room_rates"] = tuple(RoomRate(t, a) for t, a in rates if t or a is not None)
+    return dataclasses.replace(bid.to_data(), **changes)
+
+
 def bid_cost(reg, data: BidData):
     """(obligations, schedule) from finance/, or None while the figures it needs are missing."""
     if data.prize_fund_eur is None or data.fide_contribution_eur is None or not data.venue_country:
@@ -50,3 +75,53 @@ def bid_cost(reg, data: BidData):
         return obligations(reg, terms), payment_schedule(reg, terms)
     except (ValueError, TypeError):
         return None
+
+
+def _stored_value(data: dict, name: str):
+    """A form field's value in a submitted version's JSON (bids.rules.bid_to_json)."""
+    guarantee = data.get("bank_guarantee") or {}
+    if name == "guarantee_offered":
+        return "yes" if data.get("bank_guarantee") else "no"
+    if name.startswith("guarantee_"):
+        return guarantee.get(name.removeprefix("guarantee_"))
+    if name.startswith("eval_"):
+        return (data.get("evaluation") or {}).get(name.removeprefix("eval_"))
+    return data.get(name)
+
+
+def _shown(field, value) -> str:
+    """A value as people read it, by the kind of field that took it: Yes/No, 30 October 2015, €220,000.00, the
+    label of a choice (a country's or a federation's name); an em dash for nothing entered."""
+    if field.type == "BooleanField":
+        return "Yes" if value else "No"
+    if value is None or value == "":
+        return "—"
+    if isinstance(field, DayField):
+        return format_day(date.fromisoformat(value))
+    if isinstance(field, AmountField):
+        return format_eur(Decimal(value))
+    if field.type in ("RadioField", "SelectField"):
+        return next((c.label for c in field.choices if c.value == value), str(value))
+    return str(value)
+
+
+def version_sections(data: dict) -> list[tuple[str, list[tuple[str, str]]]]:
+    """A submitted version's particulars laid out as the bid form lays them out: each section's title, then each
+    field's label and its value as people read it, in the form's order (the labels are the form's own)."""
+    sections = []
+    for section, form_class in SECTION_FORMS.items():
+        form = form_class(formdata=None, meta={"csrf": False})
+        rows = [(form[name].label.text, _shown(form[name], _stored_value(data, name)))
+                for name in SECTION_COLUMNS[section]]
+        if section == "hotel":
+            rates = "; ".join(f"{r['room_type']}: {format_eur(Decimal(r['eur_per_night']))}"
+                              if r.get("eur_per_night") is not None else r["room_type"]
+                              for r in data.get("room_rates") or [])
+            rows.append((form.room_rates.label.text, rates or "—"))
+        sections.append((SECTION_TITLES[section], rows))
+    return sections
+
+
+def document_kind_label(kind: str) -> str:
+    """"The signed bid letter" for signed_letter; the kind itself if unknown."""
+    return DOCUMENT_KINDS.get(kind, (kind, ""))[0]

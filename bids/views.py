@@ -23,12 +23,20 @@ from bids.forms import (
 from bids.lifecycle import BidAction, allowed_actions
 from bids.models import CONSULTATION_LABELS, DOCUMENT_KINDS, Bid, BidDocument
 from bids.notify import tell_bidder_rejected
-from bids.presenters import bid_cost, form_data_for, values_from_form
+from bids.presenters import (
+    bid_cost,
+    data_as_entered,
+    document_kind_label,
+    form_data_for,
+    values_from_form,
+    version_sections,
+)
 from bids.rules import (
     ART_REJECTION,
     SECTION_TITLES,
     SECTIONS,
     BidStatus,
+    check_bid,
     findings_by_field,
     findings_by_section,
     home_match,
@@ -207,11 +215,20 @@ def edit(bid_id: int, section: str):
             status = 422
     if not bid.state.is_editable:
         flash(f"This bid is {bid.state.label.lower()}: it can be read but not changed here.", "info")
-    findings = services.compliance(bid, today=utcnow().date())
+    if request.method == "POST":  # the page shows what was typed: the notes beside it judge that, not the saved bid
+        findings = check_bid(bid.event.regulation, data_as_entered(bid, section, form), today=utcnow().date())
+        by_field = {k: v for k, v in findings_by_field(findings).items() if not form.errors.get(k)}
+    else:
+        findings = services.compliance(bid, today=utcnow().date())
+        by_field = findings_by_field(findings)
+    # The lifecycle's guard says whether this draft can be saved now; the page offers the form only then.
+    refused = services.draft_refusal(bid, current_user, utcnow())
     return render_template(
         "bids/edit.html", bid=bid, reg=bid.event.regulation, form=form, section=section, sections=SECTIONS,
+        draft_refusal=refused, can_save=bid.state.is_editable and refused is None,
+        on_behalf_of=None if bid.owner_id == current_user.id else (bid.owner.organisation or bid.owner.name),
         titles=SECTION_TITLES, section_findings=findings_by_section(findings)[section],
-        by_field=findings_by_field(findings), by_section=findings_by_section(findings),
+        by_field=by_field, by_section=findings_by_section(findings), as_entered=request.method == "POST",
         document_kinds=SECTION_DOCUMENTS.get(section, []), kinds=DOCUMENT_KINDS,
         documents=[d for d in bid.documents if d.kind in SECTION_DOCUMENTS.get(section, [])],
         upload_form=DocumentForm(), max_mb=current_app.config["MAX_UPLOAD_MB"]), status
@@ -327,7 +344,8 @@ def version(bid_id: int, number: int):
     v = next((v for v in bid.versions if v.number == number), None)
     if v is None:
         abort(404)
-    return render_template("bids/version.html", bid=bid, v=v, titles=SECTION_TITLES)
+    return render_template("bids/version.html", bid=bid, v=v, sections=version_sections(v.data_dict),
+                           kind_label=document_kind_label)
 
 
 def _secretariat_reason_form(bid_id: int, form, form_key: str, act):

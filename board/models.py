@@ -140,3 +140,12 @@ class Decision(db.Model):
 
     def loads(self, name: str):
         return json.loads(getattr(self, name))
+
+    @property
+    def reasons(self) -> str:
+        """The reasons as the record states them: the web page and the minutes print this one sentence. None are
+        asked for when the choice follows the WCOC's ranking (board.rules.rationale_needed)."""
+        if self.rationale:
+            return self.rationale
+        who = "The Board" if self.how.by_vote else "The FIDE President"
+        return f"{who} followed the WCOC's ranking."

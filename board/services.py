@@ -141,10 +141,28 @@ def _stored_bid_dossiers(event: Event, report) -> list[Dossier] | None:
     return dossiers
 
 
+def reviewed_documents(event: Event) -> tuple[Dossier | None, dict[int, Dossier]] | None:
+    """The board pack and the dossiers (by bid id) the decision in force records as reviewed, or None before the
+    decision. After it, these are the call's documents: the bids' statuses change with the decision (selected,
+    not selected), which would otherwise make a new dossier and pack nobody reviewed."""
+    decision = current_decision(event)
+    if decision is None:
+        return None
+    identifiers = [r["identifier"] for r in decision.loads("reviewed")]
+    rows = db.session.scalars(select(Dossier).where(Dossier.event_id == event.id,
+                                                    Dossier.identifier.in_(identifiers))).all()
+    return (next((d for d in rows if d.kind == "pack"), None),
+            {d.bid_id: d for d in rows if d.kind == "bid"})
+
+
 def stored_current(event: Event, bid: Bid | None) -> tuple[str, Dossier | None]:
     """The inputs hash of the dossier (bid) or pack (None) as things stand, and the stored file for it if any.
     Cheap: no rendering. The pack's hash depends on the bids' current dossiers, so for the pack a missing
-    dossier gives (hash, None)."""
+    dossier gives (hash, None). After the decision: the document it reviewed, when there is one."""
+    reviewed = reviewed_documents(event)
+    found = None if reviewed is None else (reviewed[1].get(bid.id) if bid is not None else reviewed[0])
+    if found is not None:
+        return found.inputs_sha256, found
     report = ranking_report(event)
     if bid is not None:
         digest = inputs_sha256(bid_inputs(bid, report))
@@ -183,6 +201,9 @@ def ensure_dossier(bid: Bid, *, actor, now: datetime, upload_dir: str, report=No
     rendering fails."""
     if not dossiers_open(bid.event.state):
         raise DecisionError("The dossiers open to the Board once the WCOC's scoring is closed.")
+    reviewed = reviewed_documents(bid.event)
+    if reviewed is not None and bid.id in reviewed[1]:
+        return reviewed[1][bid.id]
     dossier, data = _dossier_of(bid, report or ranking_report(bid.event), actor=actor, now=now)
     return dossier if data is None else _keep(dossier, data, actor=actor, now=now, upload_dir=upload_dir)
 
@@ -193,6 +214,9 @@ def ensure_pack(event: Event, *, actor, now: datetime, upload_dir: str) -> tuple
     DecisionError before scoring is closed, core.pdf.PdfError if rendering fails."""
     if not dossiers_open(event.state):
         raise DecisionError("The dossiers open to the Board once the WCOC's scoring is closed.")
+    reviewed = reviewed_documents(event)
+    if reviewed is not None and reviewed[0] is not None:
+        return reviewed[0], sorted(reviewed[1].values(), key=lambda d: d.bid_id)
     report = ranking_report(event)
     made = [_dossier_of(b, report, actor=actor, now=now) for b in report.data.ranked]
     dossiers = [d for d, _ in made]

@@ -10,6 +10,7 @@ from bids.models import Bid
 from bids.rules import BidStatus
 from bids.services import has_stake
 from board import services
+from board.documents import tally_names
 from board.forms import CorrectionForm, DecisionForm, VoteForm, advice_field_name, method_choices
 from board.models import Decision, Dossier, DossierView
 from board.rules import DecisionError, dossiers_open
@@ -68,6 +69,12 @@ def call(slug: str):
     latest: dict = {}
     for d in dossiers:
         latest[(d.kind, d.bid_id)] = d
+    # After the decision, what it reviewed stays the call's dossiers and pack (not whatever was made last).
+    reviewed = services.reviewed_documents(event) if is_open else None
+    if reviewed is not None:
+        latest.update({("bid", bid_id): d for bid_id, d in reviewed[1].items()})
+        if reviewed[0] is not None:
+            latest[("pack", None)] = reviewed[0]
     decision = services.current_decision(event)
     vote = None
     recused = []
@@ -83,7 +90,7 @@ def call(slug: str):
         vote_form.choice.data = str(vote.bid_id) if vote.bid_id else "abstain"
     return render_template(
         "board/call.html", event=event, is_open=is_open, bids=bids, listed=listed, dossiers=dossiers,
-        latest=latest, seen=seen,
+        latest=latest, seen=seen, decided_documents=reviewed is not None,
         decision=decision, vote=vote, recused=recused, vote_form=vote_form, can_vote=services.voting_open(event),
         outcome=_outcome(listed), tally=services.current_tally(event) if is_open else None,
         decision_form=_decision_form(event, bids) if is_open and decision is None else None,
@@ -322,6 +329,7 @@ def _decision_page(event, form=None, status: int = 200):
     if form is None and (current_user.has_role(Role.ADMIN) or current_user.is_president):
         form = _decision_form(event, services.bids_decided(event), CorrectionForm)
     return render_template("board/decision.html", event=event, decision=current, history=history,
+                           names=tally_names(current),
                            form=form, wcoc=_wcoc_members(), checkpoint=services.decision_checkpoint(current)), status
 
 

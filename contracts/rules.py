@@ -24,7 +24,7 @@ from decimal import Decimal
 
 from bids.rules import country_name
 from core.lifecycle import Lifecycle
-from core.money import amount_str, format_day, format_eur
+from core.money import amount_str, format_count, format_day, format_eur
 from events.regulation import FideBank, Regulation, ScheduleDay
 from finance.rules import (
     DECIDED_IN,
@@ -696,7 +696,7 @@ def _entries(payments) -> list[Entry]:
 
 
 def _days(n: int) -> str:
-    return f"{n} day" if n == 1 else f"{n} days"
+    return "1 day" if n == 1 else f"{format_count(n)} days"
 
 
 def milestone_status(amount: Decimal, payments: Iterable, due: date | None, as_of: date, due_soon_days: int, *,

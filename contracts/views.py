@@ -41,7 +41,7 @@ from contracts.rules import ContractStatus, DueSetBy, MatchOutcome, allowed_acti
 from core import audit
 from core.auth import Role, roles_required
 from core.db import db, utcnow, writes_on_get
-from core.money import amount_str, format_eur
+from core.money import amount_str, format_day, format_eur
 from core.pdf import PdfError
 from core.storage import send_verified
 from core.templating import register_nav
@@ -409,7 +409,7 @@ def record_payment(contract_id: int, milestone_id: int):
     if created:
         # The log's head right after the payment's entry: shown so it can be kept outside the database.
         head = audit.checkpoint_of(payment, "payment.record")
-        flash(f"{format_eur(payment.amount)} received on {payment.received_on.isoformat()} is recorded against "
+        flash(f"{format_eur(payment.amount)} received on {format_day(payment.received_on)} is recorded against "
               f"{m.title}. Audit checkpoint after this payment: {head}.", "success")
     else:
         flash("This payment was already recorded (the form was sent more than once); it is recorded once.", "info")

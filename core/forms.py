@@ -73,11 +73,14 @@ class BaseForm(FlaskForm):
         out = []
         for name, errors in self.errors.items():
             field = self[name] if name in self._fields else None
-            for message in errors if isinstance(errors, list) else [errors]:
-                if isinstance(message, dict):  # FieldList of FormFields
-                    for sub in message.values():
+            for index, message in enumerate(errors if isinstance(errors, list) else [errors]):
+                if isinstance(message, dict):  # FieldList of FormFields: link to the line's field, which exists
+                    entry = field.entries[index].form
+                    for sub_name, sub in message.items():
+                        sub_field = entry[sub_name]
                         for m in sub if isinstance(sub, list) else [sub]:
-                            out.append((field.id if field else name, field.label.text if field else name, str(m)))
+                            out.append((sub_field.id, f"{field.label.text}, line {index + 1}: {sub_field.label.text}",
+                                        str(m)))
                     continue
                 out.append((field.id if field else name, field.label.text if field else name, str(message)))
         return out

@@ -49,6 +49,16 @@ def _day(value: date | datetime, fmt: str) -> str:
     return _format_date(value, format=fmt, locale=LOCALE)
 
 
+def format_count(n: int) -> str:
+    """4,110 for 4110: a whole number as people read it (Babel, the app's locale)."""
+    return format_decimal(n, locale=LOCALE)
+
+
+def format_instant(value: datetime) -> str:
+    """30 June 2015 at 14:05 UTC: an instant as the pages show one (instants are kept in UTC)."""
+    return f"{format_day(value)} at {value:%H:%M} UTC"
+
+
 def amount_str(amount: Decimal) -> str:
     """The JSON form of an amount: a string with two decimals ("40000.00"), never a float."""
     return str(Decimal(amount).quantize(CENTS))

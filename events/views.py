@@ -39,11 +39,18 @@ def public(slug: str):
 
     criteria = weights_in_force(event)
     total_weight = sum(c.weight for c in criteria)
+    actions = [(a, ACTION_LABELS[a]) for a in actions_from(event.state)]
+    notes = {}
+    if current_user.is_authenticated and current_user.has_role(Role.ADMIN) and "close_scoring" in dict(actions):
+        from scoring.queries import load_scoring
+
+        # Whoever closes scoring is told how many scorecards are in and who has not scored: they cannot change after.
+        notes["close_scoring"] = (f"{load_scoring(event).progress()} Once scoring is closed, no scorecard can be "
+                                  "submitted or changed.")
     return render_template("events/public.html", event=event, reg=reg, opening_dates=opening_dates,
                            sample_schedule=sample_schedule, total_weight=total_weight, now=utcnow(),
                            criteria_in_force=criteria,
-                           actions=[(a, ACTION_LABELS[a]) for a in actions_from(event.state)],
-                           action_form=EmptyForm())
+                           actions=actions, action_notes=notes, action_form=EmptyForm())
 
 
 @bp.route("/events/<slug>/status", methods=["POST"])

@@ -181,6 +181,26 @@ class ScoringData:
     def weights(self) -> dict[str, Decimal]:
         return weights_of(self.reg, self.weights_version)
 
+    # ---- progress
+
+    def not_scored(self) -> list[tuple[User, list[Bid]]]:
+        """The WCOC members with a bid due (`due`) whose scorecard is not submitted, with those bids."""
+        return [(m, missing) for m in self.wcoc
+                if (missing := [b for b in self.due(m) if not ((c := self.card(b, m)) and c.is_submitted)])]
+
+    def progress(self) -> str:
+        """How many of the scorecards due are in, and who has not scored which bid: said to whoever closes
+        scoring ("2 of 8 scorecards are in. Not scored yet — Bo Berg: Lviv and Tbilisi.")."""
+        due = sum(len(self.due(m)) for m in self.wcoc)
+        missing = self.not_scored()
+        done = due - sum(len(bids) for _, bids in missing)
+        text = f"{done} of {due} scorecard{'' if due == 1 else 's'} {'is' if done == 1 else 'are'} in."
+        if missing:  # bid titles hold commas ("…, GE"): members are parted by semicolons, bids by "and"
+            text += " Not scored yet — " + "; ".join(
+                f"{m.name}: {', '.join(b.title for b in bids[:-1])}{' and ' if len(bids) > 1 else ''}{bids[-1].title}"
+                for m, bids in missing) + "."
+        return text
+
 
 
 def reads_all_scores(roles) -> bool:
@@ -335,6 +355,16 @@ class RankingReport:
     def expected(self, bid: Bid) -> int:
         """How many WCOC members are to score the bid (those not recused)."""
         return sum(1 for m in self.data.wcoc if self.data.recusal(m, bid) is None)
+
+    def members_scored(self, result) -> str:
+        """"1 of 4 members scored": the counted scorecards of a ranked bid against the members due to score it."""
+        return f"{result.scorecards} of {self.expected(self.bid(result.bid_id))} members scored"
+
+    @property
+    def short_of_scorecards(self) -> list[tuple[Bid, str]]:
+        """The ranked bids fewer members scored than were due to, with "1 of 4 members scored"."""
+        return [(self.bid(r.bid_id), self.members_scored(r)) for r in self.ranking.bids
+                if r.scorecards < self.expected(self.bid(r.bid_id))]
 
     def weights_version_dict(self) -> dict:
         v = self.data.weights_version

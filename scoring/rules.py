@@ -37,6 +37,7 @@ from fractions import Fraction
 from typing import Literal
 
 from core.lifecycle import Lifecycle
+from core.money import format_instant
 from events.regulation import Criterion, Regulation, Scoring
 
 DISPLAY_PLACES = 2
@@ -868,7 +869,7 @@ def declaration_change_refused(*, first_shown_at: datetime | None, before: Mappi
         return None
     names = ", ".join(titles.get(b, f"bid {b}") for b in changed)
     return (f"{INDEPENDENCE}: you were shown the other members' scores on "
-            f"{first_shown_at.strftime('%Y-%m-%d %H:%M')} UTC, so your declaration of conflicts of interest can no "
+            f"{format_instant(first_shown_at)}, so your declaration of conflicts of interest can no "
             f"longer change (you asked to change it for {names}). Ask the secretariat if it is wrong.")
 
 

@@ -201,7 +201,8 @@ def _swaps(ctx: _Context) -> tuple[WeightSwap, ...]:
             shift = after - before
             verb, rest = ("raising", "down") if delta > 0 else ("lowering", "up")
             sentence = (f"{verb} the weight of {ctx.criterion(c.key)} from {before}% to {after}% of the total "
-                        f"({shift:+} points, the other weights scaled {rest} in proportion) brings "
+                        f"({shift:+} percentage points of the total weight, the other weights scaled {rest} in "
+                        f"proportion) brings "
                         f"{ctx.name(rival)} level with {ctx.name(leader)}")
             out.append(WeightSwap(leader, rival, c.key, c.label, before, after, shift, sentence, delta))
     return tuple(sorted(out, key=lambda s: abs(s.delta)))
@@ -450,7 +451,8 @@ def assess_sensitivity(reg: Regulation, scorecards: Scorecards, weights: Weights
             reasons.append(f"{ctx.name(leader)} comes first in only {_pct(share)} of {shares.samples:,} sampled "
                            f"weightings")
         if critical is not None and abs(critical.delta) * 100 < robust_shift:
-            reasons.append(f"a {abs(critical.shift)}-point {'rise' if critical.delta > 0 else 'cut'} in the weight "
+            rise = "rise" if critical.delta > 0 else "cut"
+            reasons.append(f"a {abs(critical.shift)}-percentage-point {rise} in the weight "
                            f"of {ctx.criterion(critical.criterion)} "
                            f"(from {critical.weight_before}% to {critical.weight_after}%) brings "
                            f"{ctx.name(critical.rival)} level")
@@ -470,7 +472,7 @@ def assess_sensitivity(reg: Regulation, scorecards: Scorecards, weights: Weights
         swap = "no change of a single criterion's weight lets another bid draw level"
     else:
         swap = (f"the smallest single-weight change that lets another bid draw level is {abs(critical.shift)} "
-                f"points ({critical.sentence})")
+                f"percentage points of the total weight ({critical.sentence})")
     return result(True, f"robust: {ctx.name(leader)} comes first {wins}, keeps the lead {_and(kept)}; {swap}.")
 
 

@@ -23,7 +23,8 @@ from core.db import db, utcnow, writes_on_get
 from core.templating import register_nav
 from events.models import Event
 from events.services import get_event
-from scoring import services
+from scoring import reading, services
+from scoring.charts import criteria_chart, first_places_chart
 from scoring.forms import AdmitForm, ConflictsForm, scale, score_text, scorecard_form, weights_form
 from scoring.queries import (
     ScoringData,
@@ -40,6 +41,7 @@ from scoring.rules import (
     scoring_is_open,
     weight_shares,
     weights_change_needs_reason,
+    weights_may_change,
 )
 
 bp = Blueprint("scoring", __name__)
@@ -330,7 +332,13 @@ def ranking(slug: str):
     if closed:
         return render_template("scoring/ranking_closed.html", event=event, reason=closed)
     report = build_ranking(data, _me())
-    return render_template("scoring/ranking.html", event=event, reg=data.reg, report=report, data=data)
+    first_places = ([(report.bid(bid_id).title, share) for bid_id, share in report.sensitivity.first_places.shares]
+                    if report.sensitivity.first_places else [])
+    return render_template("scoring/ranking.html", event=event, reg=data.reg, report=report, data=data,
+                           verdict=reading.verdict(report), disagreements=reading.disagreements,
+                           criteria_chart=criteria_chart, first_places_chart=first_places_chart,
+                           first_places=first_places, criterion_names={c.key: f"({c.key}) {c.label}"
+                                                                       for c in data.reg.criteria})
 
 
 @bp.route("/events/<slug>/scoring/scores.csv")
@@ -401,7 +409,7 @@ def weights(slug: str):
         form.fill(weights_of(reg, current), current.number if current else 0)
     shares = weight_shares(reg, weights_of(reg, current))
     return render_template("scoring/weights.html", event=event, reg=reg, form=form, versions=versions,
-                           current=current, shares=shares, notice=notice,
+                           current=current, shares=shares, notice=notice, may_change=weights_may_change(event.status),
                            needs_reason=weights_change_needs_reason(event.status)), \
         (422 if request.method == "POST" else 200)
 

@@ -10,6 +10,8 @@ from sqlalchemy import select
 from bids.models import Bid, BidDocument, BidVersion
 from core.audit import AuditEntry
 from core.db import db, utcnow
+from core.money import format_day, format_eur
+from events.federations import country_names
 from events.models import Event
 from tests.bids.factories import valid_bid
 from tests.bids.web import PDF, fill_bid, fill_section, revision, section_posts, start_bid, upload
@@ -257,7 +259,37 @@ def test_reopen_makes_a_new_version_and_keeps_the_old(client, app, login_as, goo
     assert bid.status == "submitted" and bid.version == 2
     v1 = client.get(f"/bids/{bid_id}/versions/1").get_data(as_text=True)
     v2 = client.get(f"/bids/{bid_id}/versions/2").get_data(as_text=True)
-    assert str(good.prize_fund_eur) in v1 and "250000.00" in v2
+    assert format_eur(good.prize_fund_eur) in v1 and "€250,000.00" in v2
+
+
+def test_the_submitted_version_reads_like_the_form(client, app, login_as, good):
+    """Issue 14, item 7: the form's labels in the form's order, values as people read them, no internals."""
+    login_as("bidder")
+    bid_id = start_bid(client)
+    fill_bid(client, bid_id, good)
+    upload(client, bid_id, "signed_letter")
+    upload(client, bid_id, "guarantee")
+    assert client.post(f"/bids/{bid_id}/submit").status_code == 302
+    page = client.get(f"/bids/{bid_id}/versions/1").get_data(as_text=True)
+    facts = re.findall(r"<dt>(.*?)</dt><dd>(.*?)</dd>", page)
+    shown = dict(facts)
+    labels = [label for label, _ in facts]
+    assert labels.index("Legal name of the applicant") < labels.index("Opening ceremony") \
+        < labels.index("Prize fund (euros)") < labels.index("Name of the official hotel") \
+        < labels.index("Valid until") < labels.index("Date signed")
+    assert shown["Prize fund (euros)"] == format_eur(good.prize_fund_eur)
+    assert shown["Contribution to FIDE (euros)"] == format_eur(good.fide_contribution_eur)
+    assert shown["Opening ceremony"] == format_day(good.opening_date)
+    assert shown["Both amounts are net of all applicable local taxes"] == "Yes"
+    assert shown["Do you offer a bank guarantee?"] == "Yes"
+    assert shown["Country"] == country_names()[good.venue_country]
+    assert shown["The applicant is"] == "A FIDE member federation"
+    assert shown["Special room rates for visitors, meals included"].startswith(
+        f"{good.room_rates[0].room_type}: {format_eur(good.room_rates[0].eur_per_night)}")
+    assert "The signed bid letter: letter.pdf" in page and "The bank guarantee:" in page
+    for internal in ("Fide contribution eur", "Ioc conflict free", "True", "signed_letter:",
+                     good.opening_date.isoformat(), f">{good.prize_fund_eur}<"):
+        assert internal not in page, internal
 
 
 def test_withdraw_before_the_deadline(client, app, login_as, good):

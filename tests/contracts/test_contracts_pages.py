@@ -197,6 +197,8 @@ def test_recording_payments_part_over_twice_and_reversed(app, event, people, cf)
             "idempotency_key": key}
     post(admin, f"{url}/payments", data)
     recorded = get(admin, url)
+    # Issue 14, item 15: the day as the rest of the app writes it, not 2015-06-20.
+    assert "€60,000.00 received on 20 June 2015 is recorded against instalment 1" in recorded
     with app.app_context():  # the flash shows the log's head right after the payment's entry, and it verifies
         entry = db.session.scalars(select(AuditEntry).where(AuditEntry.action == "payment.record")).one()
         shown = re.search(r"Audit checkpoint after this payment: (\d+:[0-9a-f]{64})\.", recorded).group(1)
@@ -237,6 +239,8 @@ def test_the_status_page_takes_a_day_and_explains_a_wrong_one(app, event, people
     contract_id = cf.contract(event, owner_id=people["organizer"], admin_id=people["admin"])
     organizer = as_user(app, people["organizer"])
     assert "Overdue by 2 days" in get(organizer, f"/contracts/{contract_id}?as_of=2015-07-02")
+    # Issue 14, item 15: a large count with a thousands separator, as Babel writes numbers elsewhere.
+    assert "Overdue by 4,110 days" in get(organizer, f"/contracts/{contract_id}?as_of=2026-09-30")
     assert "Not yet due: due 30 June 2015, in 60 days" in get(organizer, f"/contracts/{contract_id}?as_of=2015-05-01")
     page = get(organizer, f"/contracts/{contract_id}?as_of=2015-02-30", 400)
     assert "as_of must be a date written YYYY-MM-DD, for example 2015-06-30 (you gave &#39;2015-02-30&#39;)" in page

@@ -19,6 +19,7 @@ from sqlalchemy import func, select
 from accounts.models import User
 from core.audit import AuditEntry
 from core.db import db
+from core.money import format_day
 from events.models import Event
 from scoring.models import ConflictDeclaration, Scorecard
 from tests.conftest import run_twice, utcnow
@@ -146,8 +147,8 @@ def test_after_reading_the_scores_a_member_cannot_recuse_themselves(app, client,
 
     response = post_declaration(client, (a,), "Former employee of the organiser")
     assert response.status_code == 422
-    shown = before["first_shown"].strftime("%Y-%m-%d %H:%M")
-    assert (f"Gambit's rule for independent scoring: you were shown the other members' scores on {shown} UTC, so "
+    shown = f"{format_day(before['first_shown'])} at {before['first_shown']:%H:%M} UTC"
+    assert (f"Gambit's rule for independent scoring: you were shown the other members' scores on {shown}, so "
             "your declaration of conflicts of interest can no longer change (you asked to change it for Federation "
             "of Lviv — Lviv, UA). Ask the secretariat if it is wrong.") in html.unescape(response.get_data(True))
     assert declaration(app, event, m1) == before
@@ -177,9 +178,9 @@ def test_the_service_refuses_a_change_of_declaration_after_scores_were_shown(app
     assert before["first_shown"] == shown_at
     message = declare_service(app, event, m1, (a, b), "Both organisers are friends")
     assert message == ("Gambit's rule for independent scoring: you were shown the other members' scores on "
-                       "2015-06-11 08:30 UTC, so your declaration of conflicts of interest can no longer change (you "
-                       "asked to change it for Federation of Lviv — Lviv, UA, Federation of Sochi — Sochi, UA). Ask "
-                       "the secretariat if it is wrong.")
+                       "11 June 2015 at 08:30 UTC, so your declaration of conflicts of interest can no longer change "
+                       "(you asked to change it for Federation of Lviv — Lviv, UA, Federation of Sochi — Sochi, UA). "
+                       "Ask the secretariat if it is wrong.")
     assert declaration(app, event, m1) == before
     # Confirming the same declaration again is no change.
     assert declare_service(app, event, m1) is None
@@ -411,7 +412,7 @@ def test_a_change_of_declaration_racing_the_first_showing_of_scores_is_refused(a
                            .values(scores_first_shown_at=datetime(2015, 6, 11, 8, 30, tzinfo=UTC))
                            .execution_options(synchronize_session=False))  # the other window's first showing
         listed = bids_before_reviewers(ev)
-        with pytest.raises(ScoringError, match=r"you were shown the other members' scores on 2015-06-11 08:30 UTC"):
+        with pytest.raises(ScoringError, match=r"shown the other members' scores on 11 June 2015 at 08:30 UTC"):
             declare_conflicts(ev, anna, has_conflict=True, conflicted=[b for b in listed if b.id == a],
                               reason="Former employee", listed=listed, actor=anna, now=SCORING_DAY)
         db.session.rollback()

@@ -62,8 +62,8 @@ def test_the_verdict_follows_the_thresholds_of_the_regulation():
 
     wider = assess_sensitivity(_judged_by(robust_shift_points=Decimal("12")), cards)
     assert wider.robust is False
-    assert wider.reasons == ("a 10.00-point rise in the weight of (c) Playing conditions (from 15.00% to 25.00%) "
-                             "brings B level",)
+    assert wider.reasons == ("a 10.00-percentage-point rise in the weight of (c) Playing conditions (from 15.00% "
+                             "to 25.00%) brings B level",)
     stricter = assess_sensitivity(_judged_by(robust_share=Decimal("0.995")), cards)
     assert stricter.robust is False
     assert stricter.reasons == ("A comes first in only 99.37% of 10,000 sampled weightings",)

@@ -128,8 +128,8 @@ def test_weight_swaps_name_the_critical_criterion_in_points_of_total_weight():
     assert (critical.leader, critical.rival, critical.weight_before, critical.weight_after, critical.delta) == (
         "Y", "X", D("50.00"), D("56.52"), Fraction(3, 46))
     assert critical.sentence == (
-        "raising the weight of (a) Prize fund from 50.00% to 56.52% of the total (+6.52 points, the other "
-        "weights scaled down in proportion) brings X level with Y")
+        "raising the weight of (a) Prize fund from 50.00% to 56.52% of the total (+6.52 percentage points of the "
+        "total weight, the other weights scaled down in proportion) brings X level with Y")
 
 
 def test_weight_swaps_agree_with_a_brute_force_scan_on_the_2015_weights():
@@ -257,7 +257,7 @@ def test_a_weight_shift_below_five_points_makes_the_ranking_sensitive():
              "X": {"m1": card(3, 3, 5), "m2": card(3, 3, 5)}}         # means 3, 3, 5
     s = assess_sensitivity(small_reg(("1", "1", "1")), cards)
     assert s.critical.criterion == "c" and s.critical.shift < 5
-    assert (f"a {s.critical.shift}-point rise in the weight of (c) Playing conditions (from 33.33% to "
+    assert (f"a {s.critical.shift}-percentage-point rise in the weight of (c) Playing conditions (from 33.33% to "
             f"{s.critical.weight_after}%) brings X level") in s.summary
     assert s.robust is False
 
