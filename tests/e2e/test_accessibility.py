@@ -157,11 +157,11 @@ def _excluded(endpoint: str) -> bool:
     return endpoint in EXCLUDED or any(endpoint.startswith(p) for p in EXCLUDED_PREFIXES)
 
 
-def test_every_get_page_is_visited_or_excluded_with_a_reason():
+def test_every_get_page_is_visited_or_excluded_with_a_reason(tmp_path):
     """A new GET page must be added to VISITS (or to EXCLUDED, with the reason it is no page a person reads)."""
     from app import create_app
 
-    app = create_app(live_config(Path("/nonexistent-unused")))
+    app = create_app(live_config(tmp_path))
     get_endpoints = {rule.endpoint for rule in app.url_map.iter_rules() if "GET" in (rule.methods or ())}
     visited = {v.endpoint for v in VISITS}
     forgotten = sorted(e for e in get_endpoints if e not in visited and not _excluded(e))
