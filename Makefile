@@ -9,11 +9,12 @@ HOST   ?= 127.0.0.1
 export FLASK_APP := app
 
 # System packages: WeasyPrint needs Pango and fonts; the browser tests need Debian's Chromium; pdftoppm
-# (poppler-utils) turns PDFs into pictures for a person to check.
+# (poppler-utils) turns PDFs into pictures for a person to check; Node.js's npm installs axe-core (package.json)
+# for the accessibility tests.
 APT_PACKAGES := libpango-1.0-0 libpangoft2-1.0-0 libharfbuzz-subset0 fonts-dejavu-core fonts-dejavu-extra chromium poppler-utils \
-                redis-server
+                redis-server nodejs
 
-.PHONY: run test lint serve bench venv system-deps services migrate seed clean
+.PHONY: run test lint serve bench venv node-deps system-deps services migrate seed clean
 
 $(BIN)/.installed: requirements.txt requirements-dev.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -22,6 +23,13 @@ $(BIN)/.installed: requirements.txt requirements-dev.txt
 	touch $@
 
 venv: $(BIN)/.installed
+
+# axe-core, pinned in package.json and package-lock.json, for the browser tests (tests/e2e/test_accessibility.py).
+node_modules/.installed: package.json package-lock.json
+	npm ci --ignore-scripts --no-audit --no-fund
+	touch $@
+
+node-deps: node_modules/.installed
 
 system-deps:
 	@missing=""; for p in $(APT_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
@@ -52,7 +60,7 @@ serve: system-deps migrate services
 	$(BIN)/flask board worker & \
 	$(BIN)/gunicorn --workers 2 --bind $(HOST):$(PORT) "app:create_app()"
 
-test: system-deps venv services
+test: system-deps venv node-deps services
 	$(BIN)/pytest
 
 lint: venv
@@ -62,4 +70,4 @@ bench: system-deps venv
 	$(BIN)/python -m bench
 
 clean:
-	rm -rf $(VENV) .pytest_cache .ruff_cache .hypothesis
+	rm -rf $(VENV) node_modules .pytest_cache .ruff_cache .hypothesis

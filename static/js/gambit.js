@@ -4,6 +4,43 @@ document.addEventListener("DOMContentLoaded", () => {
   const summary = document.querySelector("[data-focus]");
   if (summary) summary.focus();
 
+  // A wide table scrolls inside its own box, not the whole page (a phone): the box is a region named after the
+  // table's caption or the heading above it and, while it has something to scroll, takes keyboard focus so that
+  // it can be scrolled with the arrow keys.
+  const boxes = [];
+  const focusable = () => boxes.forEach((box) => {
+    if (box.scrollWidth > box.clientWidth) box.tabIndex = 0; else box.removeAttribute("tabindex");
+  });
+  document.querySelectorAll("table.table").forEach((table, i) => {
+    if (table.parentElement.classList.contains("table-box")) return;
+    const box = document.createElement("div");
+    box.className = "table-box";
+    box.setAttribute("role", "region");
+    boxes.push(box);
+    const caption = table.caption;
+    if (caption) {
+      caption.id = caption.id || `table-caption-${i + 1}`;
+      box.setAttribute("aria-labelledby", caption.id);
+    } else {
+      let el = table;
+      let heading = null;
+      while (el && !heading) {
+        let prev = el.previousElementSibling;
+        while (prev && !heading) {
+          const inside = prev.querySelectorAll("h1, h2, h3, h4");
+          heading = prev.matches("h1, h2, h3, h4") ? prev : inside[inside.length - 1] || null;
+          prev = prev.previousElementSibling;
+        }
+        el = el.parentElement;
+      }
+      box.setAttribute("aria-label", heading ? `Table: ${heading.textContent.trim()}` : "Table");
+    }
+    table.replaceWith(box);
+    box.appendChild(table);
+  });
+  focusable();
+  window.addEventListener("resize", focusable);
+
   // Ask before an action that cannot be undone.
   document.querySelectorAll("form[data-confirm]").forEach((form) => {
     form.addEventListener("submit", (event) => {

@@ -11,6 +11,7 @@ import email
 import email.policy
 import socket
 import threading
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -80,32 +81,32 @@ def _quiet_handler():
     return Handler
 
 
-@pytest.fixture
-def live_server(tmp_path, mailbox):
-    """Gambit served by werkzeug on a free localhost port, from a thread, on a fresh SQLite file in tmp_path.
+def live_config(folder: Path, **overrides) -> dict:
+    """The settings of a live Gambit whose database and uploads live in `folder`: CSRF on (a real browser posts
+    real forms), rate limits off (one client address logs in many people), fast password hashing."""
+    return {
+        "SECRET_KEY": "e2e-secret-key",
+        "SQLALCHEMY_DATABASE_URI": f"sqlite:///{folder / 'e2e.sqlite3'}",
+        "UPLOAD_DIR": str(folder / "uploads"),
+        "RATELIMIT_ENABLED": False,
+        "MAIL_ENABLED": False,
+        # Fast hashing in tests only; production keeps argon2id's defaults.
+        "ARGON2_TIME_COST": 1,
+        "ARGON2_MEMORY_COST": 1024,
+        **overrides,
+    }
 
-    CSRF stays on (a real browser posts real forms); rate limits are off (one client address logs in many
-    people); mail goes to `mailbox`. The schema is made with create_all, as in tests/conftest.py.
-    """
+
+@contextmanager
+def serving(config: dict):
+    """Gambit made with `config` (schema by create_all, as in tests/conftest.py), served by werkzeug on a free
+    localhost port from a thread until the block ends; yields a LiveServer."""
     from werkzeug.serving import make_server
 
     from app import create_app
     from core.db import db
 
-    app = create_app({
-        "SECRET_KEY": "e2e-secret-key",
-        "SQLALCHEMY_DATABASE_URI": f"sqlite:///{tmp_path / 'e2e.sqlite3'}",
-        "UPLOAD_DIR": str(tmp_path / "uploads"),
-        "RATELIMIT_ENABLED": False,
-        "MAIL_ENABLED": True,
-        "MAIL_SERVER": "127.0.0.1",
-        "MAIL_PORT": mailbox.port,
-        "MAIL_USE_TLS": False,
-        "MAIL_USERNAME": "",
-        # Fast hashing in tests only; production keeps argon2id's defaults.
-        "ARGON2_TIME_COST": 1,
-        "ARGON2_MEMORY_COST": 1024,
-    })
+    app = create_app(config)
     with app.app_context():
         db.create_all()
     server = make_server("127.0.0.1", _free_port(), app, threaded=True, request_handler=_quiet_handler())
@@ -121,6 +122,14 @@ def live_server(tmp_path, mailbox):
             db.session.remove()
             for engine in db.engines.values():
                 engine.dispose()
+
+
+@pytest.fixture
+def live_server(tmp_path, mailbox):
+    """Gambit served on a free localhost port, on a fresh SQLite file in tmp_path, its mail sent to `mailbox`."""
+    with serving(live_config(tmp_path, MAIL_ENABLED=True, MAIL_SERVER="127.0.0.1", MAIL_PORT=mailbox.port,
+                             MAIL_USE_TLS=False, MAIL_USERNAME="")) as live:
+        yield live
 
 
 @pytest.fixture
