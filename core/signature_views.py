@@ -71,6 +71,7 @@ def verify():
         if content is not None:
             verdict = verify_issued(content)
         else:
+            form.file.errors = [error]  # said beside the field, which is marked invalid for screen readers
             status = 422
     identity = load_identity()
     return render_template("signatures/verify.html", form=form, verdict=verdict, error=error,
@@ -108,6 +109,7 @@ def trust_list():
                 flash(f"{row.subject} is on the trust list; the signatures of {checked} stored documents were "
                       "checked again.", "success")
                 return redirect(url_for("signatures.trust_list"))
+        form.file.errors = [error]  # said beside the field, which is marked invalid for screen readers
         status = 422
     return render_template("signatures/trust.html", form=form, error=error, rows=trust.trust_list(),
                            remove_form=BaseForm(), identity=load_identity()), status

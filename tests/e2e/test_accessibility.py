@@ -130,6 +130,12 @@ VISITS: list[Visit] = [
           status=422, invalid=Invalid("Record the result")),
     Visit("new contract, refused", "contracts.new", "/bids/{federation_bid}/contract/new", ("secretariat",),
           status=409),
+    Visit("verify a PDF", "signatures.verify", "/verify", EVERYONE),
+    Visit("verify a PDF, refused", "signatures.verify", "/verify", ("visitor",), status=422,
+          invalid=Invalid("Verify")),
+    Visit("trust list", "signatures.trust_list", "/admin/trust", ("secretariat",)),
+    Visit("trust list, refused", "signatures.trust_list", "/admin/trust", ("secretariat",), status=422,
+          invalid=Invalid("Add to the trust list")),
 ]
 
 # GET rules of the app that are not HTML pages a person reads, each with the reason it is not visited.
@@ -147,6 +153,7 @@ EXCLUDED: dict[str, str] = {
     "contracts.export_milestones": "a CSV download",
     "contracts.export_payments": "a CSV download",
     "scoring.export_csv": "a CSV download",
+    "signatures.certificate": "Gambit's signing certificate, a PEM download",
     "contracts.for_bid": "a redirect to the bid's contract (or its new-contract page), both visited",
     "contracts.issue": "a GET of an issued contract redirects to the contract page, which is visited",
 }
