@@ -32,35 +32,50 @@ def queue():
 
 
 def render_all(event_id: int, bid_id: int | None, actor_id: int | None, progress=None) -> int:
-    """Make (or find) the current dossier of a bid, or every missing dossier then the pack when bid_id is None,
-    committing each; returns the id of the document asked for. `progress(done, total)` is called after each.
-    Runs in an app context (the worker's, the thread's, the CLI's). Raises what the services raise."""
+    """Make (or find) the current dossier of a bid, or every missing dossier then the pack when bid_id is None;
+    returns the id of the document asked for. Each document is rendered in a reading transaction (no write lock
+    held while WeasyPrint runs), then stored and committed in a short one of its own; `progress(done, total)` is
+    called after each. Runs in an app context (the worker's, the thread's, the CLI's). Raises what the services
+    raise."""
     from accounts.models import User
     from bids.models import Bid
     from board import services
-    from core.db import db, utcnow
+    from core.db import db, reading, utcnow
     from events.models import Event
 
-    event = db.session.get(Event, event_id)
-    actor = db.session.get(User, actor_id) if actor_id else None
     upload_dir = current_app.config["UPLOAD_DIR"]
+
+    def step(make) -> int:
+        # Every id is read before a commit: touching an expired row after it would begin a transaction outside
+        # `reading()`, one that takes the write lock and keeps it through the next rendering.
+        with reading():
+            actor = db.session.get(User, actor_id) if actor_id else None
+            made, data = make(actor)
+            made_id = made.id
+        db.session.commit()  # ends the reading transaction: nothing was written
+        if data is not None:
+            made = services.keep(made, data, actor=db.session.get(User, actor_id) if actor_id else None,
+                                 now=utcnow(), upload_dir=upload_dir)
+            made_id = made.id
+            db.session.commit()
+        return made_id
+
+    def event() -> Event:
+        return db.session.get(Event, event_id)
+
     if bid_id is not None:
-        found = services.ensure_dossier(db.session.get(Bid, bid_id), actor=actor, now=utcnow(),
-                                        upload_dir=upload_dir)
-        db.session.commit()
-        return found.id
-    missing = services.missing_dossiers(event)
-    report = services.ranking_report(event, full=True) if missing else None
-    for done, (bid, _) in enumerate(missing, start=1):
-        services.ensure_dossier(bid, actor=actor, now=utcnow(), upload_dir=upload_dir, report=report)
-        db.session.commit()
+        return step(lambda actor: services.dossier_of(db.session.get(Bid, bid_id), actor=actor, now=utcnow()))
+    with reading():
+        missing = [b.id for b, _ in services.missing_dossiers(event())]
+    db.session.commit()
+    for done, missing_id in enumerate(missing, start=1):
+        step(lambda actor, b=missing_id: services.dossier_of(db.session.get(Bid, b), actor=actor, now=utcnow()))
         if progress:
             progress(done, len(missing) + 1)
-    found, _ = services.ensure_pack(event, actor=actor, now=utcnow(), upload_dir=upload_dir)
-    db.session.commit()
+    found = step(lambda actor: services.pack_of(event(), actor=actor, now=utcnow()))
     if progress:
         progress(len(missing) + 1, len(missing) + 1)
-    return found.id
+    return found
 
 
 def render_job(event_id: int, bid_id: int | None, actor_id: int | None) -> int:

@@ -250,6 +250,38 @@ def ensure_pack(event: Event, *, actor, now: datetime, upload_dir: str) -> tuple
     return pack, dossiers
 
 
+def pack_of(event: Event, *, actor, now: datetime) -> tuple[Dossier, bytes | None]:
+    """The stored board pack for the current inputs (bytes None), or a new one rendered now (not yet kept); every
+    bid's current dossier must be stored already (DecisionError otherwise)."""
+    report = ranking_report(event, full=True)
+    dossiers = _stored_bid_dossiers(event, report.data)
+    if dossiers is None:
+        raise DecisionError("A bid's dossier is missing: make the dossiers first.")
+    inputs = pack_inputs(event, report, dossiers)
+    digest = inputs_sha256(inputs)
+    found = _stored(event, "pack", digest)
+    if found is not None:
+        return found, None
+
+    def render(identifier: str) -> bytes:
+        from board.documents import pack_context
+
+        return render_pdf("board_pack.html", inputs_sha256=digest,
+                          **pack_context(event, report, dossiers, identifier=identifier, now=now))
+
+    return _render_dossier(event, None, "pack", inputs, digest, render, actor=actor, now=now)
+
+
+def dossier_of(bid: Bid, *, actor, now: datetime) -> tuple[Dossier, bytes | None]:
+    """The stored dossier for the bid's current inputs (bytes None), or a new one rendered now (not yet kept)."""
+    return _dossier_of(bid, ranking_report(bid.event, full=True), actor=actor, now=now)
+
+
+def keep(dossier: Dossier, data: bytes | None, *, actor, now: datetime, upload_dir: str) -> Dossier:
+    """Store what dossier_of / pack_of rendered (nothing when `data` is None: it was stored already)."""
+    return dossier if data is None else _keep(dossier, data, actor=actor, now=now, upload_dir=upload_dir)
+
+
 def current_pack(event: Event) -> tuple[Dossier, list[Dossier]] | None:
     """The stored board pack and dossiers for the call as things stand, or None when one is missing (nothing is
     rendered: the decision records what the Board had, made beforehand by ensure_pack)."""

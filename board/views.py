@@ -5,6 +5,7 @@ from __future__ import annotations
 from flask import Blueprint, abort, current_app, flash, redirect, render_template, request, url_for
 from flask_login import current_user
 from sqlalchemy import select
+from sqlalchemy.orm import lazyload
 
 from bids.models import Bid
 from bids.rules import BidStatus
@@ -121,9 +122,9 @@ def _serve(dossier: Dossier):
     except StoredFileError as exc:
         return refused(exc)
     services.record_view(dossier, actor, now=now)
+    name, etag = f"{dossier.identifier}.pdf", dossier.pdf_sha256  # read before the commit expires the row
     db.session.commit()
-    return send_bytes(data, download_name=f"{dossier.identifier}.pdf", as_attachment=False,
-                      etag=dossier.pdf_sha256)
+    return send_bytes(data, download_name=name, as_attachment=False, etag=etag)
 
 
 def _current(event, bid):
@@ -173,7 +174,9 @@ def _current(event, bid):
 def dossier(slug: str, bid_id: int):
     event = event_or_404(slug)
     _require_open(event)
-    bid = db.session.get(Bid, bid_id)
+    # The bid row alone: finding its stored dossier needs none of its relations (rendering loads its own).
+    bid = db.session.get(Bid, bid_id, options=[lazyload(Bid.owner), lazyload(Bid.room_rates),
+                                               lazyload(Bid.documents), lazyload(Bid.versions)])
     if bid is None or bid.event_id != event.id or not bid.state.visible_to_reviewers:
         abort(404)
     return _current(event, bid)
