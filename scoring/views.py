@@ -330,7 +330,11 @@ def ranking(slug: str):
     if closed:
         return render_template("scoring/ranking_closed.html", event=event, reason=closed)
     report = build_ranking(data, _me())
-    return render_template("scoring/ranking.html", event=event, reg=data.reg, report=report, data=data)
+    # The criterion-by-criterion tables of every bid are the bulk of the page: shown on demand (one bid, or all).
+    details = request.args.get("details", "")
+    details = int(details) if details.isdigit() else ("all" if details == "all" else None)
+    return render_template("scoring/ranking.html", event=event, reg=data.reg, report=report, data=data,
+                           details=details)
 
 
 @bp.route("/events/<slug>/scoring/scores.csv")
