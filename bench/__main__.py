@@ -377,6 +377,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--code", type=Path, default=None, help="serve and import the app of this tree")
     parser.add_argument("--json", type=Path, default=None, help="write the judged figures here")
     parser.add_argument("--before", type=Path, default=None, help="figures (--json) of the code before")
+    parser.add_argument("--before-report", type=Path, default=None,
+                        help="the results (--output) of the code before, appended in full")
     args = parser.parse_args(argv)
     parts = set(args.parts.split(","))
     signal.signal(signal.SIGTERM, _terminate)
@@ -420,6 +422,9 @@ def main(argv: list[str] | None = None) -> int:
             "absolute times are only context, and ratios within one run are what is judged.", "",
             f"Code measured: `{code}`.", "",
             "## Aims (this run)", "", *aims, "", *comparison]
+    if args.before_report:
+        before = args.before_report.read_text().replace("\n## ", "\n### ").replace("# Benchmarks\n", "", 1)
+        out += ["", "## Appendix: the same benchmark on the code before", "", before]
     text = "\n".join(head + out).rstrip() + "\n"
     args.output.write_text(text)
     print(text)
