@@ -369,6 +369,23 @@ def compare(before: dict, after: dict) -> list[str]:
     return lines + [""]
 
 
+def combine(args) -> int:
+    """Results of a run on this code (`--after JSON REPORT`) with the run on the code before beside them (the
+    table of `compare`) and in full after them: the two runs can be made one after the other, or at once."""
+    after_json, after_report = args.after
+    text = after_report.read_text()
+    table = compare(json.loads(args.before.read_text()), json.loads(after_json.read_text())) if args.before else []
+    marker = "\n## 1. " if "\n## 1. " in text else "\n## "
+    head, _, rest = text.partition(marker)
+    text = head.rstrip() + "\n\n" + "\n".join(table) + marker + rest
+    if args.before_report:
+        before = args.before_report.read_text().replace("\n## ", "\n### ").replace("# Benchmarks\n", "", 1)
+        text = text.rstrip() + "\n\n## Appendix: the same benchmark on the code before\n\n" + before
+    args.output.write_text(text.rstrip() + "\n")
+    print(text)
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="shorter bursts and fewer rounds")
@@ -379,7 +396,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--before", type=Path, default=None, help="figures (--json) of the code before")
     parser.add_argument("--before-report", type=Path, default=None,
                         help="the results (--output) of the code before, appended in full")
+    parser.add_argument("--after", type=Path, nargs=2, metavar=("JSON", "REPORT"), default=None,
+                        help="measure nothing: combine this run's figures and results with --before/--before-report")
     args = parser.parse_args(argv)
+    if args.after:
+        return combine(args)
     parts = set(args.parts.split(","))
     signal.signal(signal.SIGTERM, _terminate)
     started = time.perf_counter()
