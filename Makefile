@@ -59,7 +59,10 @@ test: system-deps venv services
 lint: venv
 	$(BIN)/ruff check .
 
-bench: system-deps venv
+# bench/results.md holds this run beside the code before issue 15 (see `python -m bench --help`):
+#   git worktree add /tmp/before 4fe93ed; python -m bench --code /tmp/before --json b.json --output b.md
+#   python -m bench --json a.json --output a.md; python -m bench --after a.json a.md --before b.json --before-report b.md
+bench: system-deps venv services
 	$(BIN)/python -m bench
 
 clean:
