@@ -62,7 +62,7 @@ lint: venv
 # bench/results.md holds this run beside the code before issue 15 (see `python -m bench --help`):
 #   git worktree add /tmp/before 4fe93ed; python -m bench --code /tmp/before --json b.json --output b.md
 #   python -m bench --json a.json --output a.md; python -m bench --after a.json a.md --before b.json --before-report b.md
-bench: system-deps venv services
+bench: system-deps venv
 	$(BIN)/python -m bench
 
 clean:
