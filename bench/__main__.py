@@ -33,6 +33,7 @@ PAGE_AIM = 0.4  # a page serves at least 0.4 of the trivial route's requests per
 PDF_AIM = 1.5  # a PDF takes at most 1.5 times plain text's time per page
 SCORING_AIM_S = 0.010  # ranking + sensitivity for 20 bids x 15 members x 10 criteria
 FIGURES: dict = {}  # what --json writes: the judged figures of this run
+NOTES: list[str] = []  # --note: said under the before/after table (how the two runs were made)
 
 
 def _terminate(signum, frame):  # SIGTERM unwinds like Ctrl-C: servers stopped, temporary folder removed
@@ -331,9 +332,9 @@ def compare(before: dict, after: dict) -> list[str]:
     """The summary table: each judged figure before and after, and after ÷ before."""
     lines = ["## Before and after", "",
              "Before: the code at `4fe93ed` (main before issue 15), served from a `git worktree` of it with this "
-             "benchmark (`--code`); after: this tree. Two runs one after the other on the same busy machine: each "
-             "ratio is measured within its own run (a page against `/healthz`, a PDF against plain text in the same "
-             "rounds), so the two columns compare ratios, not absolute times.", "",
+             "benchmark (`--code`); after: this tree. Two runs on the same busy machine: each ratio is measured "
+             "within its own run (a page against `/healthz`, a PDF against plain text in the same rounds), so the "
+             "two columns compare ratios, not absolute times.", "", *NOTES,
              "| figure | aim | before | after | after ÷ before |", "|---|---|---:|---:|---:|"]
 
     def row(name, aim, b, a, fmt="{:.2f}", higher_better=True):
@@ -398,7 +399,9 @@ def main(argv: list[str] | None = None) -> int:
                         help="the results (--output) of the code before, appended in full")
     parser.add_argument("--after", type=Path, nargs=2, metavar=("JSON", "REPORT"), default=None,
                         help="measure nothing: combine this run's figures and results with --before/--before-report")
+    parser.add_argument("--note", action="append", default=[], help="a paragraph under the before/after table")
     args = parser.parse_args(argv)
+    NOTES.extend(line for note in args.note for line in (note, ""))
     if args.after:
         return combine(args)
     parts = set(args.parts.split(","))
