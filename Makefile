@@ -55,10 +55,11 @@ run: system-deps seed
 
 # Two gunicorn workers share their rate-limit counts (and the RQ queue) through Redis: REDIS_URL defaults to the
 # local Redis that `services` starts; an RQ worker renders the dossiers beside gunicorn (flask board worker).
+# gunicorn.conf.py freezes what each worker built (gc.freeze) so the collector stops walking it per request.
 serve: system-deps migrate services
 	@export REDIS_URL="$${REDIS_URL:-redis://127.0.0.1:6379/0}"; \
 	$(BIN)/flask board worker & \
-	$(BIN)/gunicorn --workers 2 --bind $(HOST):$(PORT) "app:create_app()"
+	$(BIN)/gunicorn --config gunicorn.conf.py --workers 2 --bind $(HOST):$(PORT) "app:create_app()"
 
 test: system-deps venv node-deps services
 	$(BIN)/pytest
@@ -66,6 +67,9 @@ test: system-deps venv node-deps services
 lint: venv
 	$(BIN)/ruff check .
 
+# bench/results.md holds this run beside the code before issue 15 (see `python -m bench --help`):
+#   git worktree add /tmp/before 4fe93ed; python -m bench --code /tmp/before --json b.json --output b.md
+#   python -m bench --json a.json --output a.md; python -m bench --after a.json a.md --before b.json --before-report b.md
 bench: system-deps venv
 	$(BIN)/python -m bench
 

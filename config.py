@@ -83,6 +83,9 @@ class Config:
         self.SQLALCHEMY_ENGINE_OPTIONS = {"pool_pre_ping": True}
         self.UPLOAD_DIR = os.environ.get("UPLOAD_DIR", str(INSTANCE_DIR / "uploads"))
         self.REDIS_URL = os.environ.get("REDIS_URL", "")
+        # Without Redis, a dossier or pack needing more than this many PDFs made renders in a background thread of
+        # the web process (the page shows the progress), so that no request runs into the server's timeout.
+        self.PDF_INLINE_LIMIT = _int("PDF_INLINE_LIMIT", 4)
         # Uploads: the largest accepted document, in megabytes (a larger one gets a clear message).
         self.MAX_UPLOAD_MB = _int("MAX_UPLOAD_MB", 10)
         # The request limit sits a little above the document limit so Gambit, not the server, says what is wrong.

@@ -45,9 +45,11 @@ def make_app(site: Site, **extra):
     return create_app(site.app_config(**extra))
 
 
-def build_site(folder: Path, bids: int, *, state: str = "scoring") -> Site:
-    """Seed a fresh SQLite database in `folder` with `bids` submitted, compliant bids in the 2015 call, scored by
-    the demo's WCOC members, and leave the call in `state` ("scoring" or "deliberation")."""
+def build_site(folder: Path, bids: int, *, state: str = "scoring", members: int = 3,
+               database_url: str | None = None) -> Site:
+    """Seed a fresh database in `folder` (SQLite, or the empty database `database_url` names) with `bids`
+    submitted, compliant bids in the 2015 call, scored by the demo's 3 WCOC members and `members - 3` more (their
+    submitted scorecards written as rows), and leave the call in `state` ("scoring" or "deliberation")."""
     from sqlalchemy import select
 
     from accounts.services import create_user, find_user_by_email
@@ -61,7 +63,7 @@ def build_site(folder: Path, bids: int, *, state: str = "scoring") -> Site:
     from events.services import change_event_status, get_event
 
     folder.mkdir(parents=True, exist_ok=True)
-    site = Site(folder=folder, database_url=f"sqlite:///{folder / 'gambit.sqlite3'}",
+    site = Site(folder=folder, database_url=database_url or f"sqlite:///{folder / 'gambit.sqlite3'}",
                 upload_dir=str(folder / "uploads"), bids=bids, first_bid_id=0,
                 admin_email="admin@example.org", admin_password=DEMO_PASSWORD)
     # Cheap password hashes while seeding only: a login verifies with the parameters stored in the hash.
@@ -115,6 +117,8 @@ def build_site(folder: Path, bids: int, *, state: str = "scoring") -> Site:
         seed_scoring_demo(now=now)
         db.session.commit()
         event = get_event(SLUG)
+        _more_members(event, members - 3, now=now)
+        db.session.commit()
         if state == "deliberation":
             change_event_status(event, "close_scoring", actor=find_user_by_email(site.admin_email),
                                 now=reg.event.bid_deadline + timedelta(days=20), reason="benchmark")
@@ -130,3 +134,44 @@ def build_site(folder: Path, bids: int, *, state: str = "scoring") -> Site:
         db.session.remove()
         db.engine.dispose()
     return Site(**{**site.__dict__, "first_bid_id": first})
+
+
+def _more_members(event, extra: int, *, now) -> None:
+    """`extra` more WCOC members (of no bid's federation), each with a submitted scorecard on every bid before the
+    WCOC, written as rows (what scoring.services.save_scorecard leaves), scores spread over the scale."""
+    from sqlalchemy import select
+
+    from accounts.services import create_user
+    from bids.models import Bid
+    from core.auth import Role
+    from demo.seed import DEMO_PASSWORD
+    from scoring.models import Scorecard, ScorecardScore
+
+    if extra <= 0:
+        return
+    reg = event.regulation
+    sc = reg.scoring
+    steps = int((sc.scale_max - sc.scale_min) / sc.step)
+    bid_ids = list(db_scalars(select(Bid.id).where(Bid.event_id == event.id, Bid.status == "submitted")
+                              .order_by(Bid.id)))
+    for m in range(extra):
+        member = create_user(email=f"wcoc{m}@bench.example.org", password=DEMO_PASSWORD, name=f"Member {m:02d}",
+                             roles=[Role.WCOC], federation="SUI", actor=None, now=now)
+        for b, bid_id in enumerate(bid_ids):
+            scores = [ScorecardScore(criterion=c.key, comment="",
+                                     score=sc.scale_min + sc.step * ((b * 7 + m * 3 + i) % (steps + 1)))
+                      for i, c in enumerate(reg.criteria)]
+            db_add(Scorecard(bid_id=bid_id, member_id=member.id, status="submitted", version=1, revision=2,
+                             created_at=now, updated_at=now, submitted_at=now, scores=scores))
+
+
+def db_scalars(query):
+    from core.db import db
+
+    return db.session.scalars(query)
+
+
+def db_add(row) -> None:
+    from core.db import db
+
+    db.session.add(row)

@@ -61,15 +61,21 @@ def children_cpu_seconds(parent: int) -> float | None:
     return total / tick
 
 
+CODE = ROOT  # the tree whose app is served (`python -m bench --code DIR`: the code before a change)
+
+
 @contextlib.contextmanager
-def gunicorn(site: Site, *, workers: int = 2, log: Path):
-    """Serve the app on a free loopback port with `workers` sync workers on the site's database; stop it (the
-    whole process group) on the way out, whatever happens. Yields the port and the master's process id."""
+def gunicorn(site: Site | None, *, workers: int = 2, log: Path, app_spec: str = "app:create_app()",
+             env: dict[str, str] | None = None, cwd: Path | None = None, config: Path | None = None):
+    """Serve the app on a free loopback port with `workers` sync workers on the site's database (gunicorn reads
+    the served tree's gunicorn.conf.py, if it has one, as `make serve` does); stop it (the whole process group) on
+    the way out, whatever happens. Yields the port and the master's process id."""
     port = free_port()
     with open(log, "wb") as out:
         proc = subprocess.Popen(
             [sys.executable, "-m", "gunicorn", "-w", str(workers), "-b", f"{HOST}:{port}", "--timeout", "120",
-             "app:create_app()"], cwd=ROOT, env=site.env(), stdout=out, stderr=subprocess.STDOUT,
+             *(["-c", str(config)] if config else []), app_spec], cwd=cwd or CODE, env=env or site.env(), stdout=out,
+            stderr=subprocess.STDOUT,
             start_new_session=True)
     try:
         deadline = time.monotonic() + 60
@@ -121,11 +127,11 @@ def _cookies(jar: dict[str, str], set_cookie: str) -> None:
             jar[name] = morsel.value
 
 
-def login(port: int, email: str, password: str) -> str:
+def login(port: int, email: str, password: str, *, timeout: float = 30) -> str:
     """Log in as a person would, CSRF token included: GET /login, POST it with the token. Returns the Cookie
     header of the logged-in session; raises RuntimeError when the login does not succeed."""
     jar: dict[str, str] = {}
-    status, headers, body = request(port, "/login")
+    status, headers, body = request(port, "/login", timeout=timeout)
     _cookies(jar, headers["set-cookie"])
     match = re.search(rb'name="csrf_token"[^>]*value="([^"]+)"', body) or re.search(
         rb'value="([^"]+)"[^>]*name="csrf_token"', body)
@@ -134,7 +140,7 @@ def login(port: int, email: str, password: str) -> str:
     form = urlencode({"csrf_token": html.unescape(match.group(1).decode()), "email": email,
                       "password": password}).encode()
     status, headers, _ = request(port, "/login", method="POST", body=form,
-                                 cookie="; ".join(f"{k}={v}" for k, v in jar.items()))
+                                 cookie="; ".join(f"{k}={v}" for k, v in jar.items()), timeout=timeout)
     _cookies(jar, headers["set-cookie"])
     if status != 302:
         raise RuntimeError(f"POST /login answered {status}, not a redirect: the login failed")
@@ -220,27 +226,142 @@ def burst(port: int, path: str, cookie: str, *, concurrency: int, seconds: float
     sample.statuses |= statuses
 
 
+REFERENCE = "reference page (plain Flask + SQLAlchemy + Jinja, 50 rows)"
+
+
+@contextlib.contextmanager
+def reference_server(tmp: Path):
+    """The plain 50-row app of bench/reference.py under gunicorn, 2 workers (always this tree's)."""
+    env = {**os.environ, "BENCH_REFERENCE_DB": f"sqlite:///{tmp / 'reference.sqlite3'}"}
+    plain = tmp / "reference.conf.py"  # gunicorn's defaults: not this tree's gunicorn.conf.py
+    plain.write_text("")
+    with gunicorn(None, log=tmp / "gunicorn-reference.log", app_spec="bench.reference:make_app()", env=env,
+                  cwd=ROOT, config=plain) as served:
+        yield served
+
+
 def load_pages(site: Site, tmp: Path, *, rounds: int, seconds: float, concurrency: int,
-               max_requests: int) -> tuple[dict[str, Sample], float]:
-    """Start gunicorn on the site, log in as the secretariat, warm every page up, then run `rounds` rounds of
-    one burst per route (routes interleaved, so a noisy moment hits them all). Returns a Sample per route and the
-    share of a core the generator itself used while loading the trivial route."""
-    pages = routes(site)
-    samples = {name: Sample() for name, _ in pages}
-    with gunicorn(site, log=tmp / f"gunicorn-{site.bids}.log") as (port, master):
+               max_requests: int, reference: bool = False) -> tuple[dict[str, Sample], float]:
+    """Start gunicorn on the site (and the reference app beside it), log in as the secretariat, warm every page
+    up, then run `rounds` rounds of one burst per route (routes interleaved, so a noisy moment hits them all).
+    Returns a Sample per route and the share of a core the generator itself used while loading the trivial
+    route."""
+    with contextlib.ExitStack() as stack:
+        port, master = stack.enter_context(gunicorn(site, log=tmp / f"gunicorn-{site.bids}-{site.folder.name}.log"))
         cookie = login(port, site.admin_email, site.admin_password)
-        for _, path in pages:  # both workers import what the page needs (numpy for the ranking)
+        pages = [(name, path, port, cookie, master) for name, path in routes(site)]
+        if reference:
+            ref_port, ref_master = stack.enter_context(reference_server(tmp))
+            pages.append((REFERENCE, "/rows", ref_port, "", ref_master))
+        samples = {name: Sample() for name, *_ in pages}
+        for _, path, p, c, _ in pages:  # both workers import what the page needs (numpy for the ranking)
             for _ in range(4):
-                status = request(port, path, cookie=cookie)[0]
+                status = request(p, path, cookie=c)[0]
                 if status != 200:
                     raise RuntimeError(f"GET {path} answered {status} as the secretariat")
         for r in range(rounds):
             order = pages if r % 2 == 0 else pages[::-1]
-            for name, path in order:
-                burst(port, path, cookie, concurrency=concurrency, seconds=seconds, max_requests=max_requests,
-                      sample=samples[name], server_pid=master)
+            for name, path, p, c, pid in order:
+                burst(p, path, c, concurrency=concurrency, seconds=seconds, max_requests=max_requests,
+                      sample=samples[name], server_pid=pid)
     base = samples[pages[0][0]]
     return samples, (base.cpu_seconds / base.seconds if base.seconds else 0.0)
+
+
+@dataclass
+class LoadResult:
+    """The bounded load test: `clients` people each logging in, then reading pages back to back."""
+
+    clients: int
+    seconds: float
+    requests: int
+    errors: int
+    login_failures: int
+    statuses: dict[int, int]
+    latencies: list[float]  # the pages'
+    login_latencies: list[float]
+
+    def percentile(self, p: float) -> float:
+        return Sample(latencies=self.latencies).percentile(p)
+
+
+def load_test(site: Site, tmp: Path, *, workers: int, clients: int, seconds: float, label: str) -> LoadResult:
+    """`clients` threads start together; each logs in through the form (CSRF token included), then requests the
+    bid list, the ranking, a bid and /healthz in turn until `seconds` pass. Every answer but 200 (302 for the
+    login) is an error; a failed login leaves that client out, as it would leave a person logged out."""
+    paths = [path for _, path in routes(site)[1:]] + ["/healthz"]
+    lock = threading.Lock()
+    latencies: list[float] = []
+    login_latencies: list[float] = []
+    statuses: dict[int, int] = {}
+    errors = 0
+    login_failures = 0
+    _production_hash(site)
+    with gunicorn(site, workers=workers, log=tmp / f"gunicorn-load-{label}.log") as (port, _):
+        start = threading.Barrier(clients)
+        stop_at = [0.0]
+
+        def client(i: int) -> None:
+            nonlocal errors, login_failures
+            start.wait()
+            if i == 0:
+                stop_at[0] = time.perf_counter() + seconds
+            t0 = time.perf_counter()
+            try:
+                cookie = login(port, site.admin_email, site.admin_password, timeout=120)
+            except (RuntimeError, OSError, KeyError):
+                with lock:
+                    login_failures += 1
+                    errors += 1
+                return
+            with lock:
+                login_latencies.append(time.perf_counter() - t0)
+            k = i
+            while time.perf_counter() < (stop_at[0] or time.perf_counter() + 1):
+                path = paths[k % len(paths)]
+                k += 1
+                t0 = time.perf_counter()
+                try:
+                    status = request(port, path, cookie=cookie, timeout=120)[0]
+                except OSError:
+                    status = 0
+                elapsed = time.perf_counter() - t0
+                with lock:
+                    statuses[status] = statuses.get(status, 0) + 1
+                    if status == 200:
+                        latencies.append(elapsed)
+                    else:
+                        errors += 1
+
+        threads = [threading.Thread(target=client, args=(i,), daemon=True) for i in range(clients)]
+        began = time.perf_counter()
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(timeout=seconds + 300)
+        took = time.perf_counter() - began
+    return LoadResult(clients=clients, seconds=took, requests=sum(statuses.values()) + clients,
+                      errors=errors, login_failures=login_failures, statuses=statuses, latencies=latencies,
+                      login_latencies=login_latencies)
+
+
+def _production_hash(site: Site) -> None:
+    """The secretariat's password hashed with the served app's own (default) argon2 settings, as a real account's
+    is: each login of the load test verifies one real hash and rehashes nothing (the seeding used cheap ones)."""
+    from argon2 import PasswordHasher
+    from sqlalchemy import update
+
+    from accounts.models import User
+    from bench.data import make_app
+    from core.db import db
+
+    app = make_app(site)
+    with app.app_context():
+        db.session.execute(update(User).where(User.email == site.admin_email)
+                           .values(password_hash=PasswordHasher().hash(site.admin_password)))
+        db.session.commit()
+        db.session.remove()
+        db.engine.dispose()
 
 
 def query_counts(site: Site) -> dict[str, int]:

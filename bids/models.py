@@ -11,8 +11,21 @@ import json
 from datetime import date, datetime
 from decimal import Decimal
 
-from sqlalchemy import Boolean, CheckConstraint, Date, ForeignKey, Integer, Numeric, String, Text, UniqueConstraint
-from sqlalchemy.orm import Mapped, mapped_column, relationship
+from sqlalchemy import (
+    Boolean,
+    CheckConstraint,
+    Date,
+    ForeignKey,
+    Integer,
+    Numeric,
+    String,
+    Text,
+    UniqueConstraint,
+    event,
+    update,
+)
+from sqlalchemy.orm import Mapped, mapped_column, object_session, relationship
+from sqlalchemy.orm.attributes import set_committed_value
 
 from accounts.models import User
 from bids.rules import NO_GUARANTEE, BankGuarantee, BidData, BidStatus, Evaluation, RoomRate
@@ -68,6 +81,10 @@ class Bid(db.Model):
     late_admitted_by_id: Mapped[int | None] = mapped_column(ForeignKey("user.id"))
     # Scoring (Art. 15.5): a bid that failed the compliance gate may still be admitted, with a reason.
     admitted_reason: Mapped[str | None] = mapped_column(Text)
+    # Whether the version submitted last passed the compliance gate: a copy of its BidVersion.compliant, written
+    # whenever a version is inserted (`_copy_compliance` below), so that the bid list and the scoring gate read one
+    # column instead of loading every version.
+    submitted_compliant: Mapped[bool | None] = mapped_column(Boolean)
 
     # ---- 15.1, 12.2
     applicant_type: Mapped[str | None] = mapped_column(String(20))
@@ -272,3 +289,15 @@ class BidVersion(db.Model):
     @property
     def compliance_list(self) -> list[dict]:
         return json.loads(self.compliance)
+
+
+@event.listens_for(BidVersion, "after_insert")
+def _copy_compliance(mapper, connection, version: BidVersion) -> None:
+    """A new version is the bid's last: copy its compliance onto the bid's row (and onto the bid object already in
+    the session, as if loaded)."""
+    connection.execute(update(Bid.__table__).where(Bid.__table__.c.id == version.bid_id)
+                       .values(submitted_compliant=version.compliant))
+    session = object_session(version)
+    bid = session.identity_map.get(session.identity_key(Bid, version.bid_id)) if session is not None else None
+    if bid is not None:
+        set_committed_value(bid, "submitted_compliant", version.compliant)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from flask import Blueprint, abort, current_app, flash, redirect, render_template, request, url_for
 from flask_login import current_user, login_required
 from sqlalchemy import select
+from sqlalchemy.orm import lazyload, selectinload
 from werkzeug.exceptions import RequestEntityTooLarge
 
 from accounts.forms import EmptyForm
@@ -98,19 +99,29 @@ def index():
     status = request.args.get("status")
     if status in {s.value for s in BidStatus}:
         query = query.where(Bid.status == status)
-    bids = db.session.scalars(query).unique().all()
-    today = utcnow().date()
-    # A submitted bid was judged when it was submitted (stored with its version); only drafts are judged now.
+    # Only what the list shows: no owner, room rates, documents or versions per bid (a submitted bid's compliance
+    # is a column), and the call from the identity map (every call is loaded below, for the "start a bid" buttons).
+    from events.models import Event
+    now = utcnow()
+    events = db.session.scalars(select(Event).order_by(Event.id)).all()
+    open_events = [e for e in events if e.takes_bids(now)]
+    bids = db.session.scalars(query.options(lazyload(Bid.event), lazyload(Bid.owner), lazyload(Bid.room_rates),
+                                            lazyload(Bid.documents), lazyload(Bid.versions))).all()
+    # A submitted bid was judged when it was submitted (stored with its version); only drafts are judged now,
+    # with their room rates and documents loaded for them alone.
+    drafts = [b.id for b in bids if b.state.is_editable]
+    if drafts:
+        db.session.scalars(select(Bid).where(Bid.id.in_(drafts)).options(
+            lazyload(Bid.event), selectinload(Bid.room_rates), selectinload(Bid.documents),
+            lazyload(Bid.versions))).all()
+    today = now.date()
     compliance = {}
     for b in bids:
         if b.state.is_editable:
             findings = services.compliance(b, today=today)
             compliance[b.id] = (is_compliant(findings), sum(f.blocks_submission for f in findings))
         else:
-            compliance[b.id] = (bool(b.last_version and b.last_version.compliant), None)
-    from events.models import Event
-    now = utcnow()
-    open_events = [e for e in db.session.scalars(select(Event).order_by(Event.id)).all() if e.takes_bids(now)]
+            compliance[b.id] = (bool(b.submitted_compliant), None)
     return render_template("bids/index.html", bids=bids, compliance=compliance, sort=sort, dir=direction,
                            status=status, statuses=list(BidStatus), open_events=open_events, form=EmptyForm())
 

@@ -24,6 +24,7 @@ def dossier_context(bid: Bid, report, *, identifier: str, now: datetime) -> dict
     reg, data, findings = _common(bid)
     result = next((r for r in report.ranking.bids if r.bid_id == bid.id), None)
     counted = report.counted.get(bid.id, {})
+    report.data.load_scores()  # one query for the call, not one per scorecard (the ranking may come from the cache)
     comments = []
     for member_id, card in sorted(counted.items(), key=lambda kv: report.data.members[kv[0]].name):
         member = report.data.members[member_id]

@@ -1,10 +1,15 @@
-"""Rendering dossiers in a background worker (RQ) when REDIS_URL is set; in the request otherwise.
+"""Rendering dossiers outside the request: in a background worker (RQ) when REDIS_URL is set; otherwise in a
+background thread of the web process, or from the command line (`flask board render <slug>`).
 
-The web process enqueues one job per dossier snapshot (the job id carries the inputs hash, so a second request
-for the same snapshot waits for the same job); `flask board worker` runs the jobs inside the app.
+The RQ path enqueues one job per dossier snapshot (the job id carries the inputs hash, so a second request for the
+same snapshot waits for the same job); `flask board worker` runs the jobs inside the app. Every path renders the
+bids' dossiers one at a time, committing each as it is made, then the pack: progress is what is stored, which
+every process sees, and an interrupted run loses at most the document it was making.
 """
 
 from __future__ import annotations
+
+import threading
 
 import click
 from flask import Blueprint, current_app
@@ -26,25 +31,56 @@ def queue():
     return Queue(QUEUE, connection=_redis())
 
 
-def render_job(event_id: int, bid_id: int | None, actor_id: int | None) -> int:
-    """Make (or find) the current dossier of a bid, or the pack when bid_id is None; returns its id. Runs in the
-    worker's app context."""
+def render_all(event_id: int, bid_id: int | None, actor_id: int | None, progress=None) -> int:
+    """Make (or find) the current dossier of a bid, or every missing dossier then the pack when bid_id is None;
+    returns the id of the document asked for. Each document is rendered in a reading transaction (no write lock
+    held while WeasyPrint runs), then stored and committed in a short one of its own; `progress(done, total)` is
+    called after each. Runs in an app context (the worker's, the thread's, the CLI's). Raises what the services
+    raise."""
     from accounts.models import User
     from bids.models import Bid
     from board import services
-    from core.db import db, utcnow
+    from core.db import db, reading, utcnow
     from events.models import Event
 
-    event = db.session.get(Event, event_id)
-    actor = db.session.get(User, actor_id) if actor_id else None
     upload_dir = current_app.config["UPLOAD_DIR"]
-    if bid_id is None:
-        found, _ = services.ensure_pack(event, actor=actor, now=utcnow(), upload_dir=upload_dir)
-    else:
-        found = services.ensure_dossier(db.session.get(Bid, bid_id), actor=actor, now=utcnow(),
-                                        upload_dir=upload_dir)
+
+    def step(make) -> int:
+        # Every id is read before a commit: touching an expired row after it would begin a transaction outside
+        # `reading()`, one that takes the write lock and keeps it through the next rendering.
+        with reading():
+            actor = db.session.get(User, actor_id) if actor_id else None
+            made, data = make(actor)
+            made_id = made.id
+        db.session.commit()  # ends the reading transaction: nothing was written
+        if data is not None:
+            made = services.keep(made, data, actor=db.session.get(User, actor_id) if actor_id else None,
+                                 now=utcnow(), upload_dir=upload_dir)
+            made_id = made.id
+            db.session.commit()
+        return made_id
+
+    def event() -> Event:
+        return db.session.get(Event, event_id)
+
+    if bid_id is not None:
+        return step(lambda actor: services.dossier_of(db.session.get(Bid, bid_id), actor=actor, now=utcnow()))
+    with reading():
+        missing = [b.id for b, _ in services.missing_dossiers(event())]
     db.session.commit()
-    return found.id
+    for done, missing_id in enumerate(missing, start=1):
+        step(lambda actor, b=missing_id: services.dossier_of(db.session.get(Bid, b), actor=actor, now=utcnow()))
+        if progress:
+            progress(done, len(missing) + 1)
+    found = step(lambda actor: services.pack_of(event(), actor=actor, now=utcnow()))
+    if progress:
+        progress(len(missing) + 1, len(missing) + 1)
+    return found
+
+
+def render_job(event_id: int, bid_id: int | None, actor_id: int | None) -> int:
+    """The RQ job: render_all in the worker's app context."""
+    return render_all(event_id, bid_id, actor_id)
 
 
 def enqueue(event_id: int, bid_id: int | None, actor_id: int | None, digest: str):
@@ -60,8 +96,44 @@ def enqueue(event_id: int, bid_id: int | None, actor_id: int | None, digest: str
         job.delete()
     except NoSuchJobError:
         pass
-    return queue().enqueue_call(render_job, args=(event_id, bid_id, actor_id), job_id=job_id, timeout=120,
+    return queue().enqueue_call(render_job, args=(event_id, bid_id, actor_id), job_id=job_id, timeout=1800,
                                 result_ttl=600, failure_ttl=3600)
+
+
+# ---- without Redis: one background thread per snapshot and process
+
+_THREADS: dict[str, dict] = {}
+_LOCK = threading.Lock()
+
+
+def start_thread(event_id: int, bid_id: int | None, actor_id: int | None, digest: str) -> dict:
+    """Render in a daemon thread of this process (one per snapshot at a time); returns its status dict
+    ({"status": "started" | "finished" | "failed", "error": str | None}). Another process may render the same
+    snapshot at the same moment: the stored row is unique by its inputs, one of the two is kept."""
+    app = current_app._get_current_object()
+    key = f"{event_id}-{bid_id or 'pack'}-{digest}"
+    with _LOCK:
+        state = _THREADS.get(key)
+        if state is not None and state["status"] != "failed":
+            return state
+        state = _THREADS[key] = {"status": "started", "error": None}
+
+    def run() -> None:
+        from core.db import db
+
+        with app.app_context():
+            try:
+                render_all(event_id, bid_id, actor_id)
+                state["status"] = "finished"
+            except Exception as exc:  # shown on the progress page; the next request starts again
+                db.session.rollback()
+                state.update(status="failed", error=str(exc))
+                app.logger.exception("background rendering of %s failed", key)
+            finally:
+                db.session.remove()
+
+    threading.Thread(target=run, name=f"gambit-pdf-{key[:40]}", daemon=True).start()
+    return state
 
 
 @cli.cli.command("worker")
@@ -71,5 +143,19 @@ def worker(burst):
     from rq import Worker
 
     if not current_app.config.get("REDIS_URL"):
-        raise click.ClickException("set REDIS_URL: without it dossiers render in the request")
+        raise click.ClickException("set REDIS_URL: without it dossiers render in a thread of the web process, "
+                                   "or with `flask board render`")
     Worker([queue()], connection=_redis()).work(burst=burst)
+
+
+@cli.cli.command("render")
+@click.argument("slug")
+def render(slug):
+    """Make every missing dossier of a call and its board pack now, showing the progress."""
+    from events.services import get_event
+
+    event = get_event(slug)
+    if event is None:
+        raise click.ClickException(f"No call with the slug {slug!r}.")
+    render_all(event.id, None, None, progress=lambda done, total: click.echo(f"{done}/{total} documents made"))
+    click.echo("The board pack is up to date.")

@@ -49,32 +49,53 @@ def dossier_dir(upload_dir: str) -> Path:
     return path
 
 
-def ranking_report(event: Event):
-    """The WCOC's ranking and its sensitivity for the call, as the dossiers and the decision use them."""
+def ranking_report(event: Event, *, full: bool = False):
+    """The WCOC's ranking and its sensitivity for the call, as the dossiers and the decision use them (`full`:
+    with every bid's owner, room rates, documents and versions loaded at once, for rendering)."""
     from scoring.queries import build_ranking, load_scoring
 
-    return build_ranking(load_scoring(event))
+    return build_ranking(load_scoring(event, full=full))
 
 
-def bid_inputs(bid: Bid, report) -> dict:
-    """What a bid's dossier is made of: change any of these and a new dossier is made."""
-    version = bid.last_version
+def scoring_rows(event: Event):
+    """The call's scoring rows (scoring.queries.ScoringData), without scores or ranking: all that the inputs of
+    a dossier or pack are made of, so finding a stored one is a lookup by its key, not a recomputation."""
+    from scoring.queries import load_scoring
+
+    return load_scoring(event)
+
+
+def _recusals_by_bid(data) -> dict[int, list]:
+    cached = getattr(data, "_recusals_by_bid", None)
+    if cached is None:
+        cached = {}
+        for r in data.recusals():
+            cached.setdefault(r.bid.id, []).append([r.member.id, r.reason])
+        data._recusals_by_bid = cached
+    return cached
+
+
+def bid_inputs(bid: Bid, source) -> dict:
+    """What a bid's dossier is made of: change any of these and a new dossier is made. `source`: the call's
+    ScoringData, or a ranking report built on it. Reads rows only (no score, no ranking)."""
+    data = getattr(source, "data", source)
     cards = sorted([member_id, card.version, card.revision, card.status]
-                   for (bid_id, member_id), card in report.data.cards.items() if bid_id == bid.id)
-    return {"kind": "bid", "bid": bid.id, "bid_version": version.number if version else 0,
-            "bid_version_sha256": version.sha256 if version else "", "bid_status": bid.status,
+                   for (bid_id, member_id), card in data.cards.items() if bid_id == bid.id)
+    return {"kind": "bid", "bid": bid.id, "bid_version": bid.version,
+            "bid_version_sha256": data.version_sha256.get(bid.id, ""), "bid_status": bid.status,
             "admitted": bid.admitted_reason, "scorecards": cards,
-            "weights": report.weights_version_dict()["number"],
-            "recusals": sorted([r.member.id, r.reason] for r in report.recusals if r.bid.id == bid.id),
+            "weights": data.weights_version.number if data.weights_version else 0,
+            "recusals": sorted(_recusals_by_bid(data).get(bid.id, [])),
             "regulation": bid.event.regulation_version.sha256,
             # what its letter's and guarantee's signatures amount to (they change with the trust list)
             "signatures": [note.as_text() for note in document_signatures(bid)]}
 
 
-def pack_inputs(event: Event, report, dossiers: list[Dossier]) -> dict:
+def pack_inputs(event: Event, source, dossiers: list[Dossier]) -> dict:
+    data = getattr(source, "data", source)
     return {"kind": "pack", "event": event.id, "regulation": event.regulation_version.sha256,
             "dossiers": sorted([d.bid_id, d.pdf_sha256] for d in dossiers),
-            "weights": report.weights_version_dict()["number"]}
+            "weights": data.weights_version.number if data.weights_version else 0}
 
 
 def _store(data: bytes, upload_dir: str) -> str:
@@ -130,15 +151,9 @@ def _stored(event: Event, kind: str, digest: str) -> Dossier | None:
                                                     Dossier.inputs_sha256 == digest)).first()
 
 
-def _stored_bid_dossiers(event: Event, report) -> list[Dossier] | None:
-    """The stored dossier of every bid before the Board for its current inputs, or None when one is missing."""
-    dossiers = []
-    for b in report.data.ranked:
-        found = _stored(event, "bid", inputs_sha256(bid_inputs(b, report)))
-        if found is None:
-            return None
-        dossiers.append(found)
-    return dossiers
+def bid_digests(event: Event, data) -> dict[int, str]:
+    """{bid id: the inputs hash of its dossier as things stand} for every bid before the Board."""
+    return {b.id: inputs_sha256(bid_inputs(b, data)) for b in data.ranked}
 
 
 def reviewed_documents(event: Event) -> tuple[Dossier | None, dict[int, Dossier]] | None:
@@ -155,25 +170,47 @@ def reviewed_documents(event: Event) -> tuple[Dossier | None, dict[int, Dossier]
             {d.bid_id: d for d in rows if d.kind == "bid"})
 
 
-def stored_current(event: Event, bid: Bid | None) -> tuple[str, Dossier | None]:
+def _stored_bid_dossiers(event: Event, data, digests: dict[int, str] | None = None) -> list[Dossier] | None:
+    """The stored dossier of every bid before the Board for its current inputs (one query), or None when one is
+    missing."""
+    digests = bid_digests(event, data) if digests is None else digests
+    if not digests:
+        return []
+    found = {d.inputs_sha256: d for d in db.session.scalars(select(Dossier).where(
+        Dossier.event_id == event.id, Dossier.kind == "bid", Dossier.inputs_sha256.in_(sorted(set(digests.values())))))}
+    dossiers = [found.get(digests[b.id]) for b in data.ranked]
+    return None if any(d is None for d in dossiers) else dossiers
+
+
+def stored_current(event: Event, bid: Bid | None, data=None) -> tuple[str, Dossier | None]:
     """The inputs hash of the dossier (bid) or pack (None) as things stand, and the stored file for it if any.
-    Cheap: no rendering. The pack's hash depends on the bids' current dossiers, so for the pack a missing
-    dossier gives (hash, None). After the decision: the document it reviewed, when there is one."""
+    Cheap: a lookup by that key, in a fixed number of queries (the scoring rows, then the stored rows); nothing is
+    ranked or rendered. The pack's hash depends on the bids' current dossiers, so for the pack a missing dossier
+    gives ("", None). After the decision: the document it reviewed, when there is one."""
     reviewed = reviewed_documents(event)
     found = None if reviewed is None else (reviewed[1].get(bid.id) if bid is not None else reviewed[0])
     if found is not None:
         return found.inputs_sha256, found
-    report = ranking_report(event)
+    data = scoring_rows(event) if data is None else data
     if bid is not None:
-        digest = inputs_sha256(bid_inputs(bid, report))
+        digest = inputs_sha256(bid_inputs(bid, data))
         kind = "bid"
     else:
-        dossiers = _stored_bid_dossiers(event, report)
+        dossiers = _stored_bid_dossiers(event, data)
         if dossiers is None:
             return "", None
-        digest = inputs_sha256(pack_inputs(event, report, dossiers))
+        digest = inputs_sha256(pack_inputs(event, data, dossiers))
         kind = "pack"
     return digest, _stored(event, kind, digest)
+
+
+def missing_dossiers(event: Event) -> list[tuple[Bid, str]]:
+    """The bids before the Board whose current dossier is not stored yet, with its inputs hash (one lookup)."""
+    data = scoring_rows(event)
+    digests = bid_digests(event, data)
+    stored = set(db.session.scalars(select(Dossier.inputs_sha256).where(
+        Dossier.event_id == event.id, Dossier.kind == "bid", Dossier.inputs_sha256.in_(sorted(set(digests.values()))))))
+    return [(b, digests[b.id]) for b in data.ranked if digests[b.id] not in stored]
 
 
 def _dossier_of(bid: Bid, report, *, actor, now: datetime) -> tuple[Dossier, bytes | None]:
@@ -204,7 +241,7 @@ def ensure_dossier(bid: Bid, *, actor, now: datetime, upload_dir: str, report=No
     reviewed = reviewed_documents(bid.event)
     if reviewed is not None and bid.id in reviewed[1]:
         return reviewed[1][bid.id]
-    dossier, data = _dossier_of(bid, report or ranking_report(bid.event), actor=actor, now=now)
+    dossier, data = _dossier_of(bid, report or ranking_report(bid.event, full=True), actor=actor, now=now)
     return dossier if data is None else _keep(dossier, data, actor=actor, now=now, upload_dir=upload_dir)
 
 
@@ -217,7 +254,7 @@ def ensure_pack(event: Event, *, actor, now: datetime, upload_dir: str) -> tuple
     reviewed = reviewed_documents(event)
     if reviewed is not None and reviewed[0] is not None:
         return reviewed[0], sorted(reviewed[1].values(), key=lambda d: d.bid_id)
-    report = ranking_report(event)
+    report = ranking_report(event, full=True)
     made = [_dossier_of(b, report, actor=actor, now=now) for b in report.data.ranked]
     dossiers = [d for d, _ in made]
     inputs = pack_inputs(event, report, dossiers)
@@ -240,14 +277,46 @@ def ensure_pack(event: Event, *, actor, now: datetime, upload_dir: str) -> tuple
     return pack, dossiers
 
 
+def pack_of(event: Event, *, actor, now: datetime) -> tuple[Dossier, bytes | None]:
+    """The stored board pack for the current inputs (bytes None), or a new one rendered now (not yet kept); every
+    bid's current dossier must be stored already (DecisionError otherwise)."""
+    report = ranking_report(event, full=True)
+    dossiers = _stored_bid_dossiers(event, report.data)
+    if dossiers is None:
+        raise DecisionError("A bid's dossier is missing: make the dossiers first.")
+    inputs = pack_inputs(event, report, dossiers)
+    digest = inputs_sha256(inputs)
+    found = _stored(event, "pack", digest)
+    if found is not None:
+        return found, None
+
+    def render(identifier: str) -> bytes:
+        from board.documents import pack_context
+
+        return render_pdf("board_pack.html", inputs_sha256=digest,
+                          **pack_context(event, report, dossiers, identifier=identifier, now=now))
+
+    return _render_dossier(event, None, "pack", inputs, digest, render, actor=actor, now=now)
+
+
+def dossier_of(bid: Bid, *, actor, now: datetime) -> tuple[Dossier, bytes | None]:
+    """The stored dossier for the bid's current inputs (bytes None), or a new one rendered now (not yet kept)."""
+    return _dossier_of(bid, ranking_report(bid.event, full=True), actor=actor, now=now)
+
+
+def keep(dossier: Dossier, data: bytes | None, *, actor, now: datetime, upload_dir: str) -> Dossier:
+    """Store what dossier_of / pack_of rendered (nothing when `data` is None: it was stored already)."""
+    return dossier if data is None else _keep(dossier, data, actor=actor, now=now, upload_dir=upload_dir)
+
+
 def current_pack(event: Event) -> tuple[Dossier, list[Dossier]] | None:
     """The stored board pack and dossiers for the call as things stand, or None when one is missing (nothing is
     rendered: the decision records what the Board had, made beforehand by ensure_pack)."""
-    report = ranking_report(event)
-    dossiers = _stored_bid_dossiers(event, report)
+    data = scoring_rows(event)
+    dossiers = _stored_bid_dossiers(event, data)
     if dossiers is None:
         return None
-    pack = _stored(event, "pack", inputs_sha256(pack_inputs(event, report, dossiers)))
+    pack = _stored(event, "pack", inputs_sha256(pack_inputs(event, data, dossiers)))
     return (pack, dossiers) if pack is not None else None
 
 

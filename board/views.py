@@ -5,6 +5,7 @@ from __future__ import annotations
 from flask import Blueprint, abort, current_app, flash, redirect, render_template, request, url_for
 from flask_login import current_user
 from sqlalchemy import select
+from sqlalchemy.orm import lazyload
 
 from bids.models import Bid
 from bids.rules import BidStatus
@@ -128,33 +129,50 @@ def _serve(dossier: Dossier):
     except StoredFileError as exc:
         return refused(exc)
     services.record_view(dossier, actor, now=now)
+    name, etag = f"{dossier.identifier}.pdf", dossier.pdf_sha256  # read before the commit expires the row
     db.session.commit()
-    return send_bytes(data, download_name=f"{dossier.identifier}.pdf", as_attachment=False,
-                      etag=dossier.pdf_sha256)
+    return send_bytes(data, download_name=name, as_attachment=False, etag=etag)
 
 
-def _in_background(event, bid):
-    """Serve the stored file for the current snapshot, or have the worker render it and show its progress."""
+def _current(event, bid):
+    """Serve the stored file for the current snapshot (a lookup by its inputs hash: nothing is ranked or
+    rendered); when it is missing, make it: in the request when few PDFs are missing and there is no Redis,
+    otherwise outside the request (RQ worker, or a background thread) while the page shows the progress."""
     from board import jobs
 
+    what = f"the dossier of {bid.title}" if bid else "the board pack"
     digest, found = services.stored_current(event, bid)
     if found is not None:
         return _serve(found)
-    if bid is None and not digest:
-        # The pack needs every bid's dossier first: queue the first one missing, then the pack.
-        for b in services.ranking_report(event).data.ranked:
-            d, f = services.stored_current(event, b)
-            if f is None:
-                job = jobs.enqueue(event.id, b.id, current_user.id, d)
-                break
+    missing = [] if bid is not None else services.missing_dossiers(event)
+    to_make = len(missing) + 1
+    redis = current_app.config.get("REDIS_URL")
+    if not redis and to_make <= current_app.config.get("PDF_INLINE_LIMIT", 4):
+        try:
+            if bid is not None:
+                found = services.ensure_dossier(bid, actor=current_user, now=utcnow(), upload_dir=_upload_dir())
+            else:
+                found, _ = services.ensure_pack(event, actor=current_user, now=utcnow(), upload_dir=_upload_dir())
+        except (DecisionError, PdfError) as exc:
+            db.session.rollback()
+            flash(f"The {'dossier' if bid is not None else 'board pack'} could not be made: {exc}", "error")
+            return redirect(url_for("board.call", slug=event.slug))
+        return _serve(found)
+    if redis:
+        if missing:  # the pack needs every bid's dossier first: queue the first one missing, then the pack
+            b, d = missing[0]
+            job = jobs.enqueue(event.id, b.id, current_user.id, d)
         else:
-            job = jobs.enqueue(event.id, None, current_user.id, digest)
+            job = jobs.enqueue(event.id, bid.id if bid else None, current_user.id, digest)
+        status = job.get_status()
+        error = None
     else:
-        job = jobs.enqueue(event.id, bid.id if bid else None, current_user.id, digest)
-    status = job.get_status()
-    what = f"the dossier of {bid.title}" if bid else "the board pack"
+        state = jobs.start_thread(event.id, bid.id if bid else None, current_user.id, digest or "new")
+        status, error = state["status"], state["error"]
+    total = len(services.scoring_rows(event).ranked) + 1 if bid is None else 1
     return render_template("board/preparing.html", event=event, what=what, status=status,
-                           error=status == "failed"), 202
+                           error=status == "failed", reason=error,
+                           done=total - to_make, total=total), 202
 
 
 @bp.route("/<slug>/bids/<int:bid_id>/dossier.pdf")
@@ -163,18 +181,12 @@ def _in_background(event, bid):
 def dossier(slug: str, bid_id: int):
     event = event_or_404(slug)
     _require_open(event)
-    bid = db.session.get(Bid, bid_id)
+    # The bid row alone: finding its stored dossier needs none of its relations (rendering loads its own).
+    bid = db.session.get(Bid, bid_id, options=[lazyload(Bid.owner), lazyload(Bid.room_rates),
+                                               lazyload(Bid.documents), lazyload(Bid.versions)])
     if bid is None or bid.event_id != event.id or not bid.state.visible_to_reviewers:
         abort(404)
-    if current_app.config.get("REDIS_URL"):
-        return _in_background(event, bid)
-    try:
-        found = services.ensure_dossier(bid, actor=current_user, now=utcnow(), upload_dir=_upload_dir())
-    except (DecisionError, PdfError) as exc:
-        db.session.rollback()
-        flash(f"The dossier could not be made: {exc}", "error")
-        return redirect(url_for("board.call", slug=slug))
-    return _serve(found)
+    return _current(event, bid)
 
 
 @bp.route("/<slug>/pack.pdf")
@@ -183,15 +195,7 @@ def dossier(slug: str, bid_id: int):
 def pack(slug: str):
     event = event_or_404(slug)
     _require_open(event)
-    if current_app.config.get("REDIS_URL"):
-        return _in_background(event, None)
-    try:
-        found, _ = services.ensure_pack(event, actor=current_user, now=utcnow(), upload_dir=_upload_dir())
-    except (DecisionError, PdfError) as exc:
-        db.session.rollback()
-        flash(f"The board pack could not be made: {exc}", "error")
-        return redirect(url_for("board.call", slug=slug))
-    return _serve(found)
+    return _current(event, None)
 
 
 @bp.route("/<slug>/dossiers/<int:dossier_id>.pdf")

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Mapping
+from contextlib import contextmanager
+from contextvars import ContextVar
 from datetime import UTC, datetime
 from typing import Any
 
@@ -74,9 +76,27 @@ def writes_on_get(view):
     return view
 
 
+_READING: ContextVar[bool] = ContextVar("gambit_reading", default=False)
+
+
+@contextmanager
+def reading():
+    """The transaction begun inside the block only reads (SQLite: a deferred BEGIN, no write lock), however long
+    it runs: a background job renders a PDF in one, ends it, then writes the row in a short transaction of its own,
+    so that it never holds the write lock while WeasyPrint runs."""
+    token = _READING.set(True)
+    try:
+        yield
+    finally:
+        _READING.reset(token)
+
+
 def _reads_only() -> bool:
     """Whether the current request only reads: a GET (or HEAD, OPTIONS) to a view not marked `writes_on_get`,
-    outside the paths listed in SQLITE_WRITING_PATH_PREFIXES. Outside a request (CLI, tests, workers): no."""
+    outside the paths listed in SQLITE_WRITING_PATH_PREFIXES. Outside a request (CLI, tests, workers): no, unless
+    inside `reading()`."""
+    if _READING.get():
+        return True
     if not has_request_context():
         return False
     if request.method not in SAFE_METHODS:

@@ -148,10 +148,18 @@ class Scorecard(db.Model):
         """Submitted at least once (a reopened scorecard still was)."""
         return self.version >= 1
 
+    # {criterion: (score, comment)} read as plain rows for a whole call at once (scoring.queries.ScoringData
+    # .load_scores), so pages do not build a ScorecardScore object per score; None: read the relationship.
+    plain_scores = None
+
     def score_map(self) -> dict[str, Decimal | None]:
+        if self.plain_scores is not None:
+            return {k: score for k, (score, _) in self.plain_scores.items()}
         return {s.criterion: s.score for s in self.scores}
 
     def comment_map(self) -> dict[str, str]:
+        if self.plain_scores is not None:
+            return {k: comment for k, (_, comment) in self.plain_scores.items()}
         return {s.criterion: s.comment for s in self.scores}
 
 

@@ -11,9 +11,10 @@ import csv
 import io
 from dataclasses import dataclass, field
 from decimal import Decimal
+from functools import cached_property
 
 from sqlalchemy import select
-from sqlalchemy.orm import selectinload
+from sqlalchemy.orm import lazyload, selectinload
 
 from accounts.models import User, UserRole
 from bids.models import Bid
@@ -22,7 +23,7 @@ from core.auth import Role
 from core.db import db
 from events.models import Event
 from events.regulation import Regulation
-from scoring.models import ConflictDeclaration, Scorecard, WeightsVersion, conflict_declaration_bid
+from scoring.models import ConflictDeclaration, Scorecard, ScorecardScore, WeightsVersion, conflict_declaration_bid
 from scoring.rules import (
     Ranking,
     conflicted_by_federation,
@@ -70,11 +71,11 @@ class ScoringData:
     weights_version: WeightsVersion | None
     ranked: list[Bid] = field(default_factory=list)
     excluded: list[tuple[Bid, str]] = field(default_factory=list)
+    scores_loaded: bool = False
 
     def __post_init__(self) -> None:
         for bid in self.bids:
-            last = bid.last_version
-            if passes_gate(compliant=last.compliant if last else None, admitted=bid.admitted_reason is not None):
+            if passes_gate(compliant=bid.submitted_compliant, admitted=bid.admitted_reason is not None):
                 self.ranked.append(bid)
             else:
                 self.excluded.append((bid, "failed the compliance gate (Art. 15.2, 15.3) and was not admitted"))
@@ -112,6 +113,33 @@ class ScoringData:
         return decl is not None and {b.id for b in self.bids} <= decl.covered
 
     # ---- scorecards
+
+    def load_scores(self) -> None:
+        """Read every score and comment of the call's scorecards as plain rows, in one query, into each card's
+        `plain_scores` (Scorecard.score_map / comment_map read them). Done once, and only by what shows or
+        computes scores (not by a ranking found in the cache, nor by a stored dossier's lookup)."""
+        if self.scores_loaded or not self.cards:
+            return
+        by_id = {card.id: card for card in self.cards.values()}
+        for card in by_id.values():
+            card.plain_scores = {}
+        rows = db.session.execute(
+            select(ScorecardScore.scorecard_id, ScorecardScore.criterion, ScorecardScore.score,
+                   ScorecardScore.comment).where(ScorecardScore.scorecard_id.in_(list(by_id)))
+            .order_by(ScorecardScore.id))
+        for card_id, criterion, score, comment in rows:
+            by_id[card_id].plain_scores[criterion] = (score, comment)
+        self.scores_loaded = True
+
+    @cached_property
+    def version_sha256(self) -> dict[int, str]:
+        """{bid id: the SHA-256 of the version it submitted last}, in one query of plain rows."""
+        from bids.models import BidVersion
+
+        return dict(db.session.execute(
+            select(BidVersion.bid_id, BidVersion.sha256).join(Bid, (Bid.id == BidVersion.bid_id)
+                                                              & (Bid.version == BidVersion.number))
+            .where(Bid.id.in_([b.id for b in self.bids]))).all()) if self.bids else {}
 
     def card(self, bid: Bid, member: User) -> Scorecard | None:
         return self.cards.get((bid.id, member.id))
@@ -289,23 +317,30 @@ def weights_versions(event: Event) -> list[WeightsVersion]:
                                    .order_by(WeightsVersion.number.desc())))
 
 
-def bids_before_reviewers(event: Event) -> list[Bid]:
-    """The call's bids that the WCOC sees (submitted, or decided on), by id."""
+def bids_before_reviewers(event: Event, *, full: bool = False) -> list[Bid]:
+    """The call's bids that the WCOC sees (submitted, or decided on), by id. Only the bid rows (the call is in
+    the identity map; the gate reads `submitted_compliant`); `full` also loads what a dossier prints (owner, room
+    rates, documents, versions) for every bid at once."""
+    if full:
+        options = (selectinload(Bid.versions), selectinload(Bid.room_rates), selectinload(Bid.documents))
+    else:
+        options = (lazyload(Bid.event), lazyload(Bid.owner), lazyload(Bid.room_rates), lazyload(Bid.documents),
+                   lazyload(Bid.versions))
     return list(db.session.scalars(select(Bid).where(Bid.event_id == event.id, Bid.status.in_(REVIEWED_STATUSES))
-                                   .options(selectinload(Bid.versions)).order_by(Bid.id)))
+                                   .options(*options).order_by(Bid.id)))
 
 
-def load_scoring(event: Event) -> ScoringData:
-    """Everything the scoring pages of one call read, in a fixed number of queries (see the module docstring).
+def load_scoring(event: Event, *, full: bool = False) -> ScoringData:
+    """Everything the scoring pages of one call read, in a fixed number of queries (see the module docstring):
+    the scores themselves are read on demand (`ScoringData.load_scores`). `full`: see bids_before_reviewers.
     Raises nothing."""
-    bids = bids_before_reviewers(event)
+    bids = bids_before_reviewers(event, full=full)
     cards = db.session.scalars(
         select(Scorecard).join(Bid, Scorecard.bid_id == Bid.id).where(Bid.event_id == event.id)
-        .options(selectinload(Scorecard.scores), selectinload(Scorecard.member))).all()
+        .options(lazyload(Scorecard.member), lazyload(Scorecard.bid))).all()
     wcoc_ids = select(UserRole.user_id).where(UserRole.role == Role.WCOC.value)
-    members = {u.id: u for u in db.session.scalars(select(User).where(User.id.in_(wcoc_ids)))}
-    for card in cards:
-        members.setdefault(card.member_id, card.member)
+    members = {u.id: u for u in db.session.scalars(select(User).where(
+        User.id.in_(wcoc_ids) | User.id.in_(sorted({c.member_id for c in cards}))))}
     declarations = {d.member_id: d for d in db.session.scalars(
         select(ConflictDeclaration).where(ConflictDeclaration.event_id == event.id))}
     declared: dict[int, set[int]] = {}
@@ -349,12 +384,20 @@ class RankingReport:
     def weights_label(self) -> str:
         return weights_label(self.data.weights_version, self.data.reg)
 
+    @cached_property
+    def _by_id(self) -> dict[int, Bid]:
+        return {b.id: b for b in self.data.ranked}
+
+    @cached_property
+    def _wcoc(self) -> list[User]:
+        return self.data.wcoc
+
     def bid(self, bid_id: int) -> Bid:
-        return next(b for b in self.data.ranked if b.id == bid_id)
+        return self._by_id[bid_id]
 
     def expected(self, bid: Bid) -> int:
         """How many WCOC members are to score the bid (those not recused)."""
-        return sum(1 for m in self.data.wcoc if self.data.recusal(m, bid) is None)
+        return sum(1 for m in self._wcoc if self.data.recusal(m, bid) is None)
 
     def members_scored(self, result) -> str:
         """"1 of 4 members scored": the counted scorecards of a ranked bid against the members due to score it."""
@@ -409,14 +452,15 @@ def build_ranking(data: ScoringData, viewer: User | None = None) -> RankingRepor
                                           if (why := data.bid_withheld_from(viewer, b))]
     hidden = {b.id for b, _ in withheld}
     counted = {bid_id: by_member for bid_id, by_member in data.counted().items() if bid_id not in hidden}
-    cards = {bid_id: {m: {k: v for k, v in card.score_map().items() if k in keys} for m, card in by_member.items()}
-             for bid_id, by_member in counted.items()}
     names = {b.id: b.title for b in data.ranked if b.id not in hidden}
     member_names = {m.id: m.name for m in data.members.values()}
     weights = data.weights
-    key = _arithmetic_key(reg, cards, weights, names, member_names)
+    key = _arithmetic_key(reg, counted, weights, names, member_names)
     cached = _ARITHMETIC.get(key)
     if cached is None:
+        data.load_scores()
+        cards = {bid_id: {m: {k: v for k, v in card.score_map().items() if k in keys}
+                          for m, card in by_member.items()} for bid_id, by_member in counted.items()}
         cached = (rank_bids(reg, cards, weights, names=names),
                   assess_sensitivity(reg, cards, weights, names=names, member_names=member_names))
         if len(_ARITHMETIC) >= _ARITHMETIC_SIZE:
@@ -429,19 +473,20 @@ def build_ranking(data: ScoringData, viewer: User | None = None) -> RankingRepor
 # The ranking and its sensitivity are pure functions of the scores, weights, names and regulation: the same
 # inputs give the same (immutable) results, so a worker keeps the last few instead of sampling 10,000 weightings
 # on every page view. Nothing from the database session is kept.
-_ARITHMETIC: dict[str, tuple] = {}
+_ARITHMETIC: dict[tuple, tuple] = {}
 _ARITHMETIC_SIZE = 32
 
 
-def _arithmetic_key(reg, cards, weights, names, member_names) -> str:
-    import hashlib
-    import json
-
-    payload = json.dumps([reg.sha256, {str(b): {str(m): {k: str(v) for k, v in sorted(sc.items())}
-                                                for m, sc in sorted(by.items())} for b, by in sorted(cards.items())},
-                          {k: str(v) for k, v in sorted(weights.items())}, sorted(names.items()),
-                          sorted(member_names.items())], sort_keys=True)
-    return hashlib.sha256(payload.encode()).hexdigest()
+def _arithmetic_key(reg, counted, weights, names, member_names) -> tuple:
+    """A cheap fingerprint of the arithmetic's inputs, read from the rows already loaded, no score needed: which
+    submission of which scorecard counts where (a submitted scorecard's scores change only with a new submission,
+    which raises its version and sets its time; every save raises its revision), the weights in force, the names
+    and the regulation."""
+    return (reg.sha256, tuple(sorted(weights.items())),
+            tuple((b, m, card.id, card.version, card.revision, card.updated_at, card.submitted_at)
+                  for b, by in sorted(counted.items())
+                  for m, card in sorted(by.items())),
+            tuple(sorted(names.items())), tuple(sorted(member_names.items())))
 
 
 # ------------------------------------------------------------------------------------------- the export
@@ -462,6 +507,7 @@ def scores_csv(data: ScoringData, viewer: User) -> str:
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\r\n")
     writer.writerow(CSV_HEADER)
+    data.load_scores()
     by_id = {b.id: b for b in data.ranked}
     for (bid_id, member_id), card in sorted(data.cards.items()):
         bid = by_id.get(bid_id)

@@ -67,3 +67,67 @@ def test_a_reading_page_is_served_while_a_writer_holds_the_lock(sqlite_app):
     finally:
         writer.execute("ROLLBACK")
         writer.close()
+
+
+def test_readers_and_logins_at_the_same_time_never_see_database_is_locked(tmp_path):
+    """Six logged-in readers and two people logging in again and again, at once, on one SQLite file: every answer
+    is a page or the login's redirect, never a 500 from `database is locked` (a login writes; readers take no lock
+    and writers queue for it)."""
+    import threading
+
+    from accounts.services import create_user
+    from app import create_app
+    from core.db import utcnow
+
+    path = tmp_path / "gambit.sqlite3"
+    app = create_app({"TESTING": True, "SECRET_KEY": "x", "SQLALCHEMY_DATABASE_URI": f"sqlite:///{path}",
+                      "SERVER_NAME": "gambit.test", "UPLOAD_DIR": str(tmp_path / "uploads"),
+                      "RATELIMIT_ENABLED": False, "WTF_CSRF_ENABLED": False, "ARGON2_TIME_COST": 1,
+                      "ARGON2_MEMORY_COST": 1024})
+    password = "a long enough password"
+    with app.app_context():
+        db.create_all()
+        for i in range(8):
+            create_user(email=f"u{i}@example.org", password=password, name=f"User {i}", roles=["admin"],
+                        actor=None, now=utcnow())
+        db.session.commit()
+    statuses: list[int] = []
+    failures: list[BaseException] = []
+    start = threading.Barrier(8)
+
+    def reader(i: int) -> None:
+        client = app.test_client()
+        try:
+            statuses.append(client.post("/login", data={"email": f"u{i}@example.org", "password": password})
+                            .status_code)
+            start.wait()
+            for _ in range(15):
+                for url in ("/bids/", "/events/"):
+                    statuses.append(client.get(url).status_code)
+        except BaseException as exc:  # noqa: BLE001 - reported below
+            failures.append(exc)
+
+    def login_again(i: int) -> None:
+        client = app.test_client()
+        try:
+            start.wait()
+            for _ in range(8):
+                statuses.append(client.post("/login", data={"email": f"u{i}@example.org", "password": password})
+                                .status_code)
+        except BaseException as exc:  # noqa: BLE001
+            failures.append(exc)
+
+    threads = [threading.Thread(target=reader, args=(i,)) for i in range(6)]
+    threads += [threading.Thread(target=login_again, args=(i,)) for i in (6, 7)]
+    try:
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(timeout=300)
+    finally:
+        with app.app_context():
+            db.session.remove()
+            db.engine.dispose()
+    assert not failures, failures
+    assert len(statuses) == 6 + 6 * 30 + 2 * 8
+    assert set(statuses) <= {200, 302}, sorted(set(statuses))
