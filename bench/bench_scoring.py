@@ -36,7 +36,8 @@ def make_case(bids: int, members: int, criteria: int, seed: int = 2015):
     seeded scorecards in which every member scores every bid on the scale."""
     reg = load_regulation_file(default_event_file())
     base = reg.criteria
-    crits = tuple(Criterion(f"{base[i % len(base)].key}{i // len(base) or ''}", base[i % len(base)].label,
+    crits = tuple(Criterion(f"{base[i % len(base)].key}{i // len(base) or ''}", base[i % len(base)].article,
+                            base[i % len(base)].label,
                             base[i % len(base)].weight) for i in range(criteria))
     reg = dataclasses.replace(reg, criteria=crits)
     sc = reg.scoring

@@ -25,7 +25,7 @@ from wtforms.validators import DataRequired, Email, Length, NumberRange, Optiona
 
 from bids.lifecycle import LATE_ADMISSION_NEEDS_REASON
 from bids.models import CONSULTATION, CONSULTATION_LABELS, DOCUMENT_KINDS
-from bids.rules import ART_REJECTION, EVALUATION_FIELDS, EVALUATION_MAX_CHARS, TEXT_MAX_CHARS, parse_amount
+from bids.rules import EVALUATION_FIELDS, EVALUATION_MAX_CHARS, TEXT_MAX_CHARS, parse_amount
 from core.forms import BaseForm, choices, strip
 from events.federations import country_choices, federation_choices
 
@@ -213,9 +213,18 @@ class DocumentForm(BaseForm):
 
 
 class RejectForm(BaseForm):
+    """`rejection` is how the call cites the right to reject (reg.citation("rejection")), for the message."""
+
     reason = TextAreaField("Reason (the bidder is told)", validators=[
-        DataRequired(f"Give the reason for the rejection; the bidder is told (Art. {ART_REJECTION})."),
+        DataRequired("Give the reason for the rejection; the bidder is told."),
         Length(max=5000, message="Keep the reason under 5,000 characters.")])
+
+    def __init__(self, *args, rejection: str = "", **kwargs):
+        super().__init__(*args, **kwargs)
+        if rejection:
+            # A new validator, not the class's shared one: another call may cite another article.
+            self.reason.validators = [DataRequired(f"Give the reason for the rejection; the bidder is told "
+                                                   f"({rejection})."), *self.reason.validators[1:]]
 
 
 class LateAdmissionForm(BaseForm):

@@ -15,7 +15,7 @@ from sqlalchemy import func, select, update
 from bids import lifecycle
 from bids.lifecycle import BidAction, BidSituation, BidStatus, TransitionError
 from bids.models import CONSULTATION, DOCUMENT_KINDS, EVALUATION_KEYS, Bid, BidDocument, BidRoomRate, BidVersion
-from bids.rules import ART_REJECTION, SECTIONS, BidData, bid_to_json, check_bid, is_compliant
+from bids.rules import SECTIONS, BidData, bid_to_json, check_bid, is_compliant
 from core import audit
 from core.auth import Role
 from core.db import db
@@ -329,7 +329,8 @@ def reject_bid(bid: Bid, *, reason: str, actor, now: datetime) -> None:
     actor who is not the secretariat, or once the call is decided."""
     reason = (reason or "").strip()
     if not reason:
-        raise BidError(f"Give the reason for the rejection; the bidder is told (Art. {ART_REJECTION}).", "reason")
+        raise BidError("Give the reason for the rejection; the bidder is told "
+                       f"({bid.event.regulation.citation('rejection')}).", "reason")
     _transition(bid, BidAction.REJECT, actor=actor, now=now, values={"rejection_reason": reason},
                 data={"reason": reason})
 

@@ -25,7 +25,6 @@ from bids.models import CONSULTATION_LABELS, DOCUMENT_KINDS, Bid, BidDocument
 from bids.notify import tell_bidder_rejected
 from bids.presenters import bid_cost, form_data_for, values_from_form
 from bids.rules import (
-    ART_REJECTION,
     SECTION_TITLES,
     SECTIONS,
     BidStatus,
@@ -150,8 +149,8 @@ def _render_view(bid: Bid, *, reject_form=None, consultation_form=None, late_for
         sections=SECTIONS, titles=SECTION_TITLES, compliant=is_compliant(findings), cost=bid_cost(reg, data),
         schedule=schedule, home=home_match(reg, data), home_consequences=home_match_consequences(reg, data),
         documents=bid.current_documents(), may_edit=may_edit(bid), form=EmptyForm(),
-        reject_form=reject_form or RejectForm(), late_form=late_form or LateAdmissionForm(),
-        can={a.value: True for a in actions}, why_not=why_not, art_rejection=ART_REJECTION,
+        reject_form=reject_form or _reject_form(bid), late_form=late_form or LateAdmissionForm(),
+        can={a.value: True for a in actions}, why_not=why_not, rejection=reg.citation("rejection"),
         draft_refusal=services.draft_refusal(bid, current_user, now),
         late_admission_possible=services.late_admission_refusal(bid, current_user, now) is None,
         consultation_form=consultation_form or ConsultationForm(
@@ -334,6 +333,7 @@ def _secretariat_reason_form(bid_id: int, form, form_key: str, act):
     `act(bid, reason)`, commit. Returns (bid, None) when done, else (None, the page again with what was typed and
     the refusal beside the field)."""
     bid = load_bid(bid_id)
+    form = form(bid) if callable(form) else form
     if not form.validate_on_submit():
         return None, _render_view(bid, **{form_key: form}, status=422)
     try:
@@ -346,16 +346,21 @@ def _secretariat_reason_form(bid_id: int, form, form_key: str, act):
     return bid, None
 
 
+def _reject_form(bid) -> RejectForm:
+    """The rejection form, its message citing the call's article on rejection."""
+    return RejectForm(rejection=str(bid.event.regulation.citation("rejection")))
+
+
 @bp.route("/bids/<int:bid_id>/reject", methods=["POST"])
 @roles_required(Role.ADMIN)
 def reject(bid_id: int):
-    bid, refused = _secretariat_reason_form(bid_id, RejectForm(), "reject_form", lambda b, reason: services.reject_bid(
+    bid, refused = _secretariat_reason_form(bid_id, _reject_form, "reject_form", lambda b, reason: services.reject_bid(
         b, reason=reason, actor=current_user, now=utcnow()))
     if refused:
         return refused
     sent = tell_bidder_rejected(bid)
-    flash(f"The bid is rejected under Art. {ART_REJECTION}." + (" The bidder has been emailed." if sent else
-                                                    " The bidder sees the reason on the bid's page."), "success")
+    flash(f"The bid is rejected under {bid.event.regulation.citation('rejection')}."
+          + (" The bidder has been emailed." if sent else " The bidder sees the reason on the bid's page."), "success")
     return redirect(url_for("bids.view", bid_id=bid.id))
 
 

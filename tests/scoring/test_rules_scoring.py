@@ -34,7 +34,7 @@ KEYS = [c.key for c in REG.criteria]
 
 def small_reg(weights=("2", "1", "1"), **scoring):
     """Three criteria (a, b, c) with the 2015 labels and scale; b and c carry red flags."""
-    crits = tuple(Criterion(c.key, c.label, D(w)) for c, w in zip(REG.criteria[:3], weights, strict=True))
+    crits = tuple(Criterion(c.key, c.article, c.label, D(w)) for c, w in zip(REG.criteria[:3], weights, strict=True))
     return dataclasses.replace(REG, criteria=crits, scoring=dataclasses.replace(
         REG.scoring, red_flag_criteria=("b", "c"), **scoring))
 

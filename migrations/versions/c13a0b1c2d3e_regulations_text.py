@@ -1,0 +1,25 @@
+"""events: the text of the regulations stored with each regulation version (its SHA-256 is in the snapshot)
+
+Revision ID: c13a0b1c2d3e
+Revises: d4f0a1b2c3e6
+Create Date: 2026-12-01 15:40:00
+
+"""
+from alembic import op
+import sqlalchemy as sa
+
+
+revision = 'c13a0b1c2d3e'
+down_revision = 'd4f0a1b2c3e6'
+branch_labels = None
+depends_on = None
+
+
+def upgrade():
+    with op.batch_alter_table('regulation_version', schema=None) as batch_op:
+        batch_op.add_column(sa.Column('regulations_text', sa.Text(), nullable=True))
+
+
+def downgrade():
+    with op.batch_alter_table('regulation_version', schema=None) as batch_op:
+        batch_op.drop_column('regulations_text')
