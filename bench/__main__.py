@@ -197,7 +197,7 @@ def part_scoring(quick: bool, out: list[str], aims: list[str]) -> None:
 
     r = run_scoring(runs=10 if quick else 30, page_runs=3 if quick else 5)
     print("scoring measured", file=sys.stderr)
-    out += ["## 3. Scoring (Art. 15.5)", "",
+    out += ["## 3. Scoring (the criteria, weighted)", "",
             f"{r.bids} bids × {r.members} members × {r.criteria} criteria, {r.samples:,} Dirichlet samples "
             f"(`bench/bench_scoring.py`'s `make_case`); medians of {r.runs} interleaved runs after a warm-up.", "",
             "| case | median | ÷ ranking alone | CPU time, median | ÷ ranking alone |", "|---|---:|---:|---:|---:|",

@@ -160,7 +160,7 @@ def main(argv: list[str] | None = None) -> int:
     total = rows[-1][1]
     verdict = assess_sensitivity(reg, cards).summary
 
-    print("## Scoring (Art. 15.5): ranking and sensitivity\n")
+    print("## Scoring: ranking and sensitivity\n")
     print(f"{args.bids} bids x {args.members} members x {args.criteria} criteria, "
           f"{reg.scoring.dirichlet_samples:,} Dirichlet samples, {args.runs} runs after one warm-up "
           f"(Python {sys.version.split()[0]}).\n")

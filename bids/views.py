@@ -167,9 +167,9 @@ def edit(bid_id: int, section: str):
     form_class = SECTION_FORMS[section]
     status = 200
     if request.method == "GET":
-        form = form_class(data=form_data_for(bid, section))
+        form = form_class(data=form_data_for(bid, section), reg=bid.event.regulation)
     else:
-        form = form_class()
+        form = form_class(reg=bid.event.regulation)
         if request.form.get("action") == "add_rate" and section == "hotel" and form.rates_full:
             form.form_errors.append(ROOM_RATES_FULL.format(entered=len(form.room_rates.entries) + 1))
             status = 422

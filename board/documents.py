@@ -22,7 +22,7 @@ def criteria_chart(result, reg) -> Markup:
     height = row_h * len(result.criteria) + 40
     parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{label_w + bar_w + 60}" height="{height}" '
              f'viewBox="0 0 {label_w + bar_w + 60} {height}" font-family="DejaVu Sans" font-size="11">',
-             '<title>Mean score per criterion (Art. 15.5)</title>']
+             f'<title>Mean score per criterion of {escape(reg.citation("selection"))}</title>']
     x_thr = label_w + bar_w * threshold / top
     for i, c in enumerate(result.criteria):
         y = 10 + i * row_h

@@ -94,7 +94,7 @@ def contract_inputs(bid: Bid, *, signal_blocker_required: bool = True) -> Contra
     """The facts of a selected bid a contract is generated from. Raises ContractError naming what is missing."""
     values = {name: getattr(bid, name) for name in ("applicant_name", "opening_date", "closing_date", "venue_city",
                                                     "venue_country", "prize_fund_eur", "fide_contribution_eur")}
-    missing = missing_bid_facts(values)
+    missing = missing_bid_facts(values, bid.event.regulation)
     if missing:
         raise ContractError(f"Art. {contract_article(bid.event.regulation)}: bid {bid.id} does not state "
                             f"{', '.join(missing)}; a contract cannot be generated without it.")

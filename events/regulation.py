@@ -11,6 +11,7 @@ import dataclasses
 import enum
 import hashlib
 import json
+import re
 import tomllib
 import types
 import typing
@@ -216,6 +217,9 @@ class ScheduleDay:
 # own warnings about a figure, never a rule). A key lives in exactly one of them.
 
 
+_PLACEHOLDER = re.compile(r"\{(cite|criterion|art):([a-z0-9_.]+)\}")
+
+
 class SourceKind(enum.StrEnum):
     REGULATION = "regulation"
     PROCEDURE = "procedure"
@@ -414,6 +418,23 @@ class Regulation:
         if key not in self.citations:
             raise KeyError(f"{key!r} is not an article of the regulations in this call file's [citations]")
         return self.citations[key]
+
+    def cite_text(self, text: str) -> str:
+        """`text` with its citation placeholders filled from this call: "{cite:applicant}" -> "Art. 15.1" (or
+        the procedure's / sanity check's label), "{criterion:c}" -> "Art. 15.5(c)", "{art:hotel.article}" ->
+        "Art. 15.2(g)" (a field of the regulation). For labels written once in code, such as a form's. Raises
+        KeyError or AttributeError for a placeholder this call does not have."""
+        def fill(m: re.Match) -> str:
+            kind, key = m.group(1), m.group(2)
+            if kind == "cite":
+                return str(self.citation(key))
+            if kind == "criterion":
+                return f"Art. {self.criterion(key).article}"
+            value = self
+            for part in key.split("."):
+                value = getattr(value, part)
+            return f"Art. {value}"
+        return _PLACEHOLDER.sub(fill, text)
 
     def all_citations(self) -> list[Citation]:
         """Every rule with its source, regulations first (in the file's order), then procedure, then checks."""

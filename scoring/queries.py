@@ -77,7 +77,9 @@ class ScoringData:
             if passes_gate(compliant=last.compliant if last else None, admitted=bid.admitted_reason is not None):
                 self.ranked.append(bid)
             else:
-                self.excluded.append((bid, "failed the compliance gate (Art. 15.2, 15.3) and was not admitted"))
+                reg = self.event.regulation
+                self.excluded.append((bid, f"failed the compliance gate (Art. {reg.article('particulars')}, "
+                                           f"{reg.article('rejection')}) and was not admitted"))
         self.ranked.sort(key=lambda b: (b.title.casefold(), b.id))
 
     # ---- members and conflicts
