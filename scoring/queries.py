@@ -253,7 +253,7 @@ def weights_of(reg: Regulation, version: WeightsVersion | None) -> dict[str, Dec
 def weights_label(version: WeightsVersion | None, reg: Regulation) -> str:
     """"Weights version 2 (changed 3 June 2015: ...)" or "the weights published in the regulation"."""
     if version is None:
-        return f"the weights published with the call (Art. {reg.scoring.article}), unchanged"
+        return f"the weights published with the call ({reg.citation('weights')}), unchanged"
     from core.money import format_day
 
     why = f": {version.reason}" if version.reason else ""
