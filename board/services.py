@@ -475,7 +475,7 @@ def record_decision(event: Event, *, method: str, selected: Bid, rationale: str,
              "red_flags": len(r.red_flags)} for r in report.ranking.bids]}),
         reviewed=json.dumps(reviewed), recorded_at=now, recorded_by_id=actor.id,
         corrects_id=corrects.id if corrects else None, correction_reason=correction_reason.strip(),
-        status=DecisionStatus.IN_FORCE.value)
+        status=DecisionStatus.IN_FORCE.value, regulation_version_id=event.regulation_version_id)
     try:
         with db.session.begin_nested():  # the unique index: one decision in force per call
             db.session.add(decision)

@@ -189,6 +189,9 @@ class ContractInputs:
     guarantee_valid_until: date | None = None
     # Art. 14.3: the organizer provides the signal blocker "if required by FIDE".
     signal_blocker_required: bool = True
+    # Who selected the bid, from the decision in force: "board_vote" (the Presidential Board) or "president"
+    # (the FIDE President alone, in consultation with the WCOC); "" for a contract stored before it was kept.
+    selected_by: str = ""
 
     @property
     def bid_terms(self) -> BidTerms:
@@ -585,7 +588,8 @@ class ContractTerms:
         return {
             "inputs": self.inputs.as_dict(),
             "due_dates": {k: v.isoformat() for k, v in sorted(self.due_dates.items())},
-            "regulation": {"title": reg.event.regulations_title, "sha256": reg.sha256},
+            "regulation": {"title": reg.event.regulations_title, "sha256": reg.sha256,
+                           "text_sha256": reg.regulations_text.sha256},
             "parties": {"fide": _party(self.fide), "organizer": _party(self.organizer)},
             "obligations": self.obligations.as_dict(),
             "schedule": self.schedule.as_dict(),

@@ -109,7 +109,13 @@ def contract_inputs(bid: Bid, *, signal_blocker_required: bool = True) -> Contra
         guarantee_offered=offered, guarantee_bank=(bid.guarantee_bank or "") if offered else "",
         guarantee_amount=bid.guarantee_amount_eur if offered else None,
         guarantee_valid_until=bid.guarantee_valid_until if offered else None,
-        signal_blocker_required=signal_blocker_required)
+        signal_blocker_required=signal_blocker_required, selected_by=_selected_by(bid))
+
+
+def _selected_by(bid: Bid) -> str:
+    """How the decision in force selected the bid ("board_vote" or "president"); "" when none is recorded."""
+    decision = board_services.current_decision(bid.event)
+    return decision.method if decision is not None and decision.selected_bid_id == bid.id else ""
 
 
 def _terms(reg, inputs: ContractInputs, due_dates: Mapping[str, date] | None = None) -> ContractTerms:
