@@ -741,10 +741,12 @@ def is_compliant(findings: Iterable[Finding]) -> bool:
 
 
 def findings_by_field(findings: Iterable[Finding]) -> dict[str, list[Finding]]:
-    """The failed findings keyed by form field, for showing each message beside its field."""
+    """The failed findings, and the sanity checks' warnings, keyed by form field, for showing each message beside
+    its field (a warning asks to check the figure; it never blocks)."""
     out: dict[str, list[Finding]] = {}
-    for f in failures(findings):
-        out.setdefault(f.field, []).append(f)
+    for f in findings:
+        if f.outcome in (Outcome.FAIL, Outcome.WARNING):
+            out.setdefault(f.field, []).append(f)
     return out
 
 

@@ -2,7 +2,7 @@
 
 import dataclasses
 import re
-from datetime import timedelta
+from datetime import date, timedelta
 
 import pytest
 from sqlalchemy import select
@@ -355,3 +355,28 @@ def test_every_change_is_in_the_audit_log(client, app, login_as, good):
         actions = db.session.scalars(select(AuditEntry.action).where(AuditEntry.object_type == "Bid",
                                                                      AuditEntry.object_id == str(bid_id))).all()
     assert actions == ["bid.create", "bid.save", "bid.document"]
+
+
+def test_a_prize_fund_above_the_sanity_bound_is_shown_as_a_warning_and_the_bid_can_still_be_submitted(
+        client, app, login_as):
+    """Art. 15.2(c): "Proposed prize fund for the players (minimum 200,000 euros ...)": no maximum. A very large
+    figure is Gambit's sanity check: shown beside the field as a warning, never a refusal."""
+    login_as("bidder")
+    bid_id = start_bid(client)
+    response = fill_section(client, bid_id, "money", {"prize_fund_eur": "60000000.00",
+                                                      "fide_contribution_eur": "12000000.00",
+                                                      "amounts_net_of_taxes": "y"})
+    assert response.status_code == 302
+    html = client.get(f"/bids/{bid_id}/edit/money").get_data(as_text=True)
+    assert ("Sanity check: prize fund figure: a prize fund above €50,000,000.00 is unusual: please check the "
+            "figure (a warning, not a requirement of the regulations) (you entered €60,000,000.00).") in html
+    assert "Art. 15.2(c): the prize fund can be at most" not in html
+    with app.app_context():
+        from bids.models import Bid
+        from bids.rules import is_compliant
+        from bids.services import compliance
+        from core.db import db
+
+        findings = compliance(db.session.get(Bid, bid_id), today=date.today())
+        assert not any(f.code == "15.2c.maximum" and f.blocks_submission for f in findings)
+        assert is_compliant([f for f in findings if f.code.startswith("15.2c")])
