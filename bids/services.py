@@ -73,7 +73,8 @@ def situation(bid_or_event, actor, now: datetime, *, paper: bool | None = None,
         by_owner=bid is not None and actor is not None and actor.id == bid.owner_id,
         by_admin=Role.ADMIN in roles,
         paper=bool(paper) if bid is None else bid.entered_by_id is not None,
-        late_admitted=bid is not None and bid.late_admitted_at is not None, by_decision=by_decision)
+        late_admitted=bid is not None and bid.late_admitted_at is not None, by_decision=by_decision,
+        deadline_source=str(event.regulation.citation("bid_deadline")))
 
 
 def offered_actions(bid: Bid, actor, now: datetime) -> list[BidAction]:

@@ -276,7 +276,7 @@ def test_withdraw_before_the_deadline(client, app, login_as, good):
 def test_no_new_bid_after_the_deadline(client, login_as, event):
     login_as("bidder")
     response = client.post("/events/fwwcm-2015/bids/new", follow_redirects=True)
-    assert ("The bid deadline (31 May 2015, 23:59 UTC) has passed: a draft can no longer be started. The secretariat "
+    assert ("The bid deadline (31 May 2015, 23:59 UTC; Bidding procedure: bid deadline) has passed: a draft can no longer be started. The secretariat "  # noqa: E501
             "can admit a late bid, with its reason, until scoring opens.") in response.get_data(as_text=True)
 
 
@@ -328,7 +328,7 @@ def test_admin_keys_in_a_paper_bid_after_the_deadline_and_submits_it_once_admitt
     upload(client, bid_id, "signed_letter")
     upload(client, bid_id, "guarantee")
     refused = client.post(f"/bids/{bid_id}/submit", follow_redirects=True).get_data(as_text=True)
-    assert ("The bid deadline (31 May 2015, 23:59 UTC) has passed: a bid can no longer be submitted. The secretariat "
+    assert ("The bid deadline (31 May 2015, 23:59 UTC; Bidding procedure: bid deadline) has passed: a bid can no longer be submitted. The secretariat "  # noqa: E501
             "can admit a late bid, with its reason, until scoring opens.") in refused
     assert _bid(app, bid_id).status == "draft"
     assert "Admit the bid late" in refused
