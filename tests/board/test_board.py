@@ -161,12 +161,20 @@ def test_board_votes_and_the_decision_is_recorded_with_hashes_and_emails(app, sc
         statuses = {b.id: b.status for b in db.session.scalars(select(Bid))}
         assert statuses[scored["lviv"]] == "selected"
         assert statuses[scored["tbilisi"]] == statuses[scored["madrid"]] == "not_selected"
+        # the record names the regulations by their text's SHA-256 and the call's data by its own (issue 13)
+        event = db.session.get(Event, scored["event"])
+        assert decision.regulation_version_id == event.regulation_version_id
+        text_sha, data_sha = event.regulation.regulations_text.sha256, event.regulation_version.sha256
     assert len(smtp.messages) == 3
     assert sum("your bid is selected" in m["Subject"] for m in smtp.messages) == 1
     minutes = admin.get(f"/board/fwwcm-2015/decision/{decision.id}/minutes.pdf")
     _, text = _text(minutes.data)
     minutes.close()
     assert "Ukrainian Chess Federation" in text and format_day(today) in text
+    flat = "".join(text.split())
+    assert text_sha in flat and data_sha in flat and text_sha != data_sha
+    record = admin.get("/board/fwwcm-2015/decision").get_data(as_text=True)
+    assert f"<code>{text_sha}</code>" in record and f"<code>{data_sha}</code>" in record
     with app.app_context():  # rendered after the recording, in its own step, and hashed
         assert db.session.get(Decision, decision.id).minutes_sha256
     page = admin.get("/board/fwwcm-2015").get_data(as_text=True)
