@@ -25,8 +25,9 @@ class RegistrationForm(BaseForm):
                                                                          "company."), Length(max=200)],
                                description="The federation or company that will bid.")
     applicant_type = RadioField("You bid as", choices=choices(APPLICANT_TYPES),
-                                validators=[DataRequired("Choose federation or sponsor (Art. 15.1).")],
-                                description="Art. 15.1: any FIDE member federation or any sponsor may bid.")
+                                validators=[DataRequired("Choose federation or sponsor.")],
+                                description="Any FIDE member federation or any sponsor may bid, as each call's "
+                                            "regulations say.")
     federation = SelectField("FIDE federation", validators=[DataRequired("Choose a federation.")],
                              description="Your federation, or for a sponsor the federation of the host country.")
     name = StringField("Contact person", validators=[DataRequired("Enter a contact person."), Length(max=200)])
@@ -93,7 +94,8 @@ class UserForm(BaseForm):
     roles = MultiCheckboxField("Roles", choices=choices(ROLE_CHOICES),
                                validators=[DataRequired("Give the account at least one role.")])
     is_president = BooleanField("FIDE President", description="A board member who may decide alone, in "
-                                "consultation with the WCOC, when no board meeting can be held (Art. 15.5).")
+                                "consultation with the WCOC, when no board meeting can be held (as the call's "
+                                "regulations provide).")
     password = PasswordField("Initial password", validators=[DataRequired("Choose an initial password.")],
                              description="At least 12 characters; the user can change it later.")
 

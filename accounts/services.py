@@ -124,7 +124,7 @@ def register_bidder(*, email: str, password: str, name: str, organisation: str, 
     registered afresh. Raises AccountError for input wrong whoever owns the address (weak password, federation
     code, applicant type)."""
     if applicant_type not in ("federation", "sponsor"):
-        raise AccountError("Choose whether you bid as a member federation or as a sponsor (Art. 15.1).",
+        raise AccountError("Choose whether you bid as a member federation or as a sponsor.",
                            "applicant_type")
     email = normalise_email(email)
     problem = password_problem(password, min_length=min_password_length, email=email)

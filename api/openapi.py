@@ -64,7 +64,7 @@ PATHS.update({
         "operationId": "getBid", "parameters": [BID_ID], "responses": {**_responses(BID, not_found=True),
                                                                          "403": _DECLARE_FIRST}}},
     "/bids/{bid_id}/obligations": {"get": {
-        "summary": "What the bid commits the organiser to pay (Art. 11.1.2, 13, 14) and when (15.6.2)",
+        "summary": "What the bid commits the organiser to pay and when, each line with its call's article",
         "operationId": "getBidObligations", "parameters": [BID_ID],
         "responses": {**_responses({"type": "object", "properties": {
             "bid": {"type": "integer"}, "obligations": {"type": "object"}, "schedule": {"type": "object"}}},
@@ -119,7 +119,7 @@ RANKING = {"type": "object", "required": ["event", "weights_version", "bids", "s
 }}
 PATHS.update({
     "/events/{slug}/ranking": {"get": {
-        "summary": "The WCOC's ranking of the bids (Art. 15.5): totals, per-criterion statistics, red flags, the "
+        "summary": "The WCOC's ranking of the bids: totals, per-criterion statistics, red flags, the "
                    "weights version used, recusals and the sensitivity summary. WCOC, Board and secretariat only; "
                    "a WCOC member once their own scorecards are in",
         "operationId": "getRanking", "parameters": [SLUG],
@@ -131,7 +131,7 @@ PATHS.update({
 })
 
 PATHS["/events/{slug}/decision"] = {"get": {
-    "summary": "The decision of Art. 15.5 in force: method, selected bid, tally, reasons, what the Board reviewed",
+    "summary": "The selection decision in force: method, selected bid, tally, reasons, what the Board reviewed",
     "operationId": "getDecision", "parameters": [SLUG],
     "responses": {**_responses({"type": "object", "required": ["id", "method", "decided_on", "selected_bid"],
                                 "properties": {"id": {"type": "integer"}, "method": {"type": "string"},
@@ -179,12 +179,12 @@ CONTRACT = {"type": "object", "required": ["id", "reference", "bid", "version", 
     "signed_pdf_sha256": {"type": "string", "nullable": True}, "terms": {"type": "object"}}}
 PATHS.update({
     "/contracts/{contract_id}": {"get": {
-        "summary": "A contract (Art. 15.6.1): parties, event, figures, status, hashes and its terms snapshot",
+        "summary": "A contract: parties, event, figures, status, hashes and its terms snapshot",
         "operationId": "getContract", "parameters": [CONTRACT_ID],
         "responses": _responses(CONTRACT, not_found=True)}},
     "/contracts/{contract_id}/milestones": {"get": {
         "summary": "The contract's payment milestones with their status on a day, the payments recorded, totals "
-                   "and the bank guarantee's warnings (Art. 13, 14, 15.6.2)",
+                   "and the bank guarantee's warnings",
         "operationId": "getContractMilestones", "parameters": [CONTRACT_ID, AS_OF],
         "responses": {**_responses({"type": "object", "properties": {
             "contract": {"type": "integer"}, "reference": {"type": "string"}, "as_of": DATE,

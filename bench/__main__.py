@@ -235,7 +235,7 @@ def part_scoring(quick: bool, out: list[str], aims: list[str]) -> None:
                 f"{_ms(r.cpu['total'])} CPU time; an absolute figure on a busy machine, the only one judged so). "
                 f"The ranking page around it, in-process: {_ms(r.page_s)} "
                 f"({r.page_queries} SQL statements).")
-    out += ["## 3. Scoring (Art. 15.5)", "",
+    out += ["## 3. Scoring (the criteria, weighted)", "",
             f"{r.bids} bids × {r.members} members × {r.criteria} criteria, {r.samples:,} Dirichlet samples "
             f"(`bench/bench_scoring.py`'s `make_case`); medians of {r.runs} interleaved runs after a warm-up.", "",
             "| case | median | ÷ ranking alone | CPU time, median | ÷ ranking alone |", "|---|---:|---:|---:|---:|",

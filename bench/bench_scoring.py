@@ -36,7 +36,8 @@ def make_case(bids: int, members: int, criteria: int, seed: int = 2015):
     seeded scorecards in which every member scores every bid on the scale."""
     reg = load_regulation_file(default_event_file())
     base = reg.criteria
-    crits = tuple(Criterion(f"{base[i % len(base)].key}{i // len(base) or ''}", base[i % len(base)].label,
+    crits = tuple(Criterion(f"{base[i % len(base)].key}{i // len(base) or ''}", base[i % len(base)].article,
+                            base[i % len(base)].label,
                             base[i % len(base)].weight) for i in range(criteria))
     reg = dataclasses.replace(reg, criteria=crits)
     sc = reg.scoring
@@ -159,7 +160,7 @@ def main(argv: list[str] | None = None) -> int:
     total = rows[-1][1]
     verdict = assess_sensitivity(reg, cards).summary
 
-    print("## Scoring (Art. 15.5): ranking and sensitivity\n")
+    print("## Scoring: ranking and sensitivity\n")
     print(f"{args.bids} bids x {args.members} members x {args.criteria} criteria, "
           f"{reg.scoring.dirichlet_samples:,} Dirichlet samples, {args.runs} runs after one warm-up "
           f"(Python {sys.version.split()[0]}).\n")

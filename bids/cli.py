@@ -60,10 +60,13 @@ def import_command(path, slug, check, owner, by):
     findings = check_bid(event.regulation, data, today=now.date())
     failed = [f for f in findings if f.outcome is Outcome.FAIL]
     pending = [f for f in findings if f.outcome is Outcome.PENDING]
+    for f in findings:
+        if f.outcome is Outcome.WARNING:
+            click.echo(f"CHECK   {f.as_text()}")
     for f in failed:
         click.echo(f"FAIL    {f.as_text()}")
     for f in pending:
-        click.echo(f"ATTACH  Art. {f.article}: {f.message}")
+        click.echo(f"ATTACH  {f.cite}: {f.message}")
     click.echo(f"{len(findings) - len(failed) - len(pending)} passed or not applicable, {len(failed)} failed, "
                f"{len(pending)} document(s) to attach in the web form")
     if not check:

@@ -25,7 +25,7 @@ from wtforms.validators import DataRequired, Email, Length, NumberRange, Optiona
 
 from bids.lifecycle import LATE_ADMISSION_NEEDS_REASON
 from bids.models import CONSULTATION, CONSULTATION_LABELS, DOCUMENT_KINDS
-from bids.rules import ART_REJECTION, EVALUATION_FIELDS, EVALUATION_MAX_CHARS, TEXT_MAX_CHARS, parse_amount
+from bids.rules import EVALUATION_FIELDS, EVALUATION_MAX_CHARS, TEXT_MAX_CHARS, parse_amount
 from core.forms import BaseForm, choices, strip
 from events.federations import country_choices, federation_choices
 
@@ -81,23 +81,32 @@ class WholeNumberField(IntegerField):
 
 
 class SectionForm(BaseForm):
+    """A section of the bid. Labels and descriptions cite through placeholders ("{cite:applicant}"), filled
+    from the call's regulation (`reg`, events.regulation.Regulation.cite_text) so no article is written here."""
+
     revision = HiddenField()
+
+    def __init__(self, *args, reg=None, **kwargs):
+        super().__init__(*args, **kwargs)
+        if reg is not None:
+            self.fill_labels(reg.cite_text)
 
 
 class ApplicantForm(SectionForm):
     applicant_type = RadioField("The applicant is", choices=choices([("federation", "A FIDE member federation"),
                                                                      ("sponsor", "A sponsor")]),
-                                validators=[Optional()], description="Art. 15.1: any member federation or sponsor.")
+                                validators=[Optional()],
+                                description="{cite:applicant}: any member federation or sponsor.")
     applicant_name = StringField("Legal name of the applicant", validators=TEXT)
     host_federation = SelectField("Host federation", validators=[Optional()],
                                   description="The FIDE federation of the country where the match would be held; "
-                                              "FIDE consults it about a sponsor's bid (Art. 15.1).")
+                                              "FIDE consults it about a sponsor's bid ({cite:consultation}).")
     contact_name = StringField("Contact person", validators=TEXT)
     contact_email = EmailField("Contact email", validators=[Optional(), Email("Enter a valid email address, like "
                                                                              "name@example.org."), Length(max=254)])
     ioc_conflict_free = BooleanField(
         "Neither the applicant nor any proposed sponsor is in conflict with the regulations of the International "
-        "Olympic Committee", description="Art. 12.2 and 15.1.")
+        "Olympic Committee", description="{cite:ioc} and {cite:applicant}.")
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
@@ -107,7 +116,7 @@ class ApplicantForm(SectionForm):
 class DatesVenueForm(SectionForm):
     opening_date = DayField("Opening ceremony", validators=[Optional()])
     closing_date = DayField("Closing ceremony", validators=[Optional()])
-    venue_name = StringField("Venue", validators=TEXT, description="The playing hall (Art. 15.2(b)).")
+    venue_name = StringField("Venue", validators=TEXT, description="The playing hall ({cite:venue}).")
     venue_city = StringField("City", validators=TEXT)
     venue_country = SelectField("Country", validators=[Optional()])
 
@@ -140,7 +149,7 @@ class RoomRateForm(Form):
 
 class HotelForm(SectionForm):
     hotel_name = StringField("Name of the official hotel", validators=TEXT,
-                             description="Optional: \"name if possible\" (Art. 15.2(g)).")
+                             description="Optional: \"name if possible\" ({art:hotel.article}).")
     hotel_stars = WholeNumberField("Category (stars)", validators=[
         Optional(), NumberRange(1, 5, "A hotel category is a whole number of stars from 1 to 5.")])
     room_rates = FieldList(FormField(RoomRateForm), "Special room rates for visitors, meals included", min_entries=1,
@@ -189,7 +198,7 @@ class EvaluationForm(SectionForm):
 
 for _f in EVALUATION_FIELDS:
     setattr(EvaluationForm, f"eval_{_f.key}", TextAreaField(
-        f"{_f.label} (Art. 15.5({_f.criterion}))",
+        f"{_f.label} ({{criterion:{_f.criterion}}})",
         validators=[Optional(), Length(max=EVALUATION_MAX_CHARS,
                                        message=f"Keep this under {EVALUATION_MAX_CHARS:,} characters; attach a PDF "
                                                "for more.")]))
@@ -214,9 +223,18 @@ class DocumentForm(BaseForm):
 
 
 class RejectForm(BaseForm):
+    """`rejection` is how the call cites the right to reject (reg.citation("rejection")), for the message."""
+
     reason = TextAreaField("Reason (the bidder is told)", validators=[
-        DataRequired(f"Give the reason for the rejection; the bidder is told (Art. {ART_REJECTION})."),
+        DataRequired("Give the reason for the rejection; the bidder is told."),
         Length(max=5000, message="Keep the reason under 5,000 characters.")])
+
+    def __init__(self, *args, rejection: str = "", **kwargs):
+        super().__init__(*args, **kwargs)
+        if rejection:
+            # A new validator, not the class's shared one: another call may cite another article.
+            self.reason.validators = [DataRequired(f"Give the reason for the rejection; the bidder is told "
+                                                   f"({rejection})."), *self.reason.validators[1:]]
 
 
 class LateAdmissionForm(BaseForm):

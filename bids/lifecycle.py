@@ -173,6 +173,8 @@ class BidSituation:
     paper: bool = False
     late_admitted: bool = False
     by_decision: bool = False
+    # Where the deadline comes from ("Bidding procedure: bid deadline"): the regulations set none.
+    deadline_source: str = ""
 
     def __post_init__(self) -> None:
         if self.now.tzinfo is None:
@@ -184,7 +186,8 @@ class BidSituation:
 
     @property
     def deadline_text(self) -> str:
-        return f"{format_day(self.deadline)}, {self.deadline:%H:%M} UTC"
+        text = f"{format_day(self.deadline)}, {self.deadline:%H:%M} UTC"
+        return f"{text}; {self.deadline_source}" if self.deadline_source else text
 
 
 def can_change_before_deadline(now: datetime, reg) -> bool:

@@ -36,8 +36,8 @@ from events.models import Event
 STATUS_VALUES = ", ".join(f"'{s.value}'" for s in BidStatus)
 CONSULTATION = ("pending", "agreed", "refused", "unable")
 CONSULTATION_LABELS = {"pending": "Pending", "agreed": "The federation agreed",
-                       "refused": "The federation refused (FIDE may still accept the bid, Art. 15.1)",
-                       "unable": "The federation is unable to co-operate (FIDE may still accept the bid, Art. 15.1)"}
+                       "refused": "The federation refused (FIDE may still accept the bid)",
+                       "unable": "The federation is unable to co-operate (FIDE may still accept the bid)"}
 Money = Numeric(14, 2, asdecimal=True)
 
 
@@ -210,10 +210,11 @@ class BidRoomRate(db.Model):
     bid: Mapped[Bid] = relationship(back_populates="room_rates")
 
 
+# kind -> (label, the key of its citation in the call file: reg.citation(key))
 DOCUMENT_KINDS = {
-    "signed_letter": ("The signed bid letter", "15.2(k)"),
-    "guarantee": ("The bank guarantee", "15.2(j)"),
-    "supporting": ("Supporting document for the evaluation", "15.5"),
+    "signed_letter": ("The signed bid letter", "signature"),
+    "guarantee": ("The bank guarantee", "guarantee"),
+    "supporting": ("Supporting document for the evaluation", "selection"),
 }
 
 

@@ -7,7 +7,6 @@ import logging
 from flask import url_for
 
 from bids.models import Bid
-from bids.rules import ART_REJECTION
 from core.mail import MailError, send_mail
 
 log = logging.getLogger(__name__)
@@ -16,9 +15,10 @@ log = logging.getLogger(__name__)
 def tell_bidder_rejected(bid: Bid) -> bool:
     """Email the bid's contact (and the account owner) that FIDE rejected the bid, with the reason.
     Returns True when sent; a failure to send is logged, not raised: the reason also shows on the bid's page."""
+    rejection = bid.event.regulation.citation("rejection")
     to = sorted({e for e in (bid.contact_email, bid.owner.email) if e})
     body = (f"Dear {bid.contact_name or bid.owner.name},\n\n"
-            f"FIDE has rejected your bid for {bid.event.title} under Art. {ART_REJECTION} of the regulations.\n\n"
+            f"FIDE has rejected your bid for {bid.event.title} under {rejection} of the regulations.\n\n"
             f"Reason: {bid.rejection_reason}\n\n"
             f"Your bid: {url_for('bids.view', bid_id=bid.id, _external=True)}\n\n"
             "FIDE secretariat, through Gambit\n")

@@ -1,7 +1,8 @@
 """The pure rules of a bid: its data, the JSON import, the compliance checks and the lifecycle.
 
-Nothing here touches Flask, SQLAlchemy or a session. Every figure, date and most article numbers come from the
-call's `Regulation`; the few articles the regulation does not carry as fields are the `ART_*` constants below.
+Nothing here touches Flask, SQLAlchemy or a session. Every figure, date and article number comes from the
+call's `Regulation` (its fields, or `reg.citation(key)`), and each finding says which kind of rule it is: the
+regulations' article, the call's bidding procedure, or a sanity check (a warning, never a refusal).
 
 `check_bid` returns one `Finding` for every check of Art. 15.1, 12.2 and 15.2 a–k (plus the Art. 2.2 schedule
 and an informational Art. 13.3 home-match finding), whatever the bid holds, so the compliance report is the
@@ -36,24 +37,12 @@ from bids.lifecycle import (  # noqa: F401  (the lifecycle lives in bids.lifecyc
 )
 from core.findings import Finding, Outcome
 from core.money import CENTS, amount_str, format_day, format_eur, format_share
-from events.regulation import Player, Regulation
+from events.regulation import Citation, Player, Regulation, SourceKind
 from finance.money import share_of
 from finance.rules import is_home_match, minimum_fide_contribution, opponent_of
 
-# ---------------------------------------------------------------------------------------------- articles
-# Articles the Regulation does not carry as fields. The others are read from it (reg.schedule.window_article,
-# reg.prize_fund.bid_article, ...), so a renumbered call is a data change.
-
-ART_APPLICANT = "15.1"
-ART_REJECTION = "15.3"  # "FIDE may reject any bid application"
-ART_IOC = "12.2"
-ART_VENUE = "15.2(b)"
-ART_FIDE_OBLIGATIONS = "15.2(e)"
-ART_ORGANISATIONAL_COSTS = "15.2(f)"
-ART_ACCEPTANCE = "15.2(h)"
-ART_SIGNATURE = "15.2(k)"
-ART_OTHER_EXPENSES = "14"
-ART_SUPERVISOR = "7.4.4"
+# Every article comes from the call's file: the Regulation's fields (reg.schedule.window_article, ...) or its
+# [citations] by key (reg.citation("venue")), so a renumbered call is a data change.
 
 APPLICANT_TYPES = ("federation", "sponsor")
 
@@ -325,18 +314,24 @@ def _money_value(value) -> str:
     return format_eur(value)
 
 
-def _finding(code: str, article: str, field_name: str, ok: bool | None, message: str, value: str = "") -> Finding:
-    """ok: True -> PASS, False -> FAIL, None -> NOT_APPLICABLE."""
-    outcome = Outcome.NOT_APPLICABLE if ok is None else Outcome.PASS if ok else Outcome.FAIL
-    return Finding(code, article, field_name, outcome, message, value)
+def _finding(code: str, source: str | Citation, field_name: str, ok: bool | None, message: str,
+             value: str = "") -> Finding:
+    """ok: True -> PASS, False -> FAIL (WARNING for a sanity check: never a refusal), None -> NOT_APPLICABLE.
+    `source` is an article from the regulation's fields ("15.2(c)") or a Citation from reg.citation(key)."""
+    cite = source if isinstance(source, Citation) else Citation("", SourceKind.REGULATION, source)
+    failed = Outcome.WARNING if cite.kind is SourceKind.SANITY_CHECK else Outcome.FAIL
+    outcome = Outcome.NOT_APPLICABLE if ok is None else Outcome.PASS if ok else failed
+    return Finding(code, cite.article, field_name, outcome, message, value, cite.label, cite.kind.value)
 
 
-def _document(code: str, article: str, field_name: str, attached: bool, bid: BidData, message: str) -> Finding:
+def _document(code: str, source: str | Citation, field_name: str, attached: bool, bid: BidData,
+              message: str) -> Finding:
     if attached:
         outcome = Outcome.PASS
     else:
         outcome = Outcome.FAIL if bid.documents_known else Outcome.PENDING
-    return Finding(code, article, field_name, outcome, message)
+    cite = source if isinstance(source, Citation) else Citation("", SourceKind.REGULATION, source)
+    return Finding(code, cite.article, field_name, outcome, message, "", cite.label, cite.kind.value)
 
 
 # Two-letter CLDR territories that are groupings or pseudo-regions, not countries.
@@ -376,15 +371,16 @@ def is_email(value) -> bool:
 
 def _check_applicant(reg: Regulation, bid: BidData) -> list[Finding]:
     example = reg.players[0]
+    applicant = reg.citation("applicant")
     out = [
-        _finding("15.1.applicant_type", ART_APPLICANT, "applicant_type", bid.applicant_type in APPLICANT_TYPES,
+        _finding("15.1.applicant_type", applicant, "applicant_type", bid.applicant_type in APPLICANT_TYPES,
                  "the applicant must be a member federation of FIDE or a sponsor.", _text_value(bid.applicant_type)),
-        _finding("15.1.host_federation", ART_APPLICANT, "host_federation", is_fide_code(bid.host_federation),
+        _finding("15.1.host_federation", applicant, "host_federation", is_fide_code(bid.host_federation),
                  "the bid must name the federation of the host country by its three-letter FIDE code, "
                  f"for example {example.federation}.", _text_value(bid.host_federation)),
-        _finding("15.1.contact_name", ART_APPLICANT, "contact_name", _given(bid.contact_name),
+        _finding("15.1.contact_name", applicant, "contact_name", _given(bid.contact_name),
                  "the bid must name a contact person."),
-        _finding("15.1.contact_email", ART_APPLICANT, "contact_email", is_email(bid.contact_email),
+        _finding("15.1.contact_email", applicant, "contact_email", is_email(bid.contact_email),
                  "the bid must give the contact person's e-mail address, such as name@example.org.",
                  _text_value(bid.contact_email)),
     ]
@@ -393,7 +389,7 @@ def _check_applicant(reg: Regulation, bid: BidData) -> list[Finding]:
     # the bid has no list of sponsors from which we could tell that it proposes none. So every applicant
     # declares: that is simpler to explain and never lets an undeclared sponsor through.
     out.append(_finding(
-        "12.2.ioc", ART_IOC, "ioc_conflict_free", bid.ioc_conflict_free is True,
+        "12.2.ioc", reg.citation("ioc"), "ioc_conflict_free", bid.ioc_conflict_free is True,
         "the applicant must declare that neither it nor any sponsor it proposes is in conflict with the "
         "regulations of the International Olympic Committee."))
     return out
@@ -441,11 +437,11 @@ def _check_dates(reg: Regulation, bid: BidData) -> list[Finding]:
 def _check_venue(reg: Regulation, bid: BidData) -> list[Finding]:
     example = reg.players[-1].country
     return [
-        _finding("15.2b.venue_name", ART_VENUE, "venue_name", _given(bid.venue_name),
+        _finding("15.2b.venue_name", reg.citation("venue"), "venue_name", _given(bid.venue_name),
                  "the bid must name the proposed venue."),
-        _finding("15.2b.venue_city", ART_VENUE, "venue_city", _given(bid.venue_city),
+        _finding("15.2b.venue_city", reg.citation("venue"), "venue_city", _given(bid.venue_city),
                  "the bid must give the city of the proposed venue."),
-        _finding("15.2b.venue_country", ART_VENUE, "venue_country", is_country_code(bid.venue_country),
+        _finding("15.2b.venue_country", reg.citation("venue"), "venue_country", is_country_code(bid.venue_country),
                  "the bid must give the country of the proposed venue by its two-letter ISO code, for example "
                  f"{example} for {country_name(example)}.", _text_value(bid.venue_country)),
     ]
@@ -466,8 +462,11 @@ def _check_prize_fund(reg: Regulation, bid: BidData) -> list[Finding]:
                  "the prize fund must be an amount in euros with at most two decimals.", value),
         _finding("15.2c.minimum", art, "prize_fund_eur", prize >= pf.minimum if well_formed else None,
                  f"the prize fund must be at least {format_eur(pf.minimum)}{net}.", value),
-        _finding("15.2c.maximum", art, "prize_fund_eur", prize <= pf.maximum if well_formed else None,
-                 f"the prize fund can be at most {format_eur(pf.maximum)}: please check the figure.", value),
+        # Not a rule: Art. 15.2(c) sets a minimum only. A figure above the sanity bound is a warning to check it.
+        _finding("15.2c.maximum", reg.citation("prize_fund_maximum"), "prize_fund_eur",
+                 prize <= pf.maximum if well_formed else None,
+                 f"a prize fund above {format_eur(pf.maximum)} is unusual: please check the figure "
+                 "(a warning, not a requirement of the regulations).", value),
         _finding("15.2c.net_of_taxes", art, "amounts_net_of_taxes",
                  bid.amounts_net_of_taxes is True if pf.net_of_taxes_required else None,
                  "the prize fund must be offered net of any applicable local taxes."),
@@ -505,10 +504,11 @@ def _check_fide_contribution(reg: Regulation, bid: BidData) -> list[Finding]:
 
 def _check_commitments(reg: Regulation, bid: BidData) -> list[Finding]:
     return [
-        _finding("15.2e.commitment", ART_FIDE_OBLIGATIONS, "commits_fide_obligations",
+        _finding("15.2e.commitment", reg.citation("fide_obligations"), "commits_fide_obligations",
                  bid.commits_fide_obligations is True,
-                 f"the applicant must commit to cover all financial obligations to FIDE of Art. {ART_OTHER_EXPENSES}."),
-        _finding("15.2f.commitment", ART_ORGANISATIONAL_COSTS, "commits_organisational_costs",
+                 "the applicant must commit to cover all financial obligations to FIDE of "
+                 f"Art. {reg.article('other_expenses')}."),
+        _finding("15.2f.commitment", reg.citation("organisational_costs"), "commits_organisational_costs",
                  bid.commits_organisational_costs is True,
                  "the applicant must commit to cover all organisational costs of the match."),
     ]
@@ -516,7 +516,7 @@ def _check_commitments(reg: Regulation, bid: BidData) -> list[Finding]:
 
 def _check_acceptance(reg: Regulation, bid: BidData) -> list[Finding]:
     return [
-        _finding("15.2h.acceptance", ART_ACCEPTANCE, "accepts_regulations", bid.accepts_regulations is True,
+        _finding("15.2h.acceptance", reg.citation("acceptance"), "accepts_regulations", bid.accepts_regulations is True,
                  "the applicant must accept the regulations of the match without any reservations."),
     ]
 
@@ -610,7 +610,10 @@ def _check_guarantee(reg: Regulation, bid: BidData) -> list[Finding]:
         ok = False
     elif offered and required is not None:  # while what it must cover is missing, 15.2(c)/(d) say so
         ok = amount >= required
-    out.append(_finding("15.2j.amount", art, "bank_guarantee.amount_eur", ok, message, _money_value(amount)))
+    # Art. 15.2(j) asks only for "any bank guarantees as described in the bidding procedure": what it must
+    # cover and how long it stays valid are the procedure's terms, cited as such.
+    terms = reg.citation("guarantee_terms")
+    out.append(_finding("15.2j.amount", terms, "bank_guarantee.amount_eur", ok, message, _money_value(amount)))
 
     last = reg.last_payment_deadline
     valid_until = bg.valid_until if isinstance(bg.valid_until, date) else None
@@ -621,24 +624,25 @@ def _check_guarantee(reg: Regulation, bid: BidData) -> list[Finding]:
     else:
         message = "a bank guarantee should state until when it is valid."
         ok = (True if valid_until is not None else None) if offered else None
-    out.append(_finding("15.2j.valid_until", art, "bank_guarantee.valid_until", ok, message,
+    out.append(_finding("15.2j.valid_until", terms, "bank_guarantee.valid_until", ok, message,
                         format_day(valid_until) if valid_until else ""))
     return out
 
 
 def _check_signature(reg: Regulation, bid: BidData, today: date) -> list[Finding]:
+    sig = reg.citation("signature")
     signed = bid.signed_on if isinstance(bid.signed_on, date) else None
     return [
-        _finding("15.2k.applicant_name", ART_SIGNATURE, "applicant_name", _given(bid.applicant_name),
+        _finding("15.2k.applicant_name", sig, "applicant_name", _given(bid.applicant_name),
                  "the bid must give the applicant's name."),
-        _finding("15.2k.signatory_name", ART_SIGNATURE, "signatory_name", _given(bid.signatory_name),
+        _finding("15.2k.signatory_name", sig, "signatory_name", _given(bid.signatory_name),
                  "the bid must give the name of the person who signs it."),
-        _finding("15.2k.signatory_position", ART_SIGNATURE, "signatory_position", _given(bid.signatory_position),
+        _finding("15.2k.signatory_position", sig, "signatory_position", _given(bid.signatory_position),
                  "the bid must give the position of the person who signs it."),
-        _finding("15.2k.signed_on", ART_SIGNATURE, "signed_on", signed is not None and signed <= today,
+        _finding("15.2k.signed_on", sig, "signed_on", signed is not None and signed <= today,
                  "the bid must give the date it was signed, which cannot be in the future.",
                  format_day(signed) if signed else ""),
-        _document("15.2k.signed_letter", ART_SIGNATURE, "has_signed_letter", bid.has_signed_letter, bid,
+        _document("15.2k.signed_letter", sig, "has_signed_letter", bid.has_signed_letter, bid,
                   "the signed and authenticated letter of application must be attached."),
     ]
 
@@ -671,8 +675,8 @@ def home_match_consequences(reg: Regulation, bid: BidData) -> list[str]:
         f"under Art. {sp.article}.",
         f"Art. {ob.home_compensation_article}: the organizer pays {opponent} {format_eur(ob.home_compensation)} "
         "as compensation for transportation and hospitality for inspection visits.",
-        f"Art. {ART_SUPERVISOR}: {opponent} may suggest which member of the FIDE Presidential Board is to be "
-        "FIDE Supervisor.",
+        f"Art. {reg.article('supervisor')}: {opponent} may suggest which member of the FIDE Presidential Board is "
+        "to be FIDE Supervisor.",
     ]
 
 
@@ -692,7 +696,7 @@ def _home_match_finding(reg: Regulation, bid: BidData) -> Finding:
     message = (f"the venue is in {country_name(home.country)}, the country of {home.name}, so {opponent} first "
                f"receives {_home_share(reg, bid)} before the balance is shared under Art. {sp.article}, is paid "
                f"{format_eur(ob.home_compensation)} for inspection visits (Art. {ob.home_compensation_article}) "
-               f"and may suggest the FIDE Supervisor (Art. {ART_SUPERVISOR}).")
+               f"and may suggest the FIDE Supervisor (Art. {reg.article('supervisor')}).")
     return _finding("13.3.home_match", sp.home_article, "venue_country", True, message,
                     _text_value(bid.venue_country))
 
@@ -737,10 +741,12 @@ def is_compliant(findings: Iterable[Finding]) -> bool:
 
 
 def findings_by_field(findings: Iterable[Finding]) -> dict[str, list[Finding]]:
-    """The failed findings keyed by form field, for showing each message beside its field."""
+    """The failed findings, and the sanity checks' warnings, keyed by form field, for showing each message beside
+    its field (a warning asks to check the figure; it never blocks)."""
     out: dict[str, list[Finding]] = {}
-    for f in failures(findings):
-        out.setdefault(f.field, []).append(f)
+    for f in findings:
+        if f.outcome in (Outcome.FAIL, Outcome.WARNING):
+            out.setdefault(f.field, []).append(f)
     return out
 
 

@@ -16,7 +16,6 @@ from bids import lifecycle
 from bids.lifecycle import BidAction, BidSituation, BidStatus, TransitionError
 from bids.models import CONSULTATION, DOCUMENT_KINDS, EVALUATION_KEYS, Bid, BidDocument, BidRoomRate, BidVersion
 from bids.rules import (
-    ART_REJECTION,
     SECTIONS,
     SIGNED_KINDS,
     BidData,
@@ -84,7 +83,8 @@ def situation(bid_or_event, actor, now: datetime, *, paper: bool | None = None,
         by_owner=bid is not None and actor is not None and actor.id == bid.owner_id,
         by_admin=Role.ADMIN in roles,
         paper=bool(paper) if bid is None else bid.entered_by_id is not None,
-        late_admitted=bid is not None and bid.late_admitted_at is not None, by_decision=by_decision)
+        late_admitted=bid is not None and bid.late_admitted_at is not None, by_decision=by_decision,
+        deadline_source=str(event.regulation.citation("bid_deadline")))
 
 
 def offered_actions(bid: Bid, actor, now: datetime) -> list[BidAction]:
@@ -379,7 +379,8 @@ def reject_bid(bid: Bid, *, reason: str, actor, now: datetime) -> None:
     actor who is not the secretariat, or once the call is decided."""
     reason = (reason or "").strip()
     if not reason:
-        raise BidError(f"Give the reason for the rejection; the bidder is told (Art. {ART_REJECTION}).", "reason")
+        raise BidError("Give the reason for the rejection; the bidder is told "
+                       f"({bid.event.regulation.citation('rejection')}).", "reason")
     _transition(bid, BidAction.REJECT, actor=actor, now=now, values={"rejection_reason": reason},
                 data={"reason": reason})
 

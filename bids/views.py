@@ -33,7 +33,6 @@ from bids.presenters import (
     version_sections,
 )
 from bids.rules import (
-    ART_REJECTION,
     SECTION_TITLES,
     SECTIONS,
     BidStatus,
@@ -170,8 +169,8 @@ def _render_view(bid: Bid, *, reject_form=None, consultation_form=None, late_for
         schedule=schedule, home=home_match(reg, data), home_consequences=home_match_consequences(reg, data),
         documents=bid.current_documents(), may_edit=may_edit(bid), form=EmptyForm(),
         signature_notes=services.document_signatures(bid),
-        reject_form=reject_form or RejectForm(), late_form=late_form or LateAdmissionForm(),
-        can={a.value: True for a in actions}, why_not=why_not, art_rejection=ART_REJECTION,
+        reject_form=reject_form or _reject_form(bid), late_form=late_form or LateAdmissionForm(),
+        can={a.value: True for a in actions}, why_not=why_not, rejection=reg.citation("rejection"),
         draft_refusal=services.draft_refusal(bid, current_user, now),
         late_admission_possible=services.late_admission_refusal(bid, current_user, now) is None,
         consultation_form=consultation_form or ConsultationForm(
@@ -188,9 +187,9 @@ def edit(bid_id: int, section: str):
     form_class = SECTION_FORMS[section]
     status = 200
     if request.method == "GET":
-        form = form_class(data=form_data_for(bid, section))
+        form = form_class(data=form_data_for(bid, section), reg=bid.event.regulation)
     else:
-        form = form_class()
+        form = form_class(reg=bid.event.regulation)
         if request.form.get("action") == "add_rate" and section == "hotel" and form.rates_full:
             form.form_errors.append(ROOM_RATES_FULL.format(entered=len(form.room_rates.entries) + 1))
             status = 422
@@ -364,6 +363,7 @@ def _secretariat_reason_form(bid_id: int, form, form_key: str, act):
     `act(bid, reason)`, commit. Returns (bid, None) when done, else (None, the page again with what was typed and
     the refusal beside the field)."""
     bid = load_bid(bid_id)
+    form = form(bid) if callable(form) else form
     if not form.validate_on_submit():
         return None, _render_view(bid, **{form_key: form}, status=422)
     try:
@@ -376,16 +376,21 @@ def _secretariat_reason_form(bid_id: int, form, form_key: str, act):
     return bid, None
 
 
+def _reject_form(bid) -> RejectForm:
+    """The rejection form, its message citing the call's article on rejection."""
+    return RejectForm(rejection=str(bid.event.regulation.citation("rejection")))
+
+
 @bp.route("/bids/<int:bid_id>/reject", methods=["POST"])
 @roles_required(Role.ADMIN)
 def reject(bid_id: int):
-    bid, refused = _secretariat_reason_form(bid_id, RejectForm(), "reject_form", lambda b, reason: services.reject_bid(
+    bid, refused = _secretariat_reason_form(bid_id, _reject_form, "reject_form", lambda b, reason: services.reject_bid(
         b, reason=reason, actor=current_user, now=utcnow()))
     if refused:
         return refused
     sent = tell_bidder_rejected(bid)
-    flash(f"The bid is rejected under Art. {ART_REJECTION}." + (" The bidder has been emailed." if sent else
-                                                    " The bidder sees the reason on the bid's page."), "success")
+    flash(f"The bid is rejected under {bid.event.regulation.citation('rejection')}."
+          + (" The bidder has been emailed." if sent else " The bidder sees the reason on the bid's page."), "success")
     return redirect(url_for("bids.view", bid_id=bid.id))
 
 

@@ -80,4 +80,5 @@ def minutes_context(decision, *, now: datetime, checkpoint=None) -> dict:
             "names": tally_names(decision),
             "consultations": decision.loads("consultations"), "reviewed": decision.loads("reviewed"),
             "ranking": decision.loads("ranking"), "generated": now, "identifier": f"DECISION-{decision.id}",
-            "regulation_label": event.regulation_version.label, "checkpoint": checkpoint}
+            "regulation_label": (decision.regulation_version or event.regulation_version).label,
+            "version": decision.regulation_version or event.regulation_version, "checkpoint": checkpoint}

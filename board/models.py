@@ -23,7 +23,7 @@ from accounts.models import User
 from bids.models import Bid
 from board.rules import DecisionMethod, DecisionStatus
 from core.db import db, utcnow
-from events.models import Event
+from events.models import Event, RegulationVersion
 
 
 class Dossier(db.Model):
@@ -121,6 +121,9 @@ class Decision(db.Model):
     correction_reason: Mapped[str] = mapped_column(Text, default="")
     minutes_stored_name: Mapped[str | None] = mapped_column(String(100))
     minutes_sha256: Mapped[str | None] = mapped_column(String(64))
+    # The regulation version in force when the decision was recorded: its regulations' text and its call data,
+    # each identified by its own SHA-256 on the record (None for a decision recorded before it was kept).
+    regulation_version_id: Mapped[int | None] = mapped_column(ForeignKey("regulation_version.id"))
     bidders_notified: Mapped[bool] = mapped_column(Boolean, default=False)
     status: Mapped[str] = mapped_column(String(12), default=_IN_FORCE, server_default=_IN_FORCE)
     superseded_at: Mapped[datetime | None]
@@ -129,6 +132,7 @@ class Decision(db.Model):
     selected_bid: Mapped[Bid] = relationship()
     recorded_by: Mapped[User] = relationship()
     corrects: Mapped[Decision | None] = relationship(remote_side=[id])
+    regulation_version: Mapped[RegulationVersion | None] = relationship()
 
     @property
     def state(self) -> DecisionStatus:

@@ -23,16 +23,19 @@ def tell_bidders(decision: Decision) -> tuple[int, list[str]]:
     bids = db.session.scalars(select(Bid).where(Bid.event_id == event.id, Bid.status.in_(
         [BidStatus.SELECTED.value, BidStatus.NOT_SELECTED.value]))).all()
     sent, failures = 0, []
-    art = event.regulation.scoring.article
+    art = event.regulation.article("selection")
+    # Who decided, as recorded: the Board by vote, or the President alone in consultation with the WCOC.
+    who = ("The FIDE Presidential Board" if decision.how.by_vote else
+           "The FIDE President, in consultation with the WCOC (no Presidential Board meeting being possible),")
     for bid in bids:
         chosen = bid.id == decision.selected_bid_id
         to = sorted({e for e in (bid.contact_email, bid.owner.email) if e})
         subject = f"{event.title}: {'your bid is selected' if chosen else 'the decision on your bid'}"
         body = (f"Dear {bid.contact_name or bid.owner.name},\n\n"
-                + (f"The FIDE Presidential Board has selected your bid to organise the {event.title} (Art. {art}). "
+                + (f"{who} has selected your bid to organise the {event.title} (Art. {art}). "
                    "FIDE will send you the contract covering the organisation and the terms of payment "
                    f"(Art. {contract_article(event.regulation)}).\n\n" if chosen else
-                   f"The FIDE Presidential Board has decided on the {event.title} (Art. {art}) and selected "
+                   f"{who} has decided on the {event.title} (Art. {art}) and selected "
                    f"another bid. Thank you for bidding.\n\n")
                 + f"Your bid: {url_for('bids.view', bid_id=bid.id, _external=True)}\n\n"
                   "FIDE secretariat, through Gambit\n")

@@ -135,24 +135,25 @@ def rationale_needed(selected: int, *, ranking_leaders: Iterable[int], flagged: 
 VOTE_PROCEDURE = "Gambit's procedure for recording a board vote"
 
 
-def check_board_vote(the_tally: Tally, selected: int, titles: Mapping[int, str], *, article: str) -> None:
+def check_board_vote(the_tally: Tally, selected: int, titles: Mapping[int, str], *, article: str,
+                     procedure: str = VOTE_PROCEDURE) -> None:
     """Refuse a decision "by board vote" that the recorded votes do not give: no vote cast for any bid, a tie
     at the top, or a selected bid other than the one with the most votes. Raises DecisionError (field
     "selected", or "method" for a tie or no votes)."""
     leaders = the_tally.leaders()
     chosen = titles.get(selected, f"bid {selected}")
     if not leaders:
-        raise DecisionError(f"{VOTE_PROCEDURE}: no member of the Board has voted for a bid, so no decision can be "
+        raise DecisionError(f"{procedure}: no member of the Board has voted for a bid, so no decision can be "
                             f"recorded as a board vote (you chose {chosen}). Record the votes first, or record the "
                             f"President's decision under Art. {article}.", "method")
     if len(leaders) > 1:
         tied = " and ".join(titles.get(b, f"bid {b}") for b in leaders)
-        raise DecisionError(f"{VOTE_PROCEDURE}: the votes are tied between {tied} ({the_tally.votes[leaders[0]]} "
+        raise DecisionError(f"{procedure}: the votes are tied between {tied} ({the_tally.votes[leaders[0]]} "
                             f"each; the votes: {the_tally.names(titles)}). Art. {article} sets no "
                             "tie-break, so a tie cannot be recorded as a board vote: it goes to the President's "
                             f"decision under Art. {article}.", "method")
     if leaders[0] != selected:
-        raise DecisionError(f"{VOTE_PROCEDURE}: a board vote selects the bid with the most votes of the members not "
+        raise DecisionError(f"{procedure}: a board vote selects the bid with the most votes of the members not "
                             f"recused. The votes are {the_tally.names(titles)}, so it is "
                             f"{titles.get(leaders[0], leaders[0])}; you chose {chosen}.", "selected")
 

@@ -381,8 +381,8 @@ def cast_vote(event: Event, member, bid: Bid | None, *, now: datetime) -> Vote:
         raise DecisionError("You own or entered a bid in this call: you do not vote in it.")
     recused = recused_from_vote(event, member)
     if recused:
-        raise DecisionError(f"You are recused from this vote: your federation ({member.federation}) hosts "
-                            f"{', '.join(b.title for b in recused)}.")
+        raise DecisionError(f"{event.regulation.citation('recusal')}: you are recused from this vote: your "
+                            f"federation ({member.federation}) hosts {', '.join(b.title for b in recused)}.")
     if bid is not None and (bid.event_id != event.id or not bid.state.in_contest):
         raise DecisionError("That bid is not before the Board.")
     vote = db.session.scalars(select(Vote).where(Vote.event_id == event.id, Vote.member_id == member.id)).first()
@@ -462,7 +462,8 @@ def _check_method(event: Event, method: DecisionMethod, selected: Bid, contest: 
     the_tally, last_vote = None, None
     if method.by_vote:
         the_tally = current_tally(event, contest)
-        check_board_vote(the_tally, selected.id, {b.id: b.title for b in contest}, article=article)
+        check_board_vote(the_tally, selected.id, {b.id: b.title for b in contest}, article=article,
+                         procedure=str(event.regulation.citation("board_vote")))
         votes, _ = _counted_votes(event, contest)
         last_vote = max((v.cast_at for v in votes), default=None)
         last_vote = last_vote.date() if last_vote else None
@@ -538,7 +539,8 @@ def record_decision(event: Event, *, method: str, selected: Bid, rationale: str,
     flagged = [r.bid_id for r in report.ranking.bids if r.red_flags]
     needed = rationale_needed(selected.id, ranking_leaders=report.ranking.leaders, flagged=flagged)
     if needed and not rationale:
-        raise DecisionError(f"Give the reasons for the decision: {needed}.", "rationale")
+        raise DecisionError(f"{event.regulation.citation('duty_of_reasons')}: give the reasons for the decision: "
+                            f"{needed}.", "rationale")
     if corrects is None:
         found = current_pack(event)
         if found is None:
@@ -569,7 +571,7 @@ def record_decision(event: Event, *, method: str, selected: Bid, rationale: str,
              "red_flags": len(r.red_flags)} for r in report.ranking.bids]}),
         reviewed=json.dumps(reviewed), recorded_at=now, recorded_by_id=actor.id,
         corrects_id=corrects.id if corrects else None, correction_reason=correction_reason.strip(),
-        status=DecisionStatus.IN_FORCE.value)
+        status=DecisionStatus.IN_FORCE.value, regulation_version_id=event.regulation_version_id)
     try:
         with db.session.begin_nested():  # the unique index: one decision in force per call
             db.session.add(decision)

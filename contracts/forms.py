@@ -23,9 +23,17 @@ def one_time_key() -> str:
 
 
 class ContractOptionsForm(BaseForm):
+    """The article of the signal blocker is filled from the call (`reg`), never written here."""
+
     signal_blocker_required = BooleanField(
-        "FIDE requires the device blocking mobile signals (Art. 14.3)", default=True,
+        "FIDE requires the device blocking mobile signals ({art:obligations.signal_blocker_article})", default=True,
         description="Unticked, the contract leaves out the signal blocker the organizer would buy at cost.")
+
+
+    def __init__(self, *args, reg=None, **kwargs):
+        super().__init__(*args, **kwargs)
+        if reg is not None:
+            self.fill_labels(reg.cite_text)
 
 
 class CorrectionForm(ContractOptionsForm):

@@ -189,6 +189,9 @@ class ContractInputs:
     guarantee_valid_until: date | None = None
     # Art. 14.3: the organizer provides the signal blocker "if required by FIDE".
     signal_blocker_required: bool = True
+    # Who selected the bid, from the decision in force: "board_vote" (the Presidential Board) or "president"
+    # (the FIDE President alone, in consultation with the WCOC); "" for a contract stored before it was kept.
+    selected_by: str = ""
 
     @property
     def bid_terms(self) -> BidTerms:
@@ -222,17 +225,20 @@ class ContractInputs:
 
 
 # Bid fields a contract cannot be written without, with how they are named to the secretariat.
+# The articles are placeholders the call fills (events.regulation.Regulation.cite_text).
 REQUIRED_BID_FACTS = {
-    "applicant_name": "the applicant's name (Art. 15.2(k))", "opening_date": "the opening date (Art. 15.2(a))",
-    "closing_date": "the closing date (Art. 15.2(a))", "venue_city": "the venue's city (Art. 15.2(b))",
-    "venue_country": "the venue's country (Art. 15.2(b))", "prize_fund_eur": "the prize fund (Art. 15.2(c))",
-    "fide_contribution_eur": "the contribution to FIDE (Art. 15.2(d))",
+    "applicant_name": "the applicant's name ({cite:signature})",
+    "opening_date": "the opening date ({art:schedule.window_article})",
+    "closing_date": "the closing date ({art:schedule.window_article})",
+    "venue_city": "the venue's city ({cite:venue})", "venue_country": "the venue's country ({cite:venue})",
+    "prize_fund_eur": "the prize fund ({art:prize_fund.bid_article})",
+    "fide_contribution_eur": "the contribution to FIDE ({art:fide_contribution.bid_article})",
 }
 
 
-def missing_bid_facts(values: Mapping) -> list[str]:
+def missing_bid_facts(values: Mapping, reg: Regulation) -> list[str]:
     """What a bid lacks for a contract to be generated, in words ([] when nothing). Raises nothing."""
-    return [label for key, label in REQUIRED_BID_FACTS.items() if values.get(key) in (None, "")]
+    return [reg.cite_text(label) for key, label in REQUIRED_BID_FACTS.items() if values.get(key) in (None, "")]
 
 
 # ------------------------------------------------------------------------------------------- milestones
@@ -582,7 +588,8 @@ class ContractTerms:
         return {
             "inputs": self.inputs.as_dict(),
             "due_dates": {k: v.isoformat() for k, v in sorted(self.due_dates.items())},
-            "regulation": {"title": reg.event.regulations_title, "sha256": reg.sha256},
+            "regulation": {"title": reg.event.regulations_title, "sha256": reg.sha256,
+                           "text_sha256": reg.regulations_text.sha256},
             "parties": {"fide": _party(self.fide), "organizer": _party(self.organizer)},
             "obligations": self.obligations.as_dict(),
             "schedule": self.schedule.as_dict(),

@@ -96,7 +96,7 @@ def contract_inputs(bid: Bid, *, signal_blocker_required: bool = True) -> Contra
     """The facts of a selected bid a contract is generated from. Raises ContractError naming what is missing."""
     values = {name: getattr(bid, name) for name in ("applicant_name", "opening_date", "closing_date", "venue_city",
                                                     "venue_country", "prize_fund_eur", "fide_contribution_eur")}
-    missing = missing_bid_facts(values)
+    missing = missing_bid_facts(values, bid.event.regulation)
     if missing:
         raise ContractError(f"Art. {contract_article(bid.event.regulation)}: bid {bid.id} does not state "
                             f"{', '.join(missing)}; a contract cannot be generated without it.")
@@ -111,7 +111,13 @@ def contract_inputs(bid: Bid, *, signal_blocker_required: bool = True) -> Contra
         guarantee_offered=offered, guarantee_bank=(bid.guarantee_bank or "") if offered else "",
         guarantee_amount=bid.guarantee_amount_eur if offered else None,
         guarantee_valid_until=bid.guarantee_valid_until if offered else None,
-        signal_blocker_required=signal_blocker_required)
+        signal_blocker_required=signal_blocker_required, selected_by=_selected_by(bid))
+
+
+def _selected_by(bid: Bid) -> str:
+    """How the decision in force selected the bid ("board_vote" or "president"); "" when none is recorded."""
+    decision = board_services.current_decision(bid.event)
+    return decision.method if decision is not None and decision.selected_bid_id == bid.id else ""
 
 
 def _terms(reg, inputs: ContractInputs, due_dates: Mapping[str, date] | None = None) -> ContractTerms:

@@ -45,6 +45,7 @@ from core.money import amount_str, format_day, format_eur
 from core.pdf import PdfError
 from core.storage import send_verified
 from core.templating import register_nav
+from finance.rules import contract_article
 
 bp = Blueprint("contracts", __name__)
 register_nav(40, Role.ADMIN, "Contracts", "contracts.index")
@@ -129,7 +130,8 @@ def for_bid(bid_id: int):
     if current_user.has_role(Role.ADMIN):
         return redirect(url_for("contracts.new", bid_id=bid_id))
     if bid.owner_id == current_user.id and bid.status == BidStatus.SELECTED.value:
-        flash("FIDE is preparing the contract with you (Art. 15.6.1); it appears here once it is issued.", "info")
+        flash(f"FIDE is preparing the contract with you (Art. {contract_article(bid.event.regulation)}); it "
+              "appears here once it is issued.", "info")
         return redirect(url_for("contracts.mine"))
     abort(404)
 
@@ -143,7 +145,7 @@ def new(bid_id: int):
     bid = db.session.get(Bid, bid_id)
     if bid is None:
         abort(404)
-    form = ContractOptionsForm()
+    form = ContractOptionsForm(reg=bid.event.regulation)
     if request.method == "POST" and form.validate_on_submit():
         try:
             contract = services.create_contract(bid, actor=current_user, now=utcnow(),
@@ -334,9 +336,10 @@ def sign(contract_id: int):
 def correct(contract_id: int):
     contract = admin_contract(contract_id)
     if request.method == "GET":
-        form = CorrectionForm(data={"signal_blocker_required": contract.inputs.signal_blocker_required})
+        form = CorrectionForm(data={"signal_blocker_required": contract.inputs.signal_blocker_required},
+                              reg=contract.regulation)
         return render_template("contracts/correct.html", contract=contract, form=form)
-    form = CorrectionForm()
+    form = CorrectionForm(reg=contract.regulation)
     if form.validate_on_submit():
         try:
             new = services.prepare_correction(contract, reason=form.reason.data, actor=current_user, now=utcnow(),
@@ -552,7 +555,8 @@ def contract_json(contract: Contract) -> dict:
         "version": contract.version, "status": contract.status, "replaces": contract.replaces_id,
         "correction_reason": contract.correction_reason,
         "regulation": {"title": reg.event.regulations_title, "version": contract.regulation_version.number,
-                       "sha256": contract.regulation_version.sha256},
+                       "sha256": contract.regulation_version.sha256,
+                       "text_sha256": reg.regulations_text.sha256},
         "parties": {"fide": reg.event.organiser, "organizer": inputs.applicant_name},
         "venue": {"name": inputs.venue_name, "city": inputs.venue_city, "country": inputs.venue_country},
         "opening_date": inputs.opening_date.isoformat(), "closing_date": inputs.closing_date.isoformat(),

@@ -58,6 +58,14 @@ class BaseForm(FlaskForm):
                 filters.insert(0, strip)
             return unbound_field.bind(form=form, filters=filters, **options)
 
+    def fill_labels(self, fill) -> None:
+        """Pass every field's label and description through `fill` (text -> text), for labels written once in
+        code with placeholders a call fills (events.regulation.Regulation.cite_text). Raises what `fill` does."""
+        for f in self:
+            if isinstance(f.description, str):
+                f.description = fill(f.description)
+            f.label.text = fill(f.label.text)
+
     def validate(self, extra_validators=None) -> bool:
         """The fields' own checks, then one for every form: no NUL character (PostgreSQL cannot store it)."""
         valid = super().validate(extra_validators)

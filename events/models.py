@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from datetime import datetime
 
 from sqlalchemy import CheckConstraint, ForeignKey, String, Text, UniqueConstraint
@@ -62,6 +63,8 @@ class RegulationVersion(db.Model):
     snapshot: Mapped[str] = mapped_column(Text)
     sha256: Mapped[str] = mapped_column(String(64))
     source: Mapped[str] = mapped_column(String(300), default="")
+    # The regulations' text as loaded beside the call file (its SHA-256 is in the snapshot: regulations_text).
+    regulations_text: Mapped[str | None] = mapped_column(Text)
     loaded_at: Mapped[datetime] = mapped_column(default=utcnow)
 
     event: Mapped[Event] = relationship(back_populates="versions", foreign_keys=[event_id])
@@ -71,6 +74,8 @@ class RegulationVersion(db.Model):
         reg = _cache.get(self.sha256)
         if reg is None:
             reg = regulation_from_snapshot(self.snapshot)
+            if self.regulations_text:
+                reg = dataclasses.replace(reg, text=self.regulations_text)
             _cache[self.sha256] = reg
         return reg
 

@@ -8,8 +8,10 @@ file is caught when it is loaded, not when a bidder meets it.
 from __future__ import annotations
 
 import dataclasses
+import enum
 import hashlib
 import json
+import re
 import tomllib
 import types
 import typing
@@ -203,12 +205,9 @@ class Scoring:
 @dataclass(frozen=True)
 class Criterion:
     key: str
+    article: str
     label: str
     weight: Decimal
-
-    @property
-    def article(self) -> str:
-        return f"15.5({self.key})"
 
 
 @dataclass(frozen=True)
@@ -219,6 +218,96 @@ class ScheduleDay:
     on: date
     kind: str
     label: str
+
+# ------------------------------------------------------------------------------------- provenance (issue 13)
+# How a rule gets its citation: code and templates never write an article number. A rule names its source by
+# a stable key and asks the call's regulation: `reg.citation("rejection")` gives a `Citation` whose str() is
+# "Art. 15.3", "Bidding procedure: guarantee terms" or "Sanity check: prize fund figure"; `reg.article("rejection")`
+# gives "15.3" alone. The call file keeps the three kinds apart: [citations] (what the regulations say, key =
+# article), [procedure] (the call's bidding procedure, published with the call) and [sanity_checks] (Gambit's
+# own warnings about a figure, never a rule). A key lives in exactly one of them.
+
+
+_PLACEHOLDER = re.compile(r"\{(cite|criterion|art):([a-z0-9_.]+)\}")
+
+
+class SourceKind(enum.StrEnum):
+    REGULATION = "regulation"
+    PROCEDURE = "procedure"
+    SANITY_CHECK = "sanity_check"
+
+
+@dataclass(frozen=True)
+class Citation:
+    """Where a rule comes from. `ref` is the article ("15.2(c)") for a regulation, else the rule's label."""
+
+    key: str
+    kind: SourceKind
+    ref: str
+    document: str = ""
+    fields: tuple[str, ...] = ()
+
+    @property
+    def is_article(self) -> bool:
+        return self.kind is SourceKind.REGULATION
+
+    @property
+    def article(self) -> str:
+        """The article number, or "" when the rule is not the regulations' (so nothing cites it as one)."""
+        return self.ref if self.is_article else ""
+
+    @property
+    def label(self) -> str:
+        if self.kind is SourceKind.REGULATION:
+            return f"Art. {self.ref}"
+        if self.kind is SourceKind.PROCEDURE:
+            return f"Bidding procedure: {self.ref}"
+        return f"Sanity check: {self.ref}"
+
+    def __str__(self) -> str:
+        return self.label
+
+    def __html__(self) -> str:  # Jinja prints a Citation as its label, escaped
+        from markupsafe import escape
+        return str(escape(self.label))
+
+
+@dataclass(frozen=True)
+class SourcedRule:
+    """A rule of the bidding procedure or a sanity check: its label and the fields of the call file it reads."""
+
+    label: str
+    fields: tuple[str, ...] = ()
+    says: str = ""
+
+
+@dataclass(frozen=True)
+class Procedure:
+    """The call's bidding procedure: the document it is (published with the call) and its rules by key."""
+
+    document: str
+    rules: FrozenTable[SourcedRule]
+
+
+@dataclass(frozen=True)
+class RegulationsText:
+    """The text of the regulations, stored beside the call file; `sha256` is checked when the file is loaded."""
+
+    file: str
+    sha256: str
+
+
+class FrozenTable(dict):
+    """A read-only, hashable table of a call file (key -> value), so a Regulation stays hashable."""
+
+    def __hash__(self):
+        return hash(tuple(sorted(self.items())))
+
+    def _refuse(self, *args, **kwargs):
+        raise TypeError("a regulation's table cannot be changed")
+
+    __setitem__ = __delitem__ = update = pop = popitem = clear = setdefault = _refuse  # type: ignore[assignment]
+
 
 
 GUARANTEE_COVERS = ("prize_fund", "fide_contribution")
@@ -242,10 +331,17 @@ class Regulation:
     fide_bank: FideBank
     scoring: Scoring
     criteria: tuple[Criterion, ...]
+    # Provenance (issue 13): the regulations' articles by rule, the bidding procedure, the sanity checks, the text.
+    citations: FrozenTable[str]
+    procedure: Procedure
+    sanity_checks: FrozenTable[SourcedRule]
+    regulations_text: RegulationsText
     signatures: Signatures = Signatures()
     # The canonical JSON the regulation was built from and its SHA-256: what an event stores.
     snapshot: str = field(default="", compare=False, repr=False)
     sha256: str = field(default="", compare=False, repr=False)
+    # The regulations' text itself, read beside the call file (checked against regulations_text.sha256).
+    text: str = field(default="", compare=False, repr=False)
 
     # ---- derived facts (pure; no figure is written here, each comes from the fields above)
 
@@ -312,6 +408,51 @@ class Regulation:
     def bid_deadline_passed(self, now: datetime) -> bool:
         return now > self.event.bid_deadline
 
+    # ---- provenance (issue 13): every citation is looked up here by its stable key
+
+    def citation(self, key: str) -> Citation:
+        """The source of the rule named `key`: an article of the regulations, a rule of the call's bidding
+        procedure, or a sanity check. Raises KeyError naming the key when the call file does not have it."""
+        if key in self.citations:
+            return Citation(key, SourceKind.REGULATION, self.citations[key])
+        if key in self.procedure.rules:
+            r = self.procedure.rules[key]
+            return Citation(key, SourceKind.PROCEDURE, r.label, self.procedure.document, r.fields)
+        if key in self.sanity_checks:
+            r = self.sanity_checks[key]
+            return Citation(key, SourceKind.SANITY_CHECK, r.label, "Gambit", r.fields)
+        raise KeyError(f"the call file has no citation {key!r} in [citations], [procedure.rules] or "
+                       "[sanity_checks]")
+
+    def article(self, key: str) -> str:
+        """The article number of a rule of the regulations ("15.3"). Raises KeyError when `key` is not in
+        [citations] (a procedure rule or a sanity check has no article, and is never cited as one)."""
+        if key not in self.citations:
+            raise KeyError(f"{key!r} is not an article of the regulations in this call file's [citations]")
+        return self.citations[key]
+
+    def cite_text(self, text: str) -> str:
+        """`text` with its citation placeholders filled from this call: "{cite:applicant}" -> "Art. 15.1" (or
+        the procedure's / sanity check's label), "{criterion:c}" -> "Art. 15.5(c)", "{art:hotel.article}" ->
+        "Art. 15.2(g)" (a field of the regulation). For labels written once in code, such as a form's. Raises
+        KeyError or AttributeError for a placeholder this call does not have."""
+        def fill(m: re.Match) -> str:
+            kind, key = m.group(1), m.group(2)
+            if kind == "cite":
+                return str(self.citation(key))
+            if kind == "criterion":
+                return f"Art. {self.criterion(key).article}"
+            value = self
+            for part in key.split("."):
+                value = getattr(value, part)
+            return f"Art. {value}"
+        return _PLACEHOLDER.sub(fill, text)
+
+    def all_citations(self) -> list[Citation]:
+        """Every rule with its source, regulations first (in the file's order), then procedure, then checks."""
+        return ([self.citation(k) for k in self.citations] + [self.citation(k) for k in self.procedure.rules]
+                + [self.citation(k) for k in self.sanity_checks])
+
     def shifted(self, *, years: int, slug: str, title: str, practice: bool = True) -> Regulation:
         """The same rules with every date moved by whole years: the practice call of the demo."""
         data = json.loads(self.snapshot)
@@ -334,7 +475,7 @@ class Regulation:
         for key in ("with_guarantee", "without_guarantee"):
             for inst in data["payments"].get(key, []):
                 inst["due"] = move(inst["due"])
-        return regulation_from_dict(data)
+        return dataclasses.replace(regulation_from_dict(data), text=self.text)
 
 
 # ------------------------------------------------------------------------------------------ conversion
@@ -351,6 +492,11 @@ def _convert(value, tp, key: str):
         if not isinstance(value, dict):
             raise RegulationError(f"{key}: expected a table, got {value!r}")
         return _build(tp, value, key)
+    if origin is FrozenTable:
+        (inner,) = typing.get_args(tp)
+        if not isinstance(value, dict):
+            raise RegulationError(f"{key}: expected a table, got {value!r}")
+        return FrozenTable({k: _convert(v, inner, f"{key}.{k}") for k, v in value.items()})
     if origin is tuple:
         (inner, _ellipsis) = typing.get_args(tp)
         if not isinstance(value, list):
@@ -404,7 +550,8 @@ def _convert(value, tp, key: str):
 
 def _build(cls, data: dict, prefix: str = ""):
     hints = typing.get_type_hints(cls)
-    fields = {f.name: f for f in dataclasses.fields(cls) if f.name not in ("snapshot", "sha256")}
+    derived = ("snapshot", "sha256", "text") if cls is Regulation else ()
+    fields = {f.name: f for f in dataclasses.fields(cls) if f.name not in derived}
     unknown = sorted(set(data) - set(fields))
     if unknown:
         names = ", ".join(f"{prefix}{'.' if prefix else ''}{k}" for k in unknown)
@@ -556,6 +703,31 @@ def _validate(reg: Regulation) -> None:
         _fail("event.bid_deadline", "the bid deadline must come before the first payment deadline")
 
 
+def _validate_provenance(reg: Regulation, data: dict) -> None:
+    """Issue 13: a key belongs to one kind only; a procedure rule or a check names fields the file has."""
+    kinds = {"citations": set(reg.citations), "procedure.rules": set(reg.procedure.rules),
+             "sanity_checks": set(reg.sanity_checks)}
+    names = list(kinds)
+    for i, a in enumerate(names):
+        for b in names[i + 1:]:
+            both = sorted(kinds[a] & kinds[b])
+            if both:
+                _fail(f"{b}.{both[0]}", f"is also in [{a}]: a rule has one source")
+    for key, art in reg.citations.items():
+        if not art[:1].isdigit():
+            _fail(f"citations.{key}", f"an article number starts with a digit, got {art!r}")
+    for table, rules in (("procedure.rules", reg.procedure.rules), ("sanity_checks", reg.sanity_checks)):
+        for key, rule in rules.items():
+            for i, path in enumerate(rule.fields):
+                node = data
+                for part in path.split("."):
+                    if not isinstance(node, dict) or part not in node:
+                        _fail(f"{table}.{key}.fields[{i}]", f"the call file has no {path!r}")
+                    node = node[part]
+    if len(reg.regulations_text.sha256) != 64 or any(c not in "0123456789abcdef" for c in reg.regulations_text.sha256):
+        _fail("regulations_text.sha256", "expected 64 lower-case hexadecimal digits")
+
+
 # ------------------------------------------------------------------------------------------ public API
 
 
@@ -570,6 +742,7 @@ def regulation_from_dict(data: dict) -> Regulation:
     canonical = json.dumps(_jsonable(data), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     reg = _build(Regulation, json.loads(canonical))
     _validate(reg)
+    _validate_provenance(reg, json.loads(canonical))
     digest = hashlib.sha256(canonical.encode()).hexdigest()
     return dataclasses.replace(reg, snapshot=canonical, sha256=digest)
 
@@ -589,7 +762,30 @@ def load_regulation_file(path: str | Path) -> Regulation:
         text = Path(path).read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise RegulationError(f"cannot read {path}: {exc}") from None
-    return parse_regulation(text)
+    return with_regulations_text(parse_regulation(text), Path(path).parent)
+
+
+def with_regulations_text(reg: Regulation, directory: str | Path) -> Regulation:
+    """The regulation with the text of its regulations, read beside the call file and checked against the
+    SHA-256 the file gives. Raises RegulationError when the text is missing or its hash differs."""
+    name = reg.regulations_text.file
+    path = Path(directory) / name
+    if Path(name).name != name:
+        raise RegulationError(f"regulations_text.file: a file name beside the call file, got {name!r}")
+    try:
+        body = path.read_bytes()
+    except OSError as exc:
+        raise RegulationError(f"regulations_text.file: cannot read {path}: {exc.strerror or exc}") from None
+    digest = hashlib.sha256(body).hexdigest()
+    if digest != reg.regulations_text.sha256:
+        raise RegulationError(
+            f"regulations_text.sha256: {name} has SHA-256 {digest}, the call file says "
+            f"{reg.regulations_text.sha256}; the text is not the one the call was published with")
+    try:
+        text = body.decode("utf-8")
+    except UnicodeDecodeError:
+        raise RegulationError(f"regulations_text.file: {name} is not UTF-8 text") from None
+    return dataclasses.replace(reg, text=text)
 
 
 def regulation_from_snapshot(snapshot: str) -> Regulation:

@@ -36,7 +36,7 @@ def load_event(reg: Regulation, *, actor, now: datetime, source: str = "") -> tu
         number = (db.session.scalar(select(func.max(RegulationVersion.number)).where(
             RegulationVersion.event_id == event.id)) or 0) + 1
         existing = RegulationVersion(event_id=event.id, number=number, snapshot=reg.snapshot, sha256=reg.sha256,
-                                     source=source, loaded_at=now)
+                                     source=source, loaded_at=now, regulations_text=reg.text or None)
         db.session.add(existing)
         db.session.flush()
     event.regulation_version = existing

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from flask import Blueprint, abort, flash, redirect, render_template, request, url_for
+from flask import Blueprint, Response, abort, flash, redirect, render_template, request, url_for
 from flask_login import current_user
 from sqlalchemy import select
 
@@ -10,6 +10,8 @@ from accounts.forms import EmptyForm
 from core.auth import Role, roles_required
 from core.db import db, utcnow
 from events.models import Event
+from events.provenance import article_rows, sourced_rows
+from events.regulation import SourceKind
 from events.rules import ACTION_LABELS, MANUAL_ACTIONS, TransitionError, actions_from
 from events.services import change_event_status, get_event
 
@@ -51,6 +53,29 @@ def public(slug: str):
                            sample_schedule=sample_schedule, total_weight=total_weight, now=utcnow(),
                            criteria_in_force=criteria,
                            actions=actions, action_notes=notes, action_form=EmptyForm())
+
+
+@bp.route("/events/<slug>/regulations.txt")
+def regulations_text(slug: str):
+    """The text of the call's regulations, as stored with its regulation version (SHA-256 in the call file)."""
+    event = event_or_404(slug)
+    reg = event.regulation
+    if not reg.text:
+        abort(404)
+    response = Response(reg.text, mimetype="text/plain")
+    response.headers["Content-Disposition"] = f'inline; filename="{reg.regulations_text.file}"'
+    response.headers["X-Content-SHA256"] = reg.regulations_text.sha256
+    return response
+
+
+@bp.route("/events/<slug>/articles")
+def articles(slug: str):
+    """Every article of the call that Gambit applies, and where; then the bidding procedure and the checks."""
+    event = event_or_404(slug)
+    reg = event.regulation
+    return render_template("events/articles.html", event=event, reg=reg, rows=article_rows(reg),
+                           procedure=sourced_rows(reg, SourceKind.PROCEDURE),
+                           checks=sourced_rows(reg, SourceKind.SANITY_CHECK))
 
 
 @bp.route("/events/<slug>/status", methods=["POST"])

@@ -78,7 +78,9 @@ class ScoringData:
             if passes_gate(compliant=bid.submitted_compliant, admitted=bid.admitted_reason is not None):
                 self.ranked.append(bid)
             else:
-                self.excluded.append((bid, "failed the compliance gate (Art. 15.2, 15.3) and was not admitted"))
+                reg = self.event.regulation
+                self.excluded.append((bid, f"failed the compliance gate (Art. {reg.article('particulars')}, "
+                                           f"{reg.article('rejection')}) and was not admitted"))
         self.ranked.sort(key=lambda b: (b.title.casefold(), b.id))
 
     # ---- members and conflicts
@@ -299,7 +301,7 @@ def weights_of(reg: Regulation, version: WeightsVersion | None) -> dict[str, Dec
 def weights_label(version: WeightsVersion | None, reg: Regulation) -> str:
     """"Weights version 2 (changed 3 June 2015: ...)" or "the weights published in the regulation"."""
     if version is None:
-        return f"the weights published with the call (Art. {reg.scoring.article}), unchanged"
+        return f"the weights published with the call ({reg.citation('weights')}), unchanged"
     from core.money import format_day
 
     why = f": {version.reason}" if version.reason else ""

@@ -154,9 +154,9 @@ def check_weights(reg: Regulation, weights: Weights | None) -> tuple[Decimal, ..
     unknown = sorted(set(weights) - set(keys))
     missing = [k for k in keys if k not in weights]
     if unknown:
-        raise ValueError(f"Art. {reg.scoring.article}: no criterion {', '.join(map(repr, unknown))} in this call")
+        raise ValueError(f"{reg.citation('weights')}: no criterion {', '.join(map(repr, unknown))} in this call")
     if missing:
-        raise ValueError(f"Art. {reg.scoring.article}: no weight for {', '.join(map(repr, missing))}")
+        raise ValueError(f"{reg.citation('weights')}: no weight for {', '.join(map(repr, missing))}")
     out = []
     for k in keys:
         w = weights[k]
@@ -198,19 +198,23 @@ def score_problems(reg: Regulation, scores: Mapping[str, Decimal | int | None], 
     Always: a score lies on the scale of Art. 15.5 (scale_min..scale_max in steps of `step`); a key that is
     not a criterion of the call is reported under that key. When `final` (the member submits): every
     criterion has a score, and a score listed in `comment_required_for` has a non-blank comment. A draft is
-    saved without the last two checks. Messages cite the criterion's article and the anchor's label, e.g.
-    "Art. 15.5(c): a score of 5 (Excellent) needs a comment saying why."
+    saved without the last two checks. Messages cite the evaluation method, the criterion's article and the
+    anchor's label, e.g. "Bidding procedure: evaluation method (criterion 15.5(c)): a score of 5 (Excellent)
+    needs a comment saying why."
 
     Raises TypeError when a score is neither None, a Decimal nor an int (a form gives Decimals).
     """
     sc = reg.scoring
+    # The scale, the comments and the need for every score are the bidding procedure's evaluation method;
+    # Art. 15.5 names the criteria only (cited beside it).
+    method = reg.citation("evaluation_method")
     problems: dict[str, str] = {}
     keys = {c.key for c in reg.criteria}
     for key in scores:
         if key not in keys:
-            problems[key] = f"Art. {sc.article}: there is no criterion ({key}) in this call."
+            problems[key] = f"{method}: there is no criterion ({key}) in this call."
     for c in reg.criteria:
-        art = f"Art. {c.article}"
+        art = f"{method} (criterion {c.article})"
         value = scores.get(c.key)
         if value is None:
             if final:
@@ -318,7 +322,8 @@ def _stats(reg: Regulation, c: Criterion, values: Sequence[Decimal]) -> Criterio
     threshold = Fraction(sc.disagreement_stdev)
     if variance > threshold * threshold or threshold < 0:
         reasons.append(f"the standard deviation is {stdev}, above {_num(sc.disagreement_stdev)}")
-    reason = f"Art. {c.article}: members disagree: {'; '.join(reasons)}." if reasons else ""
+    reason = (f"{reg.citation('evaluation_method')} (criterion {c.article}): members disagree: "
+              f"{'; '.join(reasons)}." if reasons else "")
     return CriterionStats(
         c.key, c.label, c.article, n, round_half_up(mean), round_half_up(median), round_half_up(lo),
         round_half_up(hi), round_half_up(spread), stdev, bool(reasons), reason,
@@ -348,7 +353,8 @@ def _checked_score(reg: Regulation, s: object, where: str) -> Decimal:
     if not _is_number(s):
         raise TypeError(f"{where}: a score is a Decimal or an int, got {s!r}")
     if not on_scale(reg, s):
-        raise ValueError(f"Art. {reg.scoring.article}: {where}: a score runs {_scale_text(reg.scoring)}, got {s}")
+        raise ValueError(f"{reg.citation('evaluation_method')}: {where}: a score runs {_scale_text(reg.scoring)}, "
+                         f"got {s}")
     return Decimal(s)
 
 
@@ -411,7 +417,8 @@ def score_table(reg: Regulation, scorecards: Scorecards) -> ScoreTable:
             for key, s in card.items():
                 where = f"bid {bid!r}, member {member!r}, criterion ({key})"
                 if key not in index:
-                    raise ValueError(f"Art. {sc.article}: {where}: there is no such criterion in this call")
+                    raise ValueError(f"{reg.citation('evaluation_method')}: {where}: there is no such criterion "
+                                     "in this call")
                 if s is None:
                     continue
                 u = on_scale_units.get(s) if isinstance(s, Decimal) and s.is_finite() else None
@@ -524,12 +531,15 @@ class RedFlag:
     value: Decimal
     threshold: Decimal
     message: str
+    # "Bidding procedure: red flags (criterion 15.5(b))": red flags are the procedure's, not an article's.
+    source: str = ""
 
     def as_text(self) -> str:
-        return f"Art. {self.article}: {self.message}"
+        return f"{self.source or 'Art. ' + self.article}: {self.message}"
 
     def as_dict(self) -> dict:
-        return {"code": self.code, "article": self.article, "criterion": self.criterion, "value": str(self.value),
+        return {"code": self.code, "article": self.article, "source": self.source, "criterion": self.criterion,
+                "value": str(self.value),
                 "threshold": str(self.threshold), "message": self.message, "text": self.as_text()}
 
 
@@ -554,12 +564,14 @@ def red_flags(reg: Regulation, criteria: Sequence[CriterionStats], total_exact: 
         named = f"{_num(sc.red_flag_threshold)} ({label})" if label else _num(sc.red_flag_threshold)
         flags.append(RedFlag(
             "criterion_below_threshold", cs.article, cs.key, shown, sc.red_flag_threshold,
-            f"the {statistic} score for {cs.label.lower()} is {shown}, below {named}. {_NOT_EXCLUSION}"))
+            f"the {statistic} score for {cs.label.lower()} is {shown}, below {named}. {_NOT_EXCLUSION}",
+            f"{reg.citation('red_flags')} (criterion {cs.article})"))
     if total_exact is not None and total_exact < Fraction(sc.overall_threshold):
         shown = round_half_up(total_exact)
         flags.append(RedFlag(
-            "total_below_threshold", sc.article, None, shown, sc.overall_threshold,
-            f"the weighted total is {shown}, below {_num(sc.overall_threshold)}. {_NOT_EXCLUSION}"))
+            "total_below_threshold", "", None, shown, sc.overall_threshold,
+            f"the weighted total is {shown}, below {_num(sc.overall_threshold)}. {_NOT_EXCLUSION}",
+            str(reg.citation("red_flags"))))
     return tuple(flags)
 
 
@@ -759,7 +771,7 @@ def scoring_is_open(event_status: str) -> bool:
 
 def scoring_closed_message(reg: Regulation, event_status_label: str) -> str:
     """Why a scorecard cannot change now."""
-    return (f"Art. {reg.scoring.article}: scorecards can be changed only while the call is in scoring "
+    return (f"{reg.citation('evaluation_method')}: scorecards can be changed only while the call is in scoring "
             f"(it is now '{event_status_label}').")
 
 

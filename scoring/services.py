@@ -104,7 +104,7 @@ def change_weights(event: Event, weights: Mapping[str, Decimal], *, reason: str 
     """
     reg = event.regulation
     if not weights_may_change(event.status):
-        raise ScoringError(f"Art. {reg.scoring.article}: the decision is recorded; the weights can no longer "
+        raise ScoringError(f"{reg.citation('weights')}: the decision is recorded; the weights can no longer "
                            "change.")
     checked = check_weights(reg, weights)
     reason = (reason or "").strip()
@@ -113,7 +113,7 @@ def change_weights(event: Event, weights: Mapping[str, Decimal], *, reason: str 
         raise ScoringError("The weights were changed by someone else after you opened this page; the page now "
                            "shows the weights in force. Make your change again if it is still needed.")
     if weights_change_needs_reason(event.status) and not reason:
-        raise ScoringError(f"Art. {reg.scoring.article}: scoring has opened (the call is '{event.state.label}'): "
+        raise ScoringError(f"{reg.citation('weights')}: scoring has opened (the call is '{event.state.label}'): "
                            "say why the weights change; the reason is kept with the new version.", field="reason")
     new = {c.key: w for c, w in zip(reg.criteria, checked, strict=True)}
     if new == weights_of(reg, current):
@@ -140,12 +140,12 @@ def admit_bid(bid: Bid, reason: str, *, actor, now: datetime) -> None:
     """
     reason = (reason or "").strip()
     event = bid.event
-    art = event.regulation.scoring.article
+    admission = event.regulation.citation("scoring_admission")
     if not reason:
         raise ScoringError("Say why this bid is scored although it failed the compliance gate; the reason is "
                            "shown with the ranking.", field="reason")
     if not admission_open(event.status):
-        raise ScoringError(f"Art. {art}: scoring has closed (the call is '{event.state.label}'); no bid can "
+        raise ScoringError(f"{admission}: scoring has closed (the call is '{event.state.label}'); no bid can "
                            "be admitted.")
     if not bid.state.in_contest:
         raise ScoringError(f"{bid.title} is {bid.state.label.lower()}: only a bid in the contest can be admitted.")
@@ -289,7 +289,7 @@ def _check_may_score(bid: Bid, member) -> None:
     last = bid.last_version
     if not is_scored(in_contest=bid.state.in_contest, compliant=last.compliant if last else None,
                      admitted=bid.admitted_reason is not None):
-        raise ScoringError(f"Art. {reg.scoring.article}: {bid.title} is not scored (it is "
+        raise ScoringError(f"{reg.citation('scoring_admission')}: {bid.title} is not scored (it is "
                            f"{bid.state.label.lower()}, or failed the compliance gate and was not admitted).")
     decl = declaration_of(event, member)
     if decl is None or bid.id not in decl.covered:
@@ -389,7 +389,8 @@ def reopen_scorecard(card: Scorecard, *, actor, now: datetime) -> None:
     if getattr(actor, "id", None) != card.member_id:
         raise ScoringError("Only its author can reopen a scorecard.")
     if not scoring_is_open(event.status):
-        raise ScoringError(f"Art. {reg.scoring.article}: scoring is closed (the call is '{event.state.label}'); a "
+        raise ScoringError(f"{reg.citation('evaluation_method')}: scoring is closed (the call is "
+                           f"'{event.state.label}'); a "
                            "submitted scorecard can no longer be reopened.")
     try:
         after = scorecard_next_status(card.status, ScorecardAction.REOPEN)

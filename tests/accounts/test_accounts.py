@@ -90,7 +90,8 @@ def test_registering_a_taken_address_answers_the_same_and_emails_its_owner(clien
     ({"confirm": "something else entirely"}, "The two passwords are not the same."),
     ({"email": "not-an-email"}, "Enter a valid email address"),
     ({"federation": ""}, "Choose a federation."),
-    ({"applicant_type": ""}, "Choose federation or sponsor (Art. 15.1)."),
+    # registration serves every call: it names no one call's article
+    ({"applicant_type": ""}, "Choose federation or sponsor."),
     ({"organisation": "   "}, "Enter the name of your federation or company."),
 ])
 def test_registration_refuses_bad_input_with_a_message_and_keeps_the_values(client, change, field_message):

@@ -2,7 +2,7 @@
 
 import dataclasses
 import re
-from datetime import timedelta
+from datetime import date, timedelta
 
 import pytest
 from sqlalchemy import select
@@ -308,7 +308,7 @@ def test_withdraw_before_the_deadline(client, app, login_as, good):
 def test_no_new_bid_after_the_deadline(client, login_as, event):
     login_as("bidder")
     response = client.post("/events/fwwcm-2015/bids/new", follow_redirects=True)
-    assert ("The bid deadline (31 May 2015, 23:59 UTC) has passed: a draft can no longer be started. The secretariat "
+    assert ("The bid deadline (31 May 2015, 23:59 UTC; Bidding procedure: bid deadline) has passed: a draft can no longer be started. The secretariat "  # noqa: E501
             "can admit a late bid, with its reason, until scoring opens.") in response.get_data(as_text=True)
 
 
@@ -346,7 +346,7 @@ def test_admin_records_the_federation_consultation(client, app, login_as, make, 
     admin.post(f"/bids/{bid_id}/consultation", data={"outcome": "refused", "note": "Letter of 2 May"})
     assert _bid(app, bid_id).consultation == "refused"
     html = admin.get(f"/bids/{bid_id}").get_data(as_text=True)
-    assert "FIDE may still accept the bid, Art. 15.1" in html
+    assert "FIDE may still accept the bid" in html and "Host federation consulted (Art. 15.1)" in html
 
 
 def test_admin_keys_in_a_paper_bid_after_the_deadline_and_submits_it_once_admitted_late(client, app, login_as,
@@ -360,7 +360,7 @@ def test_admin_keys_in_a_paper_bid_after_the_deadline_and_submits_it_once_admitt
     upload(client, bid_id, "signed_letter")
     upload(client, bid_id, "guarantee")
     refused = client.post(f"/bids/{bid_id}/submit", follow_redirects=True).get_data(as_text=True)
-    assert ("The bid deadline (31 May 2015, 23:59 UTC) has passed: a bid can no longer be submitted. The secretariat "
+    assert ("The bid deadline (31 May 2015, 23:59 UTC; Bidding procedure: bid deadline) has passed: a bid can no longer be submitted. The secretariat "  # noqa: E501
             "can admit a late bid, with its reason, until scoring opens.") in refused
     assert _bid(app, bid_id).status == "draft"
     assert "Admit the bid late" in refused
@@ -387,3 +387,28 @@ def test_every_change_is_in_the_audit_log(client, app, login_as, good):
         actions = db.session.scalars(select(AuditEntry.action).where(AuditEntry.object_type == "Bid",
                                                                      AuditEntry.object_id == str(bid_id))).all()
     assert actions == ["bid.create", "bid.save", "bid.document"]
+
+
+def test_a_prize_fund_above_the_sanity_bound_is_shown_as_a_warning_and_the_bid_can_still_be_submitted(
+        client, app, login_as):
+    """Art. 15.2(c): "Proposed prize fund for the players (minimum 200,000 euros ...)": no maximum. A very large
+    figure is Gambit's sanity check: shown beside the field as a warning, never a refusal."""
+    login_as("bidder")
+    bid_id = start_bid(client)
+    response = fill_section(client, bid_id, "money", {"prize_fund_eur": "60000000.00",
+                                                      "fide_contribution_eur": "12000000.00",
+                                                      "amounts_net_of_taxes": "y"})
+    assert response.status_code == 302
+    html = client.get(f"/bids/{bid_id}/edit/money").get_data(as_text=True)
+    assert ("Sanity check: prize fund figure: a prize fund above €50,000,000.00 is unusual: please check the "
+            "figure (a warning, not a requirement of the regulations) (you entered €60,000,000.00).") in html
+    assert "Art. 15.2(c): the prize fund can be at most" not in html
+    with app.app_context():
+        from bids.models import Bid
+        from bids.rules import is_compliant
+        from bids.services import compliance
+        from core.db import db
+
+        findings = compliance(db.session.get(Bid, bid_id), today=date.today())
+        assert not any(f.code == "15.2c.maximum" and f.blocks_submission for f in findings)
+        assert is_compliant([f for f in findings if f.code.startswith("15.2c")])

@@ -136,7 +136,8 @@ BOUNDARIES = [
     pytest.param({"prize_fund_eur": D("200000.00")}, "15.2c.minimum", Outcome.PASS, id="prize-200000.00"),
     pytest.param({"prize_fund_eur": D("200000.001")}, "15.2c.cents", Outcome.FAIL, id="prize-three-decimals"),
     pytest.param({"prize_fund_eur": D("50000000.00")}, "15.2c.maximum", Outcome.PASS, id="prize-at-maximum"),
-    pytest.param({"prize_fund_eur": D("50000000.01")}, "15.2c.maximum", Outcome.FAIL, id="prize-over-maximum"),
+    # Art. 15.2(c) sets a minimum only: above the sanity bound is a warning to check, never a refusal.
+    pytest.param({"prize_fund_eur": D("50000000.01")}, "15.2c.maximum", Outcome.WARNING, id="prize-over-maximum"),
     pytest.param({"prize_fund_eur": None}, "15.2c.present", Outcome.FAIL, id="prize-missing"),
     pytest.param({"amounts_net_of_taxes": False}, "15.2c.net_of_taxes", Outcome.FAIL, id="prize-gross"),
     pytest.param({"amounts_net_of_taxes": None}, "15.2d.net_of_taxes", Outcome.FAIL, id="fide-not-said-net"),
@@ -284,15 +285,19 @@ def test_inspection_message_cites_15_4_too():
 
 
 def test_guarantee_messages_give_the_amount_and_the_last_deadline():
+    """Art. 15.2(j) asks only for "any bank guarantees as described in the bidding procedure": the amount a
+    guarantee covers and how long it stays valid are the bidding procedure's terms, cited as such."""
     bid = valid_bid(REG, bank_guarantee=with_guarantee(amount_eur=D("200000.00"), valid_until=date(2015, 8, 31)))
     amount = finding(bid, "15.2j.amount")
     assert amount.as_text() == (
-        "Art. 15.2(j): a bank guarantee must cover at least the prize fund and the contribution to FIDE, "
+        "Bidding procedure: bank guarantee terms: a bank guarantee must cover at least the prize fund and the "
+        "contribution to FIDE, "
         "€240,000.00 (you entered €200,000.00).")
     assert amount.field == "bank_guarantee.amount_eur"
     valid = finding(bid, "15.2j.valid_until")
     assert valid.as_text() == (
-        "Art. 15.2(j): a bank guarantee must remain valid after 31 August 2015, the last payment deadline of "
+        "Bidding procedure: bank guarantee terms: a bank guarantee must remain valid after 31 August 2015, the "
+        "last payment deadline of "
         "Art. 15.6.2 (you entered 31 August 2015).")
 
 
@@ -318,7 +323,9 @@ def test_failures_group_by_field_for_the_form():
 def test_every_message_is_a_sentence_and_every_article_is_cited():
     for bid in (BidData(), valid_bid(REG)):
         for f in findings(bid):
-            assert f.article and f.field and f.code
+            assert f.cite and f.field and f.code
+            # an article only for a rule of the regulations; the procedure and the sanity checks cite no article
+            assert bool(f.article) == (f.kind == "regulation"), f.code
             assert f.message[0].islower() and f.message.endswith("."), f.code
             assert f.as_dict()["outcome"] == f.outcome.value
 
@@ -530,5 +537,6 @@ def test_articles_come_from_the_regulation():
     assert articles["15.2d.minimum"] == "X.d"
     assert articles["15.2g.stars"] == "X.g"
     assert articles["15.2i.inspectors"] == "X.i"
-    assert articles["15.2j.amount"] == "X.j"
+    assert articles["15.2j.bank"] == "X.j"
+    assert articles["15.2j.amount"] == ""  # the procedure's terms, not the article
     assert articles["13.3.home_match"] == "X.home"

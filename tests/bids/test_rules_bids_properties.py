@@ -25,6 +25,7 @@ from bids.rules import (
     is_country_code,
     pending,
 )
+from core.findings import Outcome
 from events.regulation import Regulation
 from finance.rules import minimum_fide_contribution
 from tests.bids.factories import guarantee_for, regulation, today_for, valid_bid
@@ -130,7 +131,7 @@ def prize_below_minimum(draw, reg, bid):
 
 def prize_above_maximum(draw, reg, bid):
     prize = draw(cents(reg.prize_fund.maximum + CENT, D("999999999999.99")))
-    return _money(reg, bid, prize=prize), {reg.prize_fund.bid_article}
+    return _money(reg, bid, prize=prize), set()
 
 
 def prize_missing(draw, reg, bid):
@@ -208,15 +209,15 @@ def inspection(draw, reg, bid):
 
 def commitment(draw, reg, bid):
     field, article = draw(st.sampled_from([
-        ("commits_fide_obligations", rules.ART_FIDE_OBLIGATIONS),
-        ("commits_organisational_costs", rules.ART_ORGANISATIONAL_COSTS),
-        ("accepts_regulations", rules.ART_ACCEPTANCE),
+        ("commits_fide_obligations", reg.article("fide_obligations")),
+        ("commits_organisational_costs", reg.article("organisational_costs")),
+        ("accepts_regulations", reg.article("acceptance")),
     ]))
     return {field: draw(st.sampled_from([False, None]))}, {article}
 
 
 def ioc(draw, reg, bid):
-    return {"ioc_conflict_free": draw(st.sampled_from([False, None]))}, {rules.ART_IOC}
+    return {"ioc_conflict_free": draw(st.sampled_from([False, None]))}, {reg.article("ioc")}
 
 
 def applicant(draw, reg, bid):
@@ -228,7 +229,7 @@ def applicant(draw, reg, bid):
         st.fixed_dictionaries({"contact_name": blank}),
         st.fixed_dictionaries({"contact_email": st.none() | st.text(max_size=30).filter(lambda t: "@" not in t)}),
     ))
-    return change, {rules.ART_APPLICANT}
+    return change, {reg.article("applicant")}
 
 
 def venue(draw, reg, bid):
@@ -238,7 +239,7 @@ def venue(draw, reg, bid):
         st.fixed_dictionaries({"venue_country": st.none() | st.text(max_size=3).filter(
             lambda t: not is_country_code(t))}),
     ))
-    return change, {rules.ART_VENUE}
+    return change, {reg.article("venue")}
 
 
 def guarantee(draw, reg, bid):
@@ -257,7 +258,9 @@ def guarantee(draw, reg, bid):
     else:
         g = dataclasses.replace(g, valid_until=draw(st.none() | st.just(last - timedelta(days=draw(
             st.integers(0, 300))))))
-    return {**overrides, "bank_guarantee": g}, {reg.guarantee.article}
+    # Art. 15.2(j): "any bank guarantees as described in the bidding procedure": the bank and the document are
+    # the article's; what the amount covers and how long it is valid are the procedure's (no article).
+    return {**overrides, "bank_guarantee": g}, {reg.guarantee.article if kind in ("bank", "document") else ""}
 
 
 def signature(draw, reg, bid):
@@ -269,11 +272,11 @@ def signature(draw, reg, bid):
             lambda n: today + timedelta(days=n))}),
         st.just({"has_signed_letter": False}),
     ))
-    return change, {rules.ART_SIGNATURE}
+    return change, {reg.article("signature")}
 
 
 VIOLATIONS = [
-    prize_below_minimum, prize_above_maximum, prize_missing, prize_with_fractions_of_a_cent, not_net_of_taxes,
+    prize_below_minimum, prize_missing, prize_with_fractions_of_a_cent, not_net_of_taxes,
     fide_below_share, fide_missing, opening_outside_window, closing_off_schedule, closing_not_after_opening,
     a_date_missing, hotel_category, room_rates, inspection, commitment, ioc, applicant, venue, guarantee,
     signature,
@@ -305,7 +308,23 @@ def test_a_single_violation_fails_exactly_its_article(reg, data):
     assert {f.article for f in failures(result)} == articles, [f.as_text() for f in failures(result)]
     assert not is_compliant(result)
     for f in failures(result):
-        assert f.as_text().startswith(f"Art. {f.article}: ")
+        assert f.as_text().startswith(f"{f.cite}: ")
+        assert f.cite == (f"Art. {f.article}" if f.article else str(reg.citation("guarantee_terms")))
+
+
+@pytest.mark.parametrize("reg", REGS)
+@SETTINGS
+@given(data=st.data())
+def test_a_prize_fund_above_the_sanity_bound_is_a_warning_not_a_failure(reg, data):
+    """Art. 15.2(c) sets a minimum ("minimum 200,000 euros") and no maximum: a very large figure is a sanity
+    check, a warning to check the figure, never a refusal and never cited as the article."""
+    bid = data.draw(valid_bids(reg))
+    overrides, _ = prize_above_maximum(data.draw, reg, bid)
+    result = check_bid(reg, dataclasses.replace(bid, **overrides), today=today_for(reg))
+    assert failures(result) == [] and is_compliant(result)
+    (warning,) = [f for f in result if f.outcome is Outcome.WARNING]
+    assert warning.code == "15.2c.maximum" and warning.article == ""
+    assert warning.as_text().startswith("Sanity check: prize fund figure: ")
 
 
 @SETTINGS

@@ -68,7 +68,7 @@ def test_a_board_vote_for_a_bid_the_votes_do_not_favour_is_refused(app, scored, 
         "method": "board_vote", "selected": str(scored["tbilisi"]), "decided_on": "2015-06-20",
         "rationale": "Tbilisi, viewed as a whole."})
     assert response.status_code == 422
-    assert ("Gambit&#39;s procedure for recording a board vote: a board vote selects the bid with the most votes of "
+    assert ("Bidding procedure: Board voting: a board vote selects the bid with the most votes of "
             "the members not recused. The votes are Ukrainian Chess Federation — Lviv, UA: 2; Georgian Chess "
             "Federation — Tbilisi, GE: 0; Spanish Chess Federation — Madrid, ES: 0, so it is Ukrainian Chess "
             "Federation — Lviv, UA; you chose Georgian Chess Federation — Tbilisi, GE.") in \
@@ -108,7 +108,7 @@ def test_a_tie_cannot_be_recorded_as_a_board_vote_it_goes_to_the_president(app, 
     response = admin.post("/board/fwwcm-2015/decision", data={
         "method": "board_vote", "selected": str(scored["lviv"]), "decided_on": "2015-06-20"})
     assert response.status_code == 422
-    assert ("Gambit&#39;s procedure for recording a board vote: the votes are tied between Ukrainian Chess Federation "
+    assert ("Bidding procedure: Board voting: the votes are tied between Ukrainian Chess Federation "
             "— Lviv, UA and Georgian Chess Federation — Tbilisi, GE (1 each; the votes: Georgian Chess Federation — "
             "Tbilisi, GE: 1; Ukrainian Chess Federation — Lviv, UA: 1; Spanish Chess Federation — Madrid, ES: 0). "
             "Art. 15.5 sets no tie-break, so a tie cannot be recorded as a board vote: it goes to the President&#39;s "

@@ -156,7 +156,8 @@ def test_the_terms_hold_every_outcome_and_the_snapshot_names_the_regulation():
         "If Hou Yifan (CHN) wins in the regular games", "If Hou Yifan (CHN) wins in the tie-break games",
         "If Mariya Muzychuk (UKR) wins in the regular games", "If Mariya Muzychuk (UKR) wins in the tie-break games"]
     snap = terms.as_dict()
-    assert snap["regulation"] == {"title": REG.event.regulations_title, "sha256": REG.sha256}
+    assert snap["regulation"] == {"title": REG.event.regulations_title, "sha256": REG.sha256,
+                                  "text_sha256": REG.regulations_text.sha256}
     assert snap["due_dates"] == {"stipend_payout_1": "2015-10-30"}
     assert ContractInputs.from_dict(snap["inputs"]) == inputs()
     assert terms.venue_country_name == "Ukraine"

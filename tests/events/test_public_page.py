@@ -5,6 +5,7 @@ from sqlalchemy import select
 from core.db import db
 from events.models import Event, RegulationVersion
 from events.regulation import default_event_file
+from tests.events.callfiles import write_call
 
 MADE_UP = (default_event_file().read_text()
            .replace('slug = "fwwcm-2015"', 'slug = "made-up-2031"')
@@ -29,8 +30,7 @@ def test_public_page_shows_the_2015_figures_without_login(client, event):
 
 
 def test_a_made_up_call_shows_its_own_figures(client, runner, tmp_path):
-    path = tmp_path / "made-up.toml"
-    path.write_text(MADE_UP)
+    path = write_call(tmp_path, "made-up.toml", MADE_UP)
     result = runner.invoke(args=["events", "load", str(path)])
     assert result.exit_code == 0, result.output
     html = client.get("/events/made-up-2031").get_data(as_text=True)
@@ -43,8 +43,7 @@ def test_a_made_up_call_shows_its_own_figures(client, runner, tmp_path):
 
 
 def test_loading_a_changed_file_makes_a_new_version_and_changes_the_page(client, runner, tmp_path, app):
-    path = tmp_path / "fwwcm-2015.toml"
-    path.write_text(default_event_file().read_text())
+    path = write_call(tmp_path, "fwwcm-2015.toml", default_event_file().read_text())
     assert runner.invoke(args=["events", "load", str(path)]).exit_code == 0
     again = runner.invoke(args=["events", "load", str(path)])
     assert "unchanged" in again.output

@@ -34,7 +34,7 @@ KEYS = [c.key for c in REG.criteria]
 
 def small_reg(weights=("2", "1", "1"), **scoring):
     """Three criteria (a, b, c) with the 2015 labels and scale; b and c carry red flags."""
-    crits = tuple(Criterion(c.key, c.label, D(w)) for c, w in zip(REG.criteria[:3], weights, strict=True))
+    crits = tuple(Criterion(c.key, c.article, c.label, D(w)) for c, w in zip(REG.criteria[:3], weights, strict=True))
     return dataclasses.replace(REG, criteria=crits, scoring=dataclasses.replace(
         REG.scoring, red_flag_criteria=("b", "c"), **scoring))
 
@@ -247,7 +247,7 @@ def test_disagreement_flag_from_the_range(scores, flagged):
 def test_disagreement_reason_cites_the_article_and_the_range():
     stats = criterion_stats(REG, "d", {"m1": D(2), "m2": D(4)})
     assert stats.disagreement_reason == (
-        "Art. 15.5(d): members disagree: the scores run from 2 to 4, a range of 2 (flagged from 2).")
+        "Bidding procedure: evaluation method (criterion 15.5(d)): members disagree: the scores run from 2 to 4, a range of 2 (flagged from 2).")  # noqa: E501
 
 
 @pytest.mark.parametrize(("scores", "flagged"), [
@@ -275,11 +275,14 @@ def test_a_red_flag_criterion_with_mean_exactly_at_the_threshold_is_not_flagged(
 
 
 def test_a_red_flag_criterion_with_mean_below_the_threshold_is_flagged_with_the_article():
+    """Art. 15.5 names the criteria, "to be viewed as a whole", and no threshold: a red flag is the bidding
+    procedure's, cited as such beside the criterion's article."""
     (flag,) = _flags(small_reg(), {"m1": card(5, "1.5", 5), "m2": card(5, 2, 5)})  # b: mean 1.75
     assert (flag.code, flag.article, flag.criterion, flag.value, flag.threshold) == (
         "criterion_below_threshold", "15.5(b)", "b", D("1.75"), D("2"))
-    assert flag.as_text() == ("Art. 15.5(b): the mean score for covering of organisational costs is 1.75, below "
-                              "2 (Meets the minimum). Shown to the Board; it does not exclude the bid.")
+    assert flag.as_text() == ("Bidding procedure: red flags (criterion 15.5(b)): the mean score for covering of "
+                              "organisational costs is 1.75, below 2 (Meets the minimum). Shown to the Board; it "
+                              "does not exclude the bid.")
 
 
 def test_a_criterion_outside_the_red_flag_list_is_not_flagged():
@@ -289,7 +292,9 @@ def test_a_criterion_outside_the_red_flag_list_is_not_flagged():
 def test_the_total_exactly_at_the_overall_threshold_is_not_flagged_but_below_it_is():
     assert _flags(small_reg(), {"m1": card("2.5", "2.5", "2.5")}) == ()
     (flag,) = _flags(small_reg(), {"m1": card("2.5", "2.5", "2")})  # (5 + 2.5 + 2) / 4 = 2.375
-    assert (flag.code, flag.article, flag.value) == ("total_below_threshold", "15.5", D("2.38"))
+    # Art. 15.5 sets no overall threshold: the flag is the bidding procedure's and cites no article.
+    assert (flag.code, flag.article, flag.value) == ("total_below_threshold", "", D("2.38"))
+    assert flag.as_text().startswith("Bidding procedure: red flags: the weighted total is 2.38")
     assert flag.message == "the weighted total is 2.38, below 2.5. Shown to the Board; it does not exclude the bid."
 
 
@@ -327,13 +332,13 @@ def test_prize_fund_reference_refuses_a_float():
 
 def test_a_top_score_without_a_comment_is_refused_on_submission():
     problems = score_problems(REG, full_card(c="5"), {}, final=True)
-    assert problems == {"c": "Art. 15.5(c): a score of 5 (Excellent) needs a comment saying why."}
+    assert problems == {"c": "Bidding procedure: evaluation method (criterion 15.5(c)): a score of 5 (Excellent) needs a comment saying why."}  # noqa: E501
 
 
 @pytest.mark.parametrize(("score", "label"), [("0", "Unacceptable"), ("1", "Poor"), ("5", "Excellent")])
 def test_scores_listed_in_comment_required_for_need_a_comment(score, label):
     problems = score_problems(REG, full_card(g=score), {"g": "   "}, final=True)
-    assert problems == {"g": f"Art. 15.5(g): a score of {score} ({label}) needs a comment saying why."}
+    assert problems == {"g": f"Bidding procedure: evaluation method (criterion 15.5(g)): a score of {score} ({label}) needs a comment saying why."}  # noqa: E501
 
 
 def test_a_comment_satisfies_the_requirement_and_other_scores_need_none():
@@ -346,18 +351,18 @@ def test_a_draft_may_be_incomplete_and_uncommented():
 
 def test_a_submitted_scorecard_must_score_every_criterion():
     problems = score_problems(REG, {k: D(3) for k in KEYS if k != "h"}, {}, final=True)
-    assert problems == {"h": "Art. 15.5(h): a score is needed before the scorecard is submitted."}
+    assert problems == {"h": "Bidding procedure: evaluation method (criterion 15.5(h)): a score is needed before the scorecard is submitted."}  # noqa: E501
 
 
 @pytest.mark.parametrize("score", ["5.5", "-0.5", "4.25", "NaN"])
 def test_a_score_off_the_scale_is_refused_even_in_a_draft(score):
     problems = score_problems(REG, {"b": D(score)}, {}, final=False)
-    assert problems == {"b": f"Art. 15.5(b): a score runs from 0 to 5 in steps of 0.5 (you entered {score})."}
+    assert problems == {"b": f"Bidding procedure: evaluation method (criterion 15.5(b)): a score runs from 0 to 5 in steps of 0.5 (you entered {score})."}  # noqa: E501
 
 
 def test_an_unknown_criterion_is_reported_under_its_key():
     problems = score_problems(REG, {"k": D(3)}, {}, final=False)
-    assert problems == {"k": "Art. 15.5: there is no criterion (k) in this call."}
+    assert problems == {"k": "Bidding procedure: evaluation method: there is no criterion (k) in this call."}
 
 
 def test_a_float_score_is_a_programming_error():
@@ -401,7 +406,7 @@ def test_ranking_as_dict_is_json_ready_with_decimals_as_strings():
     assert data["bids"][0]["criteria"][0]["mean"] == "3.25"
     assert data["leaders"] == ["Y"]
     assert data["bids"][-1]["total"] is None
-    assert data["bids"][2]["red_flags"][0]["text"].startswith("Art. 15.5(b): ")
+    assert data["bids"][2]["red_flags"][0]["text"].startswith("Bidding procedure: red flags (criterion 15.5(b)): ")
     assert data["weights"][0] == {"key": "a", "label": "Prize fund", "article": "15.5(a)", "weight": "2",
                                   "percent": "50.00"}
     assert "Decimal" not in text

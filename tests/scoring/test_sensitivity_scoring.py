@@ -31,7 +31,7 @@ KEYS = [c.key for c in REG.criteria]
 
 
 def small_reg(weights=("2", "1", "1"), **scoring):
-    crits = tuple(Criterion(c.key, c.label, D(w)) for c, w in zip(REG.criteria[:3], weights, strict=True))
+    crits = tuple(Criterion(c.key, c.article, c.label, D(w)) for c, w in zip(REG.criteria[:3], weights, strict=True))
     return dataclasses.replace(REG, criteria=crits, scoring=dataclasses.replace(REG.scoring, **scoring))
 
 

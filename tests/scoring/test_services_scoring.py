@@ -61,7 +61,7 @@ def test_submitting_a_score_of_0_1_or_5_without_a_comment_is_refused_with_the_ar
         scores = {**_all("3"), "c": Decimal(score)}
         with pytest.raises(services.ScorecardProblems) as exc:
             _save(scene["a"], scene["m1"], scores, submit=True)
-        assert exc.value.problems == {"c": f"Art. 15.5(c): a score of {score} ({anchor}) needs a comment saying why."}
+        assert exc.value.problems == {"c": f"Bidding procedure: evaluation method (criterion 15.5(c)): a score of {score} ({anchor}) needs a comment saying why."}  # noqa: E501
 
 
 def test_a_draft_saves_without_comments_and_without_every_score(app, scene):
@@ -76,7 +76,7 @@ def test_a_score_off_the_scale_is_refused_even_in_a_draft(app, scene):
     with app.app_context():
         with pytest.raises(services.ScorecardProblems) as exc:
             _save(scene["a"], scene["m1"], {"a": Decimal("3.3")})
-        assert exc.value.problems == {"a": "Art. 15.5(a): a score runs from 0 to 5 in steps of 0.5 (you entered 3.3)."}
+        assert exc.value.problems == {"a": "Bidding procedure: evaluation method (criterion 15.5(a)): a score runs from 0 to 5 in steps of 0.5 (you entered 3.3)."}  # noqa: E501
 
 
 @pytest.mark.parametrize("status", ["open", "closed", "deliberation", "decided"])
@@ -86,7 +86,7 @@ def test_scorecards_change_only_while_the_call_is_in_scoring(app, sf, scene, sta
         with pytest.raises(services.ScoringError) as exc:
             _save(scene["a"], scene["m1"], _all("3"))
         label = db.session.get(Event, scene["event"]).state.label
-        assert str(exc.value) == (f"Art. 15.5: scorecards can be changed only while the call is in scoring "
+        assert str(exc.value) == (f"Bidding procedure: evaluation method: scorecards can be changed only while the call is in scoring "  # noqa: E501
                                   f"(it is now '{label}').")
         assert db.session.scalars(select(Scorecard)).all() == []
 
@@ -326,7 +326,7 @@ def test_after_scoring_opens_a_change_of_weights_needs_a_reason_and_makes_a_new_
         with pytest.raises(services.ScoringError) as exc:
             _change(scene["event"], {**published, "c": Decimal("25")})
         assert exc.value.field == "reason"
-        assert str(exc.value) == ("Art. 15.5: scoring has opened (the call is 'Scoring by the WCOC'): say why "
+        assert str(exc.value) == ("Bidding procedure: weights of the criteria: scoring has opened (the call is 'Scoring by the WCOC'): say why "  # noqa: E501
                                   "the weights change; the reason is kept with the new version.")
         version = _change(scene["event"], {**published, "c": Decimal("25")}, reason="The Board asked for it")
         db.session.commit()

@@ -191,7 +191,7 @@ def test_submitting_a_0_1_or_5_without_a_comment_shows_the_rule_beside_the_comme
     response = client.post(scorecard_url(scene["a"]), data=card_form("3", 0, action="submit", score_e=score))
     page = response.get_data(as_text=True)
     assert response.status_code == 422
-    message = f"Art. 15.5(e): a score of {score} ({anchor}) needs a comment saying why."
+    message = f"Bidding procedure: evaluation method (criterion 15.5(e)): a score of {score} ({anchor}) needs a comment saying why."  # noqa: E501
     assert f'<ul class="errors" id="comment_e-err">\n<li>{message}</li>' in page.replace("        ", "")
     assert f'<option selected value="{score}">' in page
     with app.app_context():
@@ -218,7 +218,7 @@ def test_outside_the_scoring_state_the_scorecard_is_read_only_and_a_save_is_refu
     assert 'name="action"' not in page
     response = client.post(scorecard_url(scene["a"]), data=card_form("3", 0))
     assert response.status_code == 422
-    assert "Art. 15.5: scorecards can be changed only while the call is in scoring" in response.get_data(True)
+    assert "Bidding procedure: evaluation method: scorecards can be changed only while the call is in scoring" in response.get_data(True)  # noqa: E501
 
 
 def test_reopen_through_the_page_and_its_refusal_after_scoring_closes(app, client, sf, scene):
@@ -243,7 +243,7 @@ def test_the_ranking_page_names_the_weights_version_and_the_sensitivity(app, cli
         sf.score(scene["b"], m, "3")
     login_as("admin")
     page = client.get(f"/events/{SLUG}/scoring/ranking").get_data(as_text=True)
-    assert "The weights published with the call (Art. 15.5), unchanged" in page
+    assert "The weights published with the call (Bidding procedure: weights of the criteria), unchanged" in page
     summary = re.search(r'id="sensitivity-summary"><strong>(.*?)</strong>', page).group(1)
     assert summary.startswith("Robust: Federation of Lviv — Lviv, UA comes first")
     form = {f"weight_{k}": "10" for k in KEYS} | {"based_on": "0", "reason": ""}
