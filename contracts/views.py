@@ -143,7 +143,8 @@ def new(bid_id: int):
     bid = db.session.get(Bid, bid_id)
     if bid is None:
         abort(404)
-    form = ContractOptionsForm()
+    # Offered ticked only when the secretariat recorded on the call that FIDE requires the signal blocker.
+    form = ContractOptionsForm(data={"signal_blocker_required": bid.event.signal_blocker_required})
     if request.method == "POST" and form.validate_on_submit():
         try:
             contract = services.create_contract(bid, actor=current_user, now=utcnow(),

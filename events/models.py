@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from sqlalchemy import CheckConstraint, ForeignKey, String, Text, UniqueConstraint
+from sqlalchemy import Boolean, CheckConstraint, ForeignKey, String, Text, UniqueConstraint, false
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
 from core.db import db, utcnow
@@ -25,6 +25,8 @@ class Event(db.Model):
     title: Mapped[str] = mapped_column(String(200))
     status: Mapped[str] = mapped_column(String(20), default=EventStatus.OPEN.value)
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    # The signal blocker is due only "if required by FIDE": the secretariat records FIDE's requirement here.
+    signal_blocker_required: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
     regulation_version_id: Mapped[int | None] = mapped_column(
         ForeignKey("regulation_version.id", use_alter=True, name="fk_event_regulation_version"))
 

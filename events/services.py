@@ -47,6 +47,22 @@ def load_event(reg: Regulation, *, actor, now: datetime, source: str = "") -> tu
     return event, True
 
 
+def set_signal_blocker_required(event: Event, required: bool, *, actor, now: datetime) -> bool:
+    """Record whether FIDE requires the organizer's mobile-signal blocker for this call (it is owed only "if
+    required by FIDE"); the bids' obligations count it only then. Returns whether anything changed. Raises
+    TypeError when `required` is not a bool."""
+    if not isinstance(required, bool):
+        raise TypeError(f"required must be True or False, got {required!r}")
+    if event.signal_blocker_required is required:
+        return False
+    before = event.signal_blocker_required
+    event.signal_blocker_required = required
+    db.session.flush()
+    audit.record("event.signal_blocker", event, actor=actor, now=now,
+                 data={"from": before, "to": required, "article": event.regulation.obligations.signal_blocker_article})
+    return True
+
+
 def change_event_status(event: Event, action: str, *, actor, now: datetime, reason: str = "",
                         by_decision: bool = False) -> EventStatus:
     """Move the call along its TRANSITIONS table, guarded by `events.rules.check_transition` (the secretariat by

@@ -9,9 +9,11 @@ from sqlalchemy import select
 from accounts.forms import EmptyForm
 from core.auth import Role, roles_required
 from core.db import db, utcnow
+from events.forms import CallSettingsForm, signal_blocker_label
 from events.models import Event
+from events.regulation import published_schedule
 from events.rules import ACTION_LABELS, MANUAL_ACTIONS, TransitionError, actions_from
-from events.services import change_event_status, get_event
+from events.services import change_event_status, get_event, set_signal_blocker_required
 
 bp = Blueprint("events", __name__)
 
@@ -43,7 +45,26 @@ def public(slug: str):
                            sample_schedule=sample_schedule, total_weight=total_weight, now=utcnow(),
                            criteria_in_force=criteria,
                            actions=[(a, ACTION_LABELS[a]) for a in actions_from(event.state)],
-                           action_form=EmptyForm())
+                           action_form=EmptyForm(), published=published_schedule(reg),
+                           signal_blocker_label=signal_blocker_label(reg),
+                           settings_form=CallSettingsForm(
+                               data={"signal_blocker_required": event.signal_blocker_required}).for_regulation(reg))
+
+
+@bp.route("/events/<slug>/settings", methods=["POST"])
+@roles_required(Role.ADMIN)
+def settings(slug: str):
+    event = event_or_404(slug)
+    form = CallSettingsForm()
+    if not form.validate_on_submit():
+        abort(400)
+    required = bool(form.signal_blocker_required.data)
+    changed = set_signal_blocker_required(event, required, actor=current_user, now=utcnow())
+    db.session.commit()
+    if changed:
+        state = "required by FIDE" if required else "not required by FIDE"
+        flash(f"{signal_blocker_label(event.regulation)}: recorded as {state}.", "success")
+    return redirect(url_for("events.public", slug=slug))
 
 
 @bp.route("/events/<slug>/status", methods=["POST"])

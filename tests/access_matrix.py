@@ -47,6 +47,7 @@ MATRIX: dict[str, list[tuple[str, str, dict[str, int]]]] = {
     "events.index": [("GET", "/events/", everyone(200))],
     "events.public": [("GET", "/events/{slug}", everyone(200)), ("GET", "/events/no-such-call", everyone(404))],
     "events.change_status": [("POST", "/events/{slug}/status", only(("admin",), 302))],
+    "events.settings": [("POST", "/events/{slug}/settings", only(("admin",), 302))],
     # bids: {own_bid} belongs to the caller when the caller is a bidder (else to another bidder), {other_bid}
     # to another bidder; both are drafts of the open practice call. Another's draft answers 404, never 403.
     "bids.index": [("GET", "/bids/", logged_in(200))],
