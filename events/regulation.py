@@ -759,3 +759,30 @@ def deduction_rule(reg: Regulation, key: str) -> DeductionRule:
         if d.key == key:
             return d
     raise KeyError(key)
+
+
+def closing_latest_offset(reg: Regulation) -> int | None:
+    """The latest distance, in days, from the opening ceremony to the closing ceremony that the closing rule of
+    the ceremonies article allows ("not later than one day after the end of the event", counted from the last
+    scheduled day), or None when the file has no such rule. Raises nothing."""
+    sr = reg.schedule_rules
+    return None if sr is None else reg.last_scheduled_day_offset + sr.closing_latest_days_after_end
+
+
+def compliant_opening_dates(reg: Regulation) -> list[date]:
+    """The opening-ceremony dates for which every dated rule holds: the whole schedule and a closing ceremony
+    allowed by both closing rules fit the window, and (when the file says so) every pre-match day falls in it.
+    Raises nothing."""
+    s = reg.schedule
+    latest = closing_latest_offset(reg)
+    closings = [n for n in reg.closing_offsets() if latest is None or n <= latest]
+    out = []
+    for opening in reg.possible_opening_dates():
+        if not any(opening + timedelta(days=n) <= s.window_end for n in closings):
+            continue
+        sr = reg.schedule_rules
+        if sr is not None and sr.pre_match_within_window and any(
+                not (s.window_start <= day <= s.window_end) for _, day in pre_match_days(reg, opening)):
+            continue
+        out.append(opening)
+    return out
