@@ -170,6 +170,7 @@ MATRIX.update({
                                    only(("admin",), 422))],  # no reason given: the page comes back
     "contracts.result": [("GET", "/contracts/{contract}/result", only(("admin",))),
                          ("POST", "/contracts/{contract}/result", only(("admin",), 422))],
+    "contracts.deduction": [("POST", "/contracts/{contract}/deductions", only(("admin",), 422))],
     "contracts.calendar_link": [("POST", "/contracts/{own_contract}/calendar-link", OWNER_AND_ADMIN),
                                 ("POST", "/contracts/{contract}/calendar-link", ADMIN_ONLY_404)],
     # the feed has no login: only its token opens it (tests/contracts checks the right token)
