@@ -61,6 +61,10 @@ class Bid(db.Model):
     rejection_reason: Mapped[str | None] = mapped_column(Text)
     consultation: Mapped[str] = mapped_column(String(10), default="pending")
     consultation_note: Mapped[str] = mapped_column(Text, default="")
+    # The consultation of the host federation may be set aside only by the FIDE President, with a reason.
+    consultation_set_aside_reason: Mapped[str | None] = mapped_column(Text)
+    consultation_set_aside_at: Mapped[datetime | None]
+    consultation_set_aside_by_id: Mapped[int | None] = mapped_column(ForeignKey("user.id"))
     # The call's bidding procedure: a bid admitted after the deadline (or once the call closed), with the reason.
     late_admitted_at: Mapped[datetime | None]
     late_admitted_reason: Mapped[str | None] = mapped_column(Text)
@@ -255,3 +259,5 @@ class BidVersion(db.Model):
     @property
     def compliance_list(self) -> list[dict]:
         return json.loads(self.compliance)
+
+

@@ -14,7 +14,15 @@ from sqlalchemy import func, select, update
 
 from bids import lifecycle
 from bids.lifecycle import BidAction, BidSituation, BidStatus, TransitionError
-from bids.models import CONSULTATION, DOCUMENT_KINDS, EVALUATION_KEYS, Bid, BidDocument, BidRoomRate, BidVersion
+from bids.models import (
+    CONSULTATION,
+    DOCUMENT_KINDS,
+    EVALUATION_KEYS,
+    Bid,
+    BidDocument,
+    BidRoomRate,
+    BidVersion,
+)
 from bids.rules import ART_REJECTION, SECTIONS, BidData, bid_to_json, check_bid, is_compliant
 from core import audit
 from core.auth import Role
@@ -381,6 +389,30 @@ def record_consultation(bid: Bid, *, outcome: str, note: str, actor, now: dateti
     db.session.flush()
     audit.record("bid.consultation", bid, actor=actor, now=now,
                  data={"from": before, "to": outcome, "note": bid.consultation_note})
+
+
+def set_aside_consultation(bid: Bid, *, reason: str, actor, now: datetime) -> None:
+    """The FIDE President sets aside the consultation of the host federation on a sponsor's bid, with a reason, so
+    that the Board may select it without the federation's answer. Raises BidError when the actor is not the
+    President, the bid is not a sponsor's, or the reason is empty."""
+    reason = (reason or "").strip()
+    consultation = bid.event.regulation.consultation
+    art = f" (Art. {consultation.article})" if consultation else ""
+    if not getattr(actor, "is_president", False):
+        raise BidError(f"Only the FIDE President sets aside the consultation of the host federation{art}.")
+    if bid.applicant_type != "sponsor":
+        raise BidError(f"Only a sponsor's bid calls for the consultation of the host federation{art}; "
+                       f"{bid.title} is a federation's.")
+    if not reason:
+        raise BidError("Say why the consultation is set aside; the decision record shows it.", "reason")
+    bid.consultation_set_aside_reason = reason
+    bid.consultation_set_aside_at = now
+    bid.consultation_set_aside_by_id = actor.id
+    db.session.flush()
+    audit.record("bid.consultation_set_aside", bid, actor=actor, now=now, data={"reason": reason})
+
+
+
 
 
 def apply_data(bid: Bid, data: BidData) -> None:

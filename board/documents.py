@@ -11,6 +11,7 @@ from bids.models import Bid
 from bids.presenters import bid_cost
 from bids.rules import SECTION_TITLES, findings_by_section, home_match, home_match_consequences
 from bids.services import compliance
+from board.services import consultation_of
 
 
 def criteria_chart(result, reg) -> Markup:
@@ -76,6 +77,7 @@ def dossier_context(bid: Bid, report, *, identifier: str, now: datetime) -> dict
         "comments": comments, "members": [report.data.members[m].name for m in counted],
         "recusals": [r for r in report.recusals if r.bid.id == bid.id],
         "documents": bid.current_documents().values(), "version": bid.last_version,
+        "consultation": consultation_of(bid),
     }
 
 
@@ -88,7 +90,7 @@ def pack_context(event, report, dossiers, *, identifier: str, now: datetime) -> 
         cost = bid_cost(reg, data, signal_blocker_required=event.signal_blocker_required)
         rows.append({"bid": bid, "data": data, "result": result, "dossier": by_bid.get(bid.id),
                      "total_commitment": cost[0].total_fixed if cost else None,
-                     "up_to": cost[0].total_up_to if cost else None})
+                     "up_to": cost[0].total_up_to if cost else None, "consultation": consultation_of(bid)})
     return {"event": event, "reg": event.regulation, "report": report, "rows": rows, "identifier": identifier,
             "generated": now, "regulation_label": event.regulation_version.label, "dossiers": dossiers}
 
