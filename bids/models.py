@@ -261,3 +261,19 @@ class BidVersion(db.Model):
         return json.loads(self.compliance)
 
 
+class BidJudgement(db.Model):
+    """A bid's findings under one version of the call's regulation: kept when the regulation is amended, so the
+    old findings stay on record with the version they were judged under."""
+
+    __tablename__ = "bid_judgement"
+    __table_args__ = (UniqueConstraint("bid_id", "regulation_version_id", name="uq_bid_judgement_bid_version"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    bid_id: Mapped[int] = mapped_column(ForeignKey("bid.id", ondelete="CASCADE"), index=True)
+    regulation_version_id: Mapped[int] = mapped_column(ForeignKey("regulation_version.id"))
+    judged_at: Mapped[datetime] = mapped_column(default=utcnow)
+    compliant: Mapped[bool] = mapped_column(Boolean)
+    findings: Mapped[str] = mapped_column(Text)
+
+    def loads(self) -> list[dict]:
+        return json.loads(self.findings or "[]")

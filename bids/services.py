@@ -20,6 +20,7 @@ from bids.models import (
     EVALUATION_KEYS,
     Bid,
     BidDocument,
+    BidJudgement,
     BidRoomRate,
     BidVersion,
 )
@@ -30,6 +31,7 @@ from core.db import db
 from core.pdf import pdf_problem
 from core.storage import display_name
 from events.models import Event
+from events.services import on_amendment
 
 
 class BidError(ValueError):
@@ -412,7 +414,45 @@ def set_aside_consultation(bid: Bid, *, reason: str, actor, now: datetime) -> No
     audit.record("bid.consultation_set_aside", bid, actor=actor, now=now, data={"reason": reason})
 
 
+def _judgement(bid: Bid, version, *, now: datetime) -> BidJudgement:
+    """The bid's findings under `version` of the call's regulation, recorded once (the first time it is judged
+    under that version)."""
+    found = db.session.scalars(select(BidJudgement).where(BidJudgement.bid_id == bid.id,
+                                                          BidJudgement.regulation_version_id == version.id)).first()
+    if found is not None:
+        return found
+    day = (bid.submitted_at or bid.updated_at or now).date()
+    findings = check_bid(version.regulation, bid.to_data(), today=day)
+    row = BidJudgement(bid_id=bid.id, regulation_version_id=version.id, judged_at=now,
+                       compliant=is_compliant(findings), findings=json.dumps([f.as_dict() for f in findings]))
+    db.session.add(row)
+    db.session.flush()
+    return row
 
+
+@on_amendment
+def judge_again(event: Event, old_version, new_version, *, now: datetime) -> list[dict]:
+    """Every submitted bid of the call judged again under the amended regulation; its findings under the old version
+    are recorded first (if they were not), so both stay on record. Returns one report entry per bid whose findings
+    changed: which checks changed outcome, and whether it complies before and after."""
+    report = []
+    bids = db.session.scalars(select(Bid).where(Bid.event_id == event.id, Bid.status != BidStatus.DRAFT.value)
+                              .order_by(Bid.id)).all()
+    for bid in bids:
+        before, after = _judgement(bid, old_version, now=now), _judgement(bid, new_version, now=now)
+        old = {f["code"]: f for f in before.loads()}
+        new = {f["code"]: f for f in after.loads()}
+        changed = sorted(code for code in set(old) | set(new)
+                         if (old.get(code) or {}).get("outcome") != (new.get(code) or {}).get("outcome")
+                         or (old.get(code) or {}).get("message") != (new.get(code) or {}).get("message"))
+        if changed:
+            report.append({"bid": bid.id, "title": bid.title, "compliant_before": before.compliant,
+                           "compliant_after": after.compliant,
+                           "changed": [{"code": c, "article": (new.get(c) or old.get(c))["article"],
+                                        "before": (old.get(c) or {}).get("outcome"),
+                                        "after": (new.get(c) or {}).get("outcome"),
+                                        "message": (new.get(c) or old.get(c))["message"]} for c in changed]})
+    return report
 
 
 def apply_data(bid: Bid, data: BidData) -> None:

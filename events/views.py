@@ -13,7 +13,7 @@ from events.forms import CallSettingsForm, signal_blocker_label
 from events.models import Event
 from events.regulation import published_schedule
 from events.rules import ACTION_LABELS, MANUAL_ACTIONS, TransitionError, actions_from
-from events.services import change_event_status, get_event, set_signal_blocker_required
+from events.services import amendments_of, change_event_status, get_event, set_signal_blocker_required
 
 bp = Blueprint("events", __name__)
 
@@ -46,6 +46,7 @@ def public(slug: str):
                            criteria_in_force=criteria,
                            actions=[(a, ACTION_LABELS[a]) for a in actions_from(event.state)],
                            action_form=EmptyForm(), published=published_schedule(reg),
+                           amendments=amendments_of(event),
                            signal_blocker_label=signal_blocker_label(reg),
                            settings_form=CallSettingsForm(
                                data={"signal_blocker_required": event.signal_blocker_required}).for_regulation(reg))
