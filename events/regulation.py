@@ -411,6 +411,8 @@ class Regulation:
         for key in ("with_guarantee", "without_guarantee"):
             for inst in data["payments"].get(key, []):
                 inst["due"] = move(inst["due"])
+        if data.get("schedule_rules"):  # the published dates move with the window
+            data["schedule_rules"]["published_first_game"] = move(data["schedule_rules"]["published_first_game"])
         return regulation_from_dict(data)
 
 
