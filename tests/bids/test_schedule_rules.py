@@ -73,3 +73,12 @@ def test_a_closing_date_allowed_by_2_2_but_not_by_10_3_fails_and_says_which_rule
         "schedule, 29 October 2015), so by 30 October 2015. Art. 2.2 allows")
     assert "where they disagree, the stricter rule of Art. 10.3 decides." in closing["message"]
     assert closing["value"] == "31 October 2015, 2 days after the last day"
+
+
+def test_the_public_page_states_how_a_player_who_refuses_is_replaced(client, event):
+    """Art. 3.6.2: "If a player refuses to participate in the World Championship Match, she will be replaced as
+    follows: The runner up finalist of the Women's World Championship 2014 replaces the Women's World Champion and
+    the next player in the overall standings of the Women's Grand-Prix 2013-2014 replaces the challenger." """
+    html = client.get("/events/fwwcm-2015").get_data(as_text=True)
+    assert "<dt>Replacement of a player (Art. 3.6.2)</dt>" in html
+    assert "the rating list of January 2015 decides" in html
