@@ -120,7 +120,8 @@ def bid_obligations(bid_id: int):
         return api_error(404, f"No bid {bid_id} that you may see.")
     if gate := _declaration_gate(found.event, found.owner_id):
         return gate
-    cost = bid_cost(found.event.regulation, found.to_data())
+    cost = bid_cost(found.event.regulation, found.to_data(),
+                    signal_blocker_required=found.event.signal_blocker_required)
     if cost is None:
         return api_error(409, "The bid does not state its prize fund, FIDE contribution and venue country yet.")
     ob, schedule = cost

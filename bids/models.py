@@ -75,6 +75,10 @@ class Bid(db.Model):
     rejection_reason: Mapped[str | None] = mapped_column(Text)
     consultation: Mapped[str] = mapped_column(String(10), default="pending")
     consultation_note: Mapped[str] = mapped_column(Text, default="")
+    # The consultation of the host federation may be set aside only by the FIDE President, with a reason.
+    consultation_set_aside_reason: Mapped[str | None] = mapped_column(Text)
+    consultation_set_aside_at: Mapped[datetime | None]
+    consultation_set_aside_by_id: Mapped[int | None] = mapped_column(ForeignKey("user.id"))
     # The call's bidding procedure: a bid admitted after the deadline (or once the call closed), with the reason.
     late_admitted_at: Mapped[datetime | None]
     late_admitted_reason: Mapped[str | None] = mapped_column(Text)
@@ -302,3 +306,21 @@ def _copy_compliance(mapper, connection, version: BidVersion) -> None:
     bid = session.identity_map.get(session.identity_key(Bid, version.bid_id)) if session is not None else None
     if bid is not None:
         set_committed_value(bid, "submitted_compliant", version.compliant)
+
+
+class BidJudgement(db.Model):
+    """A bid's findings under one version of the call's regulation: kept when the regulation is amended, so the
+    old findings stay on record with the version they were judged under."""
+
+    __tablename__ = "bid_judgement"
+    __table_args__ = (UniqueConstraint("bid_id", "regulation_version_id", name="uq_bid_judgement_bid_version"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    bid_id: Mapped[int] = mapped_column(ForeignKey("bid.id", ondelete="CASCADE"), index=True)
+    regulation_version_id: Mapped[int] = mapped_column(ForeignKey("regulation_version.id"))
+    judged_at: Mapped[datetime] = mapped_column(default=utcnow)
+    compliant: Mapped[bool] = mapped_column(Boolean)
+    findings: Mapped[str] = mapped_column(Text)
+
+    def loads(self) -> list[dict]:
+        return json.loads(self.findings or "[]")

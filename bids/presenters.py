@@ -65,13 +65,17 @@ def data_as_entered(bid: Bid, section: str, form) -> BidData:
     return dataclasses.replace(bid.to_data(), **changes)
 
 
-def bid_cost(reg, data: BidData):
-    """(obligations, schedule) from finance/, or None while the figures it needs are missing."""
+def bid_cost(reg, data: BidData, *, signal_blocker_required: bool = False):
+    """(obligations, schedule) from finance/, or None while the figures it needs are missing.
+
+    `signal_blocker_required`: what the secretariat recorded on the call (Event.signal_blocker_required); the
+    blocker is owed only "if required by FIDE"."""
     if data.prize_fund_eur is None or data.fide_contribution_eur is None or not data.venue_country:
         return None
     try:
         terms = BidTerms(prize_fund=data.prize_fund_eur, fide_contribution=data.fide_contribution_eur,
-                         guarantee_offered=data.guarantee_offered, venue_country=data.venue_country)
+                         guarantee_offered=data.guarantee_offered, venue_country=data.venue_country,
+                         signal_blocker_required=signal_blocker_required)
         return obligations(reg, terms), payment_schedule(reg, terms)
     except (ValueError, TypeError):
         return None

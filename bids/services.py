@@ -14,7 +14,16 @@ from sqlalchemy import func, select, update
 
 from bids import lifecycle
 from bids.lifecycle import BidAction, BidSituation, BidStatus, TransitionError
-from bids.models import CONSULTATION, DOCUMENT_KINDS, EVALUATION_KEYS, Bid, BidDocument, BidRoomRate, BidVersion
+from bids.models import (
+    CONSULTATION,
+    DOCUMENT_KINDS,
+    EVALUATION_KEYS,
+    Bid,
+    BidDocument,
+    BidJudgement,
+    BidRoomRate,
+    BidVersion,
+)
 from bids.rules import (
     SECTIONS,
     SIGNED_KINDS,
@@ -32,6 +41,7 @@ from core.pdf import pdf_problem
 from core.signing import inspect_pdf
 from core.storage import display_name
 from events.models import Event
+from events.services import on_amendment
 
 
 class BidError(ValueError):
@@ -432,6 +442,68 @@ def record_consultation(bid: Bid, *, outcome: str, note: str, actor, now: dateti
     db.session.flush()
     audit.record("bid.consultation", bid, actor=actor, now=now,
                  data={"from": before, "to": outcome, "note": bid.consultation_note})
+
+
+def set_aside_consultation(bid: Bid, *, reason: str, actor, now: datetime) -> None:
+    """The FIDE President sets aside the consultation of the host federation on a sponsor's bid, with a reason, so
+    that the Board may select it without the federation's answer. Raises BidError when the actor is not the
+    President, the bid is not a sponsor's, or the reason is empty."""
+    reason = (reason or "").strip()
+    consultation = bid.event.regulation.consultation
+    art = f" (Art. {consultation.article})" if consultation else ""
+    if not getattr(actor, "is_president", False):
+        raise BidError(f"Only the FIDE President sets aside the consultation of the host federation{art}.")
+    if bid.applicant_type != "sponsor":
+        raise BidError(f"Only a sponsor's bid calls for the consultation of the host federation{art}; "
+                       f"{bid.title} is a federation's.")
+    if not reason:
+        raise BidError("Say why the consultation is set aside; the decision record shows it.", "reason")
+    bid.consultation_set_aside_reason = reason
+    bid.consultation_set_aside_at = now
+    bid.consultation_set_aside_by_id = actor.id
+    db.session.flush()
+    audit.record("bid.consultation_set_aside", bid, actor=actor, now=now, data={"reason": reason})
+
+
+def _judgement(bid: Bid, version, *, now: datetime) -> BidJudgement:
+    """The bid's findings under `version` of the call's regulation, recorded once (the first time it is judged
+    under that version)."""
+    found = db.session.scalars(select(BidJudgement).where(BidJudgement.bid_id == bid.id,
+                                                          BidJudgement.regulation_version_id == version.id)).first()
+    if found is not None:
+        return found
+    day = (bid.submitted_at or bid.updated_at or now).date()
+    findings = check_bid(version.regulation, bid.to_data(), today=day)
+    row = BidJudgement(bid_id=bid.id, regulation_version_id=version.id, judged_at=now,
+                       compliant=is_compliant(findings), findings=json.dumps([f.as_dict() for f in findings]))
+    db.session.add(row)
+    db.session.flush()
+    return row
+
+
+@on_amendment
+def judge_again(event: Event, old_version, new_version, *, now: datetime) -> list[dict]:
+    """Every submitted bid of the call judged again under the amended regulation; its findings under the old version
+    are recorded first (if they were not), so both stay on record. Returns one report entry per bid whose findings
+    changed: which checks changed outcome, and whether it complies before and after."""
+    report = []
+    bids = db.session.scalars(select(Bid).where(Bid.event_id == event.id, Bid.status != BidStatus.DRAFT.value)
+                              .order_by(Bid.id)).all()
+    for bid in bids:
+        before, after = _judgement(bid, old_version, now=now), _judgement(bid, new_version, now=now)
+        old = {f["code"]: f for f in before.loads()}
+        new = {f["code"]: f for f in after.loads()}
+        changed = sorted(code for code in set(old) | set(new)
+                         if (old.get(code) or {}).get("outcome") != (new.get(code) or {}).get("outcome")
+                         or (old.get(code) or {}).get("message") != (new.get(code) or {}).get("message"))
+        if changed:
+            report.append({"bid": bid.id, "title": bid.title, "compliant_before": before.compliant,
+                           "compliant_after": after.compliant,
+                           "changed": [{"code": c, "article": (new.get(c) or old.get(c))["article"],
+                                        "before": (old.get(c) or {}).get("outcome"),
+                                        "after": (new.get(c) or {}).get("outcome"),
+                                        "message": (new.get(c) or old.get(c))["message"]} for c in changed]})
+    return report
 
 
 def apply_data(bid: Bid, data: BidData) -> None:

@@ -165,7 +165,8 @@ def _render_view(bid: Bid, *, reject_form=None, consultation_form=None, late_for
                 and (data.closing_date - data.opening_date).days < 60 else None)
     return render_template(
         "bids/view.html", bid=bid, reg=reg, data=data, findings=findings, by_section=by_section,
-        sections=SECTIONS, titles=SECTION_TITLES, compliant=is_compliant(findings), cost=bid_cost(reg, data),
+        sections=SECTIONS, titles=SECTION_TITLES, compliant=is_compliant(findings),
+        cost=bid_cost(reg, data, signal_blocker_required=bid.event.signal_blocker_required),
         schedule=schedule, home=home_match(reg, data), home_consequences=home_match_consequences(reg, data),
         documents=bid.current_documents(), may_edit=may_edit(bid), form=EmptyForm(),
         signature_notes=services.document_signatures(bid),

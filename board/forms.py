@@ -36,3 +36,8 @@ class CorrectionForm(DecisionForm):
 
 def advice_field_name(member_id: int) -> str:
     return f"advice_{member_id}"
+
+
+class ConsultationSetAsideForm(BaseForm):
+    reason = TextAreaField("Why the consultation of the host federation is set aside", validators=[
+        DataRequired("Say why the consultation is set aside; the decision record shows it."), Length(max=5000)])

@@ -158,6 +158,30 @@ def check_board_vote(the_tally: Tally, selected: int, titles: Mapping[int, str],
                             f"{titles.get(leaders[0], leaders[0])}; you chose {chosen}.", "selected")
 
 
+def consultation_state(*, applicant_type: str | None, consultation: str, set_aside_reason: str | None) -> str:
+    """Where the consultation of the host federation on a bid stands: "not_needed" (a federation's bid),
+    "recorded" (the federation answered: agreed, refused or unable), "set_aside" (by the President, with a
+    reason) or "pending". Raises nothing."""
+    if applicant_type != "sponsor":
+        return "not_needed"
+    if consultation != "pending":
+        return "recorded"
+    if (set_aside_reason or "").strip():
+        return "set_aside"
+    return "pending"
+
+
+def check_consultation(state: str, title: str, *, article: str) -> None:
+    """The decision's guard on a sponsor's bid: it cannot be selected while the consultation of the host
+    federation (`article`, "FIDE shall consult the federation") is neither recorded nor set aside by the President
+    with a reason. Raises DecisionError (field "selected")."""
+    if state == "pending":
+        raise DecisionError(f"Art. {article}: FIDE shall consult the federation where a sponsor proposes to hold the "
+                            f"match. {title} is a sponsor's bid and the host federation's answer is not recorded: "
+                            f"record it on the bid (agreed, refused or unable to co-operate), or the FIDE President "
+                            f"sets the consultation aside with a reason, before the bid can be selected.", "selected")
+
+
 def check_decided_on(decided_on: date, *, today: date, last_vote: date | None, scoring_closed: date | None) -> None:
     """Gambit's sanity rule on the date of a decision: not in the future, not before the WCOC's scoring closed,
     and (by board vote) not before the last vote recorded. Raises DecisionError (field "decided_on")."""

@@ -13,7 +13,7 @@ from pathlib import Path
 from sqlalchemy import func, select
 from sqlalchemy.exc import IntegrityError
 
-from bids.models import Bid
+from bids.models import CONSULTATION_LABELS, Bid
 from bids.rules import BidStatus
 from bids.services import BidError, document_signatures, has_stake, mark_decided
 from board.models import Decision, Dossier, DossierView, Vote
@@ -25,7 +25,9 @@ from board.rules import (
     DecisionStatus,
     Tally,
     check_board_vote,
+    check_consultation,
     check_decided_on,
+    consultation_state,
     dossiers_open,
     inputs_sha256,
     rationale_needed,
@@ -88,7 +90,9 @@ def bid_inputs(bid: Bid, source) -> dict:
             "recusals": sorted(_recusals_by_bid(data).get(bid.id, [])),
             "regulation": bid.event.regulation_version.sha256,
             # what its letter's and guarantee's signatures amount to (they change with the trust list)
-            "signatures": [note.as_text() for note in document_signatures(bid)]}
+            "signatures": [note.as_text() for note in document_signatures(bid)],
+            "consultation": [bid.consultation, bid.consultation_note, bid.consultation_set_aside_reason],
+            "signal_blocker_required": bid.event.signal_blocker_required}
 
 
 def pack_inputs(event: Event, source, dossiers: list[Dossier]) -> dict:
@@ -320,6 +324,23 @@ def current_pack(event: Event) -> tuple[Dossier, list[Dossier]] | None:
     return (pack, dossiers) if pack is not None else None
 
 
+def consultation_of(bid: Bid) -> dict:
+    """Where the consultation of the host federation on the bid stands, for the Board's page, the dossier and the
+    pack: its state (board.rules.consultation_state), the article and words of the regulation, and what was
+    recorded. Raises nothing."""
+    rule = bid.event.regulation.consultation
+    state = consultation_state(applicant_type=bid.applicant_type, consultation=bid.consultation,
+                               set_aside_reason=bid.consultation_set_aside_reason)
+    text = {"not_needed": "Not needed: the bid is a federation's.",
+            "recorded": f"Recorded: {CONSULTATION_LABELS.get(bid.consultation, bid.consultation)}"
+                        + (f" ({bid.consultation_note})" if bid.consultation_note else "") + ".",
+            "set_aside": f"Set aside by the FIDE President: {bid.consultation_set_aside_reason}",
+            "pending": "Pending: the host federation's answer is not recorded; the bid cannot be selected until it "
+                       "is, or the FIDE President sets the consultation aside with a reason."}[state]
+    return {"state": state, "article": rule.article if rule else "", "rule": rule.text if rule else "",
+            "text": text, "blocks_selection": rule is not None and state == "pending"}
+
+
 def record_view(dossier: Dossier, user, *, now: datetime) -> bool:
     """Note that `user` opened the dossier (first time only). Returns True the first time."""
     seen = db.session.scalars(select(DossierView).where(DossierView.dossier_id == dossier.id,
@@ -534,6 +555,11 @@ def record_decision(event: Event, *, method: str, selected: Bid, rationale: str,
     contest = bids_before_board(event) if corrects is None else bids_decided(event)
     if selected.id not in {b.id for b in contest}:
         raise DecisionError("The selected bid must be one before the Board.", "selected")
+    if event.regulation.consultation is not None:
+        check_consultation(consultation_state(applicant_type=selected.applicant_type,
+                                              consultation=selected.consultation,
+                                              set_aside_reason=selected.consultation_set_aside_reason),
+                           selected.title, article=event.regulation.consultation.article)
     the_tally = _check_method(event, how, selected, contest, decided_on, consultations, actor=actor, now=now)
     report = ranking_report(event)
     flagged = [r.bid_id for r in report.ranking.bids if r.red_flags]

@@ -12,7 +12,14 @@ from bids.rules import BidStatus
 from bids.services import has_stake
 from board import services
 from board.documents import tally_names
-from board.forms import CorrectionForm, DecisionForm, VoteForm, advice_field_name, method_choices
+from board.forms import (
+    ConsultationSetAsideForm,
+    CorrectionForm,
+    DecisionForm,
+    VoteForm,
+    advice_field_name,
+    method_choices,
+)
 from board.models import Decision, Dossier, DossierView
 from board.rules import DecisionError, dossiers_open
 from core.auth import Role, roles_required
@@ -95,7 +102,38 @@ def call(slug: str):
         decision=decision, vote=vote, recused=recused, vote_form=vote_form, can_vote=services.voting_open(event),
         outcome=_outcome(listed), tally=services.current_tally(event) if is_open else None,
         decision_form=_decision_form(event, bids) if is_open and decision is None else None,
-        wcoc=_wcoc_members())
+        wcoc=_wcoc_members(), consultations={b.id: services.consultation_of(b) for b in listed},
+        consultation_rule=event.regulation.consultation,
+        may_set_aside=bool(getattr(current_user, "is_president", False)) and decision is None,
+        set_aside_form=ConsultationSetAsideForm())
+
+
+@bp.route("/<slug>/bids/<int:bid_id>/consultation/set-aside", methods=["POST"])
+@roles_required(Role.BOARD)
+def set_aside_consultation(slug: str, bid_id: int):
+    from bids.services import BidError
+    from bids.services import set_aside_consultation as set_aside
+
+    event = event_or_404(slug)
+    _require_no_stake(event)
+    if not getattr(current_user, "is_president", False):
+        abort(403, description="Only the FIDE President sets aside the consultation of the host federation.")
+    bid = db.session.get(Bid, bid_id)
+    if bid is None or bid.event_id != event.id:
+        abort(404)
+    form = ConsultationSetAsideForm()
+    if not form.validate_on_submit():
+        flash(" ".join(form.reason.errors) or "Say why the consultation is set aside.", "error")
+        return redirect(url_for("board.call", slug=slug))
+    try:
+        set_aside(bid, reason=form.reason.data, actor=current_user, now=utcnow())
+    except BidError as exc:
+        db.session.rollback()
+        flash(str(exc), "error")
+        return redirect(url_for("board.call", slug=slug))
+    db.session.commit()
+    flash(f"{bid.title}: the consultation of the host federation is set aside.", "success")
+    return redirect(url_for("board.call", slug=slug))
 
 
 def _outcome(bids) -> dict[int, str]:

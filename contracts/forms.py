@@ -102,3 +102,24 @@ class ResultForm(BaseForm):
                               f"{int((1 - reg.prize_split.tiebreak_winner_share) * 100)})"}
         form.decided_in.choices = choices([(d, labels[d]) for d in DECIDED_IN])
         return form
+
+
+class DeductionForm(BaseForm):
+    # Choices come from the regulation (for_regulation): the players and the call's deduction rules.
+    player = SelectField("Player", validators=[DataRequired("Choose the player whose prize is reduced.")])
+    rule = SelectField("What the deduction is for", validators=[DataRequired("Choose what the deduction is for.")])
+    amount = AmountField("Amount deducted (euros)", validators=[Present("Enter the amount deducted.")],
+                         description="Digits with at most two decimals, for example 1000.00.")
+    decided_on = DayField("Decided on", validators=[Present("Enter the day of the decision (the Chief Arbiter's, "
+                                                            "the Appeals Committee's).")])
+    reason = TextAreaField("Reason", validators=[Length(max=5000)],
+                           description="Who decided, what happened and when; the contract's record shows it.")
+
+    @classmethod
+    def for_regulation(cls, reg: Regulation, **kwargs) -> DeductionForm:
+        form = cls(**kwargs)
+        form.player.choices = choices([("", "Choose the player")] +
+                                      [(p.federation, f"{p.title} {p.name} ({p.federation})") for p in reg.players])
+        form.rule.choices = choices([("", "Choose…")] + [(d.key, f"Art. {d.article}: {d.title}")
+                                                         for d in reg.deductions])
+        return form

@@ -272,6 +272,27 @@ class MatchResult(db.Model):
     recorded_by_id: Mapped[int | None] = mapped_column(ForeignKey("user.id"))
 
 
+class PrizeDeduction(db.Model):
+    """Something the regulations take from a player's prize (a fine, a forfeited share, a withheld protest fee),
+    recorded against her prize balance with its article and the reason; FIDE pays the balance less these. The
+    record stays as entered (the audit log has who and when)."""
+
+    __tablename__ = "prize_deduction"
+    __table_args__ = (CheckConstraint("amount > 0", name="amount"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    milestone_id: Mapped[int] = mapped_column(ForeignKey("contract_milestone.id"), index=True)
+    rule_key: Mapped[str] = mapped_column(String(60))
+    article: Mapped[str] = mapped_column(String(20))
+    amount: Mapped[Decimal] = mapped_column(Money)
+    reason: Mapped[str] = mapped_column(Text)
+    decided_on: Mapped[date] = mapped_column(Date)
+    recorded_at: Mapped[datetime]
+    recorded_by_id: Mapped[int | None] = mapped_column(ForeignKey("user.id"))
+
+    milestone: Mapped[Milestone] = relationship()
+
+
 # --------------------------------------------------------------------------------------- frozen records
 
 # Columns an issued contract never changes (status and the signing / superseding columns still move on).

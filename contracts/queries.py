@@ -14,7 +14,7 @@ from sqlalchemy import select
 
 from bids.models import Bid
 from bids.rules import BidStatus
-from contracts.models import Contract, MatchResult, Milestone, Payment
+from contracts.models import Contract, MatchResult, Milestone, Payment, PrizeDeduction
 from contracts.rules import (
     ContractStatus,
     MilestoneStatus,
@@ -107,8 +107,17 @@ def match_result(event_id: int) -> MatchResult | None:
 # ---------------------------------------------------------------------------------------------- tracker
 
 
+def deductions_of(milestone_id: int) -> list[PrizeDeduction]:
+    """The deductions recorded against a prize balance, oldest first."""
+    return list(db.session.scalars(select(PrizeDeduction).where(PrizeDeduction.milestone_id == milestone_id)
+                                   .order_by(PrizeDeduction.recorded_at, PrizeDeduction.id)))
+
+
 def status_of(m: Milestone, as_of: date, due_soon_days: int) -> MilestoneStatus:
-    return milestone_status(m.amount, m.payments, m.due, as_of, due_soon_days, at_cost=m.is_cap)
+    amount = m.amount
+    if m.key.startswith("prize_balance_"):  # FIDE pays the balance less what the regulations take from it
+        amount -= sum((d.amount for d in deductions_of(m.id)), Decimal("0.00"))
+    return milestone_status(amount, m.payments, m.due, as_of, due_soon_days, at_cost=m.is_cap)
 
 
 @dataclass(frozen=True)

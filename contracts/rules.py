@@ -24,8 +24,9 @@ from decimal import Decimal
 
 from bids.rules import country_name
 from core.lifecycle import Lifecycle
-from core.money import amount_str, format_count, format_day, format_eur
-from events.regulation import FideBank, Regulation, ScheduleDay
+from core.money import amount_str, format_count, format_day, format_eur, format_share
+from events.regulation import FideBank, Regulation, ScheduleDay, earliest_decisive_game
+from finance.money import share_of
 from finance.rules import (
     DECIDED_IN,
     BidTerms,
@@ -479,6 +480,14 @@ def check_result(reg: Regulation, outcome: MatchOutcome, *, opening_date: date, 
     wanted = "game" if outcome.decided_in == "regular" else "tiebreak"
     allowed = [d.on for d in days if d.kind == wanted]
     art = reg.schedule.article
+    earliest = earliest_decisive_game(reg) if wanted == "game" else None
+    if earliest is not None and outcome.completed_on in allowed[:max(earliest - 1, 0)]:
+        game = allowed.index(outcome.completed_on) + 1
+        errors["completed_on"] = (
+            f"Art. {reg.result.article}: the winner is the first player to score {reg.result.winning_score} points, "
+            f"so the regular games cannot decide the match before game {earliest} "
+            f"({format_day(allowed[earliest - 1])}); {format_day(outcome.completed_on)} is game {game}.")
+        return errors
     if outcome.completed_on > today:
         errors["completed_on"] = (f"The match cannot have been completed in the future "
                                   f"({format_day(outcome.completed_on)} is after today, {format_day(today)}).")
@@ -963,3 +972,41 @@ def countersign_problem(*, name: str, reference: str, issued_sha256: str, issued
         return (f"{name}: the file was changed after it was countersigned ({later[-1].words()}). Upload the file "
                 "as it was signed.")
     return None
+
+
+# ------------------------------------------------------------------------------- deductions from a prize
+
+
+def check_deduction(rule, *, amount: Decimal | None, prize: Decimal, balance_left: Decimal, reason: str
+                    ) -> dict[str, str]:
+    """{field: message} for each problem with a deduction from a player's prize ({} when it can be recorded).
+
+    `rule` is the call's events.regulation.DeductionRule (None when none was chosen); `prize` the player's prize
+    money (her share, before the advance is deducted); `balance_left` what remains of her prize balance after the
+    deductions already recorded. A fine "of not more than" an amount may be less; a fixed fine is that amount; a
+    share of the prize money is that share for each breach (one breach a record). Raises nothing."""
+    errors: dict[str, str] = {}
+    if rule is None:
+        return {"rule": "Choose what the deduction is for."}
+    if not (reason or "").strip():
+        errors["reason"] = f"Art. {rule.article}: say why the deduction is made (the decision and its date)."
+    if amount is None or amount <= 0:
+        errors["amount"] = f"Art. {rule.article}: enter the amount deducted, above zero."
+        return errors
+    entered = format_eur(amount)
+    if rule.amount is not None and rule.up_to and amount > rule.amount:
+        errors["amount"] = (f"Art. {rule.article}: {_lower_first(rule.title)} is at most {format_eur(rule.amount)} "
+                            f"(you entered {entered}).")
+    elif rule.amount is not None and not rule.up_to and amount != rule.amount:
+        errors["amount"] = (f"Art. {rule.article}: {_lower_first(rule.title)} is {format_eur(rule.amount)} "
+                            f"(you entered {entered}).")
+    elif rule.share is not None and rule.amount is None:
+        expected = share_of(prize, rule.share)
+        if amount != expected:
+            errors["amount"] = (f"Art. {rule.article}: {format_share(rule.share)} of the prize money "
+                                f"({format_eur(prize)}) is {format_eur(expected)} for each breach; record one breach "
+                                f"at a time (you entered {entered}).")
+    if "amount" not in errors and amount > balance_left:
+        errors["amount"] = (f"Art. {rule.article}: the deductions cannot exceed the prize balance still due, "
+                            f"{format_eur(balance_left)} (you entered {entered}).")
+    return errors

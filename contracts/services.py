@@ -20,7 +20,7 @@ from bids.models import Bid
 from bids.rules import BidStatus
 from board import services as board_services
 from contracts import queries
-from contracts.models import Contract, MatchResult, Milestone, Payment, Reminder
+from contracts.models import Contract, MatchResult, Milestone, Payment, PrizeDeduction, Reminder
 from contracts.rules import (
     ContractAction,
     ContractInputs,
@@ -32,6 +32,7 @@ from contracts.rules import (
     MilestoneTerm,
     PaymentRefused,
     ReminderKind,
+    check_deduction,
     check_payment,
     check_result,
     contract_terms,
@@ -49,6 +50,7 @@ from core.money import format_day, format_eur
 from core.pdf import looks_like_pdf, pdf_problem
 from core.signing import Inspection, inspect_pdf, load_identity, sign_issued
 from core.storage import StoredFileError, display_name, read_verified
+from events.regulation import deduction_rule
 from finance.rules import contract_article
 
 Renderer = Callable[..., bytes]
@@ -653,6 +655,49 @@ def record_result(contract: Contract, *, outcome: MatchOutcome, actor, now: date
                        "completed_on": outcome.completed_on,
                        "balances": {m.key: m.amount for m in planned}})
     return result
+
+
+def prize_balance_milestone(contract: Contract, federation: str) -> Milestone | None:
+    """The milestone of FIDE's payment of this player's prize balance (made when the result is recorded), or
+    None. Raises nothing."""
+    key = f"prize_balance_{(federation or '').strip().upper()}"
+    return next((m for m in contract.milestones if m.key == key), None)
+
+
+def record_deduction(contract: Contract, *, federation: str, rule_key: str, amount: Decimal | None, reason: str,
+                     decided_on: date, actor, now: datetime) -> PrizeDeduction:
+    """Record a deduction from a player's prize balance under one of the call's deduction rules (a fine of 3.8.4
+    or 4(b), a forfeit of 5.2, a protest fee of 7.3.1 for 2015), with its article and reason.
+
+    Raises ContractError (with `errors` by field) when the contract is not in force, no result is recorded yet,
+    the rule is unknown, or `contracts.rules.check_deduction` refuses the amount or the reason. Writes
+    `prize.deduction` to the audit log."""
+    if not contract.state.in_force:
+        raise ContractError(f"{contract.reference} is {contract.state.label.lower()}: record deductions on the "
+                            "contract in force.")
+    milestone = prize_balance_milestone(contract, federation)
+    if milestone is None:
+        raise ContractError("Record the match result first: a deduction is made from a player's prize balance, "
+                            "which exists once the result is known.", errors={"player": "No prize balance yet."})
+    reg = contract.regulation
+    try:
+        rule = deduction_rule(reg, rule_key)
+    except KeyError:
+        rule = None
+    done = sum((d.amount for d in queries.deductions_of(milestone.id)), Decimal("0.00"))
+    prize = milestone.amount + reg.prize_split.advance_per_player
+    errors = check_deduction(rule, amount=amount, prize=prize, balance_left=milestone.amount - done, reason=reason)
+    if errors:
+        raise ContractError(next(iter(errors.values())), errors=errors)
+    row = PrizeDeduction(milestone_id=milestone.id, rule_key=rule.key, article=rule.article, amount=amount,
+                         reason=reason.strip(), decided_on=decided_on, recorded_at=now,
+                         recorded_by_id=getattr(actor, "id", None))
+    db.session.add(row)
+    db.session.flush()
+    audit.record("prize.deduction", row, actor=actor, now=now,
+                 data={"contract": contract.id, "milestone": milestone.key, "article": rule.article,
+                       "rule": rule.key, "amount": amount, "reason": row.reason, "decided_on": decided_on})
+    return row
 
 
 # --------------------------------------------------------------------------------------------- reminders

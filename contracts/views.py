@@ -29,6 +29,7 @@ from contracts.exports import calendar_ics, milestones_csv, payments_csv
 from contracts.forms import (
     ContractOptionsForm,
     CorrectionForm,
+    DeductionForm,
     PaymentForm,
     ResultForm,
     ReverseForm,
@@ -145,7 +146,9 @@ def new(bid_id: int):
     bid = db.session.get(Bid, bid_id)
     if bid is None:
         abort(404)
-    form = ContractOptionsForm(reg=bid.event.regulation)
+    # Offered ticked only when the secretariat recorded on the call that FIDE requires the signal blocker.
+    form = ContractOptionsForm(reg=bid.event.regulation,
+                               data={"signal_blocker_required": bid.event.signal_blocker_required})
     if request.method == "POST" and form.validate_on_submit():
         try:
             contract = services.create_contract(bid, actor=current_user, now=utcnow(),
@@ -476,9 +479,43 @@ def result(contract_id: int):
                 return redirect(url_for("contracts.view", contract_id=contract.id))
         else:
             status = 422
+    return _result_page(contract, form=form, recorded=recorded, status=status)
+
+
+def _result_page(contract, *, form=None, deduction_form=None, recorded=None, status: int = 200):
+    reg = contract.regulation
     schedule = reg.schedule_for(contract.inputs.opening_date, contract.inputs.closing_date)
-    return render_template("contracts/result.html", contract=contract, form=form, recorded=recorded,
-                           schedule=schedule), status
+    balances = [m for m in (services.prize_balance_milestone(contract, p.federation) for p in reg.players) if m]
+    deductions = [(m, d) for m in balances for d in queries.deductions_of(m.id)]
+    return render_template("contracts/result.html", contract=contract, form=form or ResultForm.for_regulation(reg),
+                           recorded=recorded, schedule=schedule, deductions=deductions, balances=balances,
+                           deduction_form=deduction_form or DeductionForm.for_regulation(reg),
+                           may_deduct=bool(balances) and contract.state.in_force), status
+
+
+@bp.route("/contracts/<int:contract_id>/deductions", methods=["POST"])
+@roles_required(Role.ADMIN)
+def deduction(contract_id: int):
+    contract = admin_contract(contract_id)
+    reg = contract.regulation
+    recorded = queries.match_result(contract.bid.event_id)
+    form = DeductionForm.for_regulation(reg)
+    if not form.validate_on_submit():
+        return _result_page(contract, deduction_form=form, recorded=recorded, status=422)
+    try:
+        services.record_deduction(contract, federation=form.player.data, rule_key=form.rule.data,
+                                  amount=form.amount.data, reason=form.reason.data or "",
+                                  decided_on=form.decided_on.data, actor=current_user, now=utcnow())
+    except services.ContractError as exc:
+        db.session.rollback()
+        for name, message in exc.errors.items():
+            (form[name].errors.append(message) if name in form else form.form_errors.append(message))
+        if not exc.errors:
+            form.form_errors.append(str(exc))
+        return _result_page(contract, deduction_form=form, recorded=recorded, status=422)
+    db.session.commit()
+    flash("The deduction is recorded against the prize balance; FIDE pays the balance less it.", "success")
+    return redirect(url_for("contracts.result", contract_id=contract.id))
 
 
 # ---------------------------------------------------------------------------------------------- exports

@@ -16,6 +16,7 @@ from bids.models import Bid, BidRoomRate
 from core.db import db
 from core.pdf import html_to_pdf
 from demo.signatures import signed_by
+from events.regulation import compliant_opening_dates
 from events.services import get_event
 from finance.rules import minimum_fide_contribution
 
@@ -66,7 +67,10 @@ def _common(reg, *, opening: date, prize: Decimal, fide: Decimal | None, guarant
 
 
 def _demo_bids(reg) -> list[DemoBid]:
-    first, second, third = reg.possible_opening_dates()[:3]
+    # Dates that meet every dated rule (the window, the pre-match days, both closing rules); when fewer than three
+    # do (only 13 October for 2015), the bids share them.
+    dates = compliant_opening_dates(reg) or reg.possible_opening_dates()
+    first, second, third = (dates * 3)[:3]
     signed = reg.event.bid_deadline.date() - timedelta(days=20)
     return [
         DemoBid("bidder@example.org", {

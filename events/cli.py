@@ -1,4 +1,6 @@
-"""`flask events load FILE`: validate a regulation file strictly and store it on its call."""
+"""`flask events load FILE`: validate a regulation file strictly and store it on its call; a changed file of a call
+already loaded is an amendment, recorded with who decided it, the date and reference of the decision and the
+reason, and every submitted bid is judged again under the new version."""
 
 from __future__ import annotations
 
@@ -7,23 +9,64 @@ from flask import Blueprint
 
 from core.db import db, utcnow
 from events.regulation import RegulationError, load_regulation_file
-from events.services import load_event
+from events.services import AmendmentError, amendment_problems, get_event, load_event, record_amendment
 
 cli = Blueprint("events_cli", __name__, cli_group="events")
 
 
 @cli.cli.command("load")
 @click.argument("path", type=click.Path(dir_okay=False))
-def load(path):
-    """Load or update a call from its TOML file; a changed file makes a new regulation version."""
+@click.option("--authority", default=None,
+              help="Who decided the change (a key of the file's amendment_authorities, e.g. board or president).")
+@click.option("--decided-on", type=click.DateTime(formats=["%Y-%m-%d"]), default=None,
+              help="The date of the decision (YYYY-MM-DD).")
+@click.option("--reference", default=None, help="The reference of the decision (minutes, letter).")
+@click.option("--reason", default=None, help="Why the regulation changed.")
+def load(path, authority, decided_on, reference, reason):
+    """Load or update a call from its TOML file; a changed file makes a new regulation version, recorded as an
+    amendment (the options say who decided it, when, under which reference and why)."""
     try:
         reg = load_regulation_file(path)
     except RegulationError as exc:
         raise click.ClickException(f"{path}: {exc}") from None
-    event, changed = load_event(reg, actor=None, now=utcnow(), source=str(path))
-    db.session.commit()
+    decided = decided_on.date() if decided_on else None
+    existing = get_event(reg.event.slug)
+    old_version = existing.regulation_version if existing is not None else None
+    amending = old_version is not None and old_version.sha256 != reg.sha256
+    if amending:
+        problems = amendment_problems(reg, authority=authority, decided_on=decided, reference=reference,
+                                      reason=reason)
+        if problems:
+            raise click.ClickException(
+                f"{path}: the file of {reg.event.slug} changed, so the change is an amendment: "
+                + "; ".join(problems) + " (options --authority, --decided-on, --reference, --reason). "
+                "Nothing was loaded.")
+    now = utcnow()
+    event, changed = load_event(reg, actor=None, now=now, source=str(path))
     version = event.regulation_version
-    if changed:
-        click.echo(f"loaded {event.slug}: regulation {version.label}")
-    else:
+    amendment = None
+    if changed and amending:
+        try:
+            amendment = record_amendment(event, old_version, version, authority=authority, decided_on=decided,
+                                         reference=reference, reason=reason, actor=None, now=now)
+        except AmendmentError as exc:
+            db.session.rollback()
+            raise click.ClickException(f"{path}: {exc} Nothing was loaded.") from None
+    db.session.commit()
+    if not changed:
         click.echo(f"{event.slug} unchanged: regulation {version.label} already in force")
+        return
+    click.echo(f"loaded {event.slug}: regulation {version.label}")
+    if amendment is not None:
+        changes = amendment.loads("changes")
+        click.echo(f"amendment recorded: {amendment.authority_label} (Art. {amendment.article}), decided on "
+                   f"{amendment.decided_on.isoformat()}, reference {amendment.reference}; "
+                   f"{len(changes)} key(s) changed: {', '.join(c['key'] for c in changes)}")
+        report = amendment.loads("report")
+        if not report:
+            click.echo("every submitted bid judged again: no findings changed")
+        for entry in report:
+            verdict = (f"{'complies' if entry['compliant_before'] else 'does not comply'} -> "
+                       f"{'complies' if entry['compliant_after'] else 'does not comply'}")
+            codes = ", ".join(f"{c['code']} ({c['before']} -> {c['after']})" for c in entry["changed"])
+            click.echo(f"findings changed: bid {entry['bid']} {entry['title']}: {verdict}; {codes}")

@@ -310,6 +310,87 @@ class FrozenTable(dict):
 
 
 
+# ----------------------------------------------------------- obligations in kind, pre-match days, results, amendments
+# Tables added for issue 13; each is optional in the file (a stored snapshot without them still loads).
+
+
+@dataclass(frozen=True)
+class InKind:
+    """An obligation the organizer meets in kind (a room, a car, a trophy), quoted or summarised from `article`."""
+
+    article: str
+    title: str
+    text: str
+
+
+@dataclass(frozen=True)
+class PreMatchDay:
+    """A day before the first game the regulations fix (an inspection, the first players' meeting)."""
+
+    key: str
+    article: str
+    label: str
+    days_before_first_game: int
+    time: str = ""
+
+
+@dataclass(frozen=True)
+class ScheduleRules:
+    """The dated schedule as the regulations publish it, the closing rule of the ceremonies article, and whether
+    the pre-match days must fall inside the window of dates."""
+
+    published_article: str
+    published_first_game: date
+    closing_end_article: str
+    closing_latest_days_after_end: int
+    closing_conflict_note: str
+    pre_match_window_article: str
+    pre_match_within_window: bool
+
+
+@dataclass(frozen=True)
+class ResultRules:
+    """When a match decided in the regular games can at the earliest be over: the first player to reach
+    `winning_score` wins, one point a game."""
+
+    article: str
+    winning_score: Decimal
+    replacement_article: str = ""
+    replacement_text: str = ""
+
+
+@dataclass(frozen=True)
+class DeductionRule:
+    """Something the regulations take from a player's prize (a fine, a forfeited share, a withheld fee).
+
+    `amount` is the fixed amount or the maximum (`up_to`); `share` a share of the prize money (per breach)."""
+
+    key: str
+    article: str
+    title: str
+    text: str
+    amount: Decimal | None = None
+    up_to: bool = False
+    share: Decimal | None = None
+
+
+@dataclass(frozen=True)
+class Consultation:
+    """FIDE consults the host federation on a sponsor's bid before it may be selected."""
+
+    article: str
+    text: str
+
+
+@dataclass(frozen=True)
+class AmendmentAuthority:
+    """Who may change the regulations of the call, and under which article."""
+
+    key: str
+    article: str
+    label: str
+
+
 GUARANTEE_COVERS = ("prize_fund", "fide_contribution")
 DAY_KINDS = ("opening", "game", "rest", "tiebreak")
 
@@ -337,6 +418,14 @@ class Regulation:
     sanity_checks: FrozenTable[SourcedRule]
     regulations_text: RegulationsText
     signatures: Signatures = Signatures()
+    # Issue 13's tables (optional in the file).
+    in_kind: tuple[InKind, ...] = ()
+    pre_match: tuple[PreMatchDay, ...] = ()
+    schedule_rules: ScheduleRules | None = None
+    result: ResultRules | None = None
+    deductions: tuple[DeductionRule, ...] = ()
+    consultation: Consultation | None = None
+    amendment_authorities: tuple[AmendmentAuthority, ...] = ()
     # The canonical JSON the regulation was built from and its SHA-256: what an event stores.
     snapshot: str = field(default="", compare=False, repr=False)
     sha256: str = field(default="", compare=False, repr=False)
@@ -475,6 +564,8 @@ class Regulation:
         for key in ("with_guarantee", "without_guarantee"):
             for inst in data["payments"].get(key, []):
                 inst["due"] = move(inst["due"])
+        if data.get("schedule_rules"):  # the published dates move with the window
+            data["schedule_rules"]["published_first_game"] = move(data["schedule_rules"]["published_first_game"])
         return dataclasses.replace(regulation_from_dict(data), text=self.text)
 
 
@@ -503,7 +594,10 @@ def _convert(value, tp, key: str):
             raise RegulationError(f"{key}: expected a list, got {value!r}")
         return tuple(_convert(v, inner, f"{key}[{i}]") for i, v in enumerate(value))
     if origin in (typing.Union, types.UnionType):
-        raise RegulationError(f"{key}: unsupported type")  # not used by the shape above
+        inner = [a for a in typing.get_args(tp) if a is not type(None)]
+        if len(inner) != 1:
+            raise RegulationError(f"{key}: unsupported type")
+        return None if value is None else _convert(value, inner[0], key)
     if tp is bool:
         if not isinstance(value, bool):
             raise RegulationError(f"{key}: expected true or false, got {value!r}")
@@ -743,6 +837,7 @@ def regulation_from_dict(data: dict) -> Regulation:
     reg = _build(Regulation, json.loads(canonical))
     _validate(reg)
     _validate_provenance(reg, json.loads(canonical))
+    _validate_extras(reg)
     digest = hashlib.sha256(canonical.encode()).hexdigest()
     return dataclasses.replace(reg, snapshot=canonical, sha256=digest)
 
@@ -802,3 +897,105 @@ SEED_DIR = Path(__file__).resolve().parent.parent / "seed_data"
 
 def default_event_file(slug: str = "fwwcm-2015") -> Path:
     return SEED_DIR / "events" / f"{slug}.toml"
+
+
+# ----------------------------------------------------- issue 13: checks and derived facts of the optional tables
+
+
+def _validate_extras(reg: Regulation) -> None:
+    """Value checks of the optional tables (in-kind obligations, pre-match days, results, deductions)."""
+    for i, d in enumerate(reg.pre_match):
+        if d.days_before_first_game < 1:
+            _fail(f"pre_match[{i}].days_before_first_game", f"at least 1, got {d.days_before_first_game}")
+    if len({d.key for d in reg.pre_match}) != len(reg.pre_match):
+        _fail("pre_match", "each key once")
+    sr = reg.schedule_rules
+    if sr is not None and sr.closing_latest_days_after_end < 1:
+        _fail("schedule_rules.closing_latest_days_after_end", "the closing ceremony comes at least one day after")
+    r = reg.result
+    if r is not None and not (0 < r.winning_score <= reg.number_of_games):
+        _fail("result.winning_score", f"must lie above 0 and at most the {reg.number_of_games} games, got "
+                                      f"{r.winning_score}")
+    for i, d in enumerate(reg.deductions):
+        if d.amount is None and d.share is None:
+            _fail(f"deductions[{i}]", "give an amount or a share")
+        if d.amount is not None:
+            _check_amount(f"deductions[{i}].amount", d.amount)
+        if d.share is not None:
+            _check_share(f"deductions[{i}].share", d.share)
+    if len({d.key for d in reg.deductions}) != len(reg.deductions):
+        _fail("deductions", "each key once")
+    if len({a.key for a in reg.amendment_authorities}) != len(reg.amendment_authorities):
+        _fail("amendment_authorities", "each key once")
+
+
+def published_schedule(reg: Regulation) -> list[ScheduleDay]:
+    """The dated schedule as the regulations publish it (the opening ceremony the day before the published first
+    game), or [] when the file publishes no dates. Raises nothing."""
+    sr = reg.schedule_rules
+    if sr is None:
+        return []
+    first_game = reg.schedule.days.index("game")
+    return reg.schedule_for(sr.published_first_game - timedelta(days=first_game))
+
+
+def first_game_date(reg: Regulation, opening: date) -> date:
+    """The day of game 1 for an opening ceremony on `opening`. Raises nothing."""
+    return opening + timedelta(days=reg.schedule.days.index("game"))
+
+
+def pre_match_days(reg: Regulation, opening: date) -> list[tuple[PreMatchDay, date]]:
+    """Each pre-match day of the file with its date, for an opening ceremony on `opening`. Raises nothing."""
+    game_1 = first_game_date(reg, opening)
+    return [(d, game_1 - timedelta(days=d.days_before_first_game)) for d in reg.pre_match]
+
+
+def earliest_decisive_game(reg: Regulation) -> int | None:
+    """The first game after which the regular games can have decided the match: one point a game, so the
+    winning score rounded up (game 6 for 5.5 points). None when the file has no result rules. Raises nothing."""
+    if reg.result is None:
+        return None
+    return int(reg.result.winning_score.to_integral_value(rounding="ROUND_CEILING"))
+
+
+def amendment_authority(reg: Regulation, key: str) -> AmendmentAuthority:
+    """The authority with this key. Raises KeyError when the file names none."""
+    for a in reg.amendment_authorities:
+        if a.key == key:
+            return a
+    raise KeyError(key)
+
+
+def deduction_rule(reg: Regulation, key: str) -> DeductionRule:
+    """The deduction rule with this key. Raises KeyError when the file names none."""
+    for d in reg.deductions:
+        if d.key == key:
+            return d
+    raise KeyError(key)
+
+
+def closing_latest_offset(reg: Regulation) -> int | None:
+    """The latest distance, in days, from the opening ceremony to the closing ceremony that the closing rule of
+    the ceremonies article allows ("not later than one day after the end of the event", counted from the last
+    scheduled day), or None when the file has no such rule. Raises nothing."""
+    sr = reg.schedule_rules
+    return None if sr is None else reg.last_scheduled_day_offset + sr.closing_latest_days_after_end
+
+
+def compliant_opening_dates(reg: Regulation) -> list[date]:
+    """The opening-ceremony dates for which every dated rule holds: the whole schedule and a closing ceremony
+    allowed by both closing rules fit the window, and (when the file says so) every pre-match day falls in it.
+    Raises nothing."""
+    s = reg.schedule
+    latest = closing_latest_offset(reg)
+    closings = [n for n in reg.closing_offsets() if latest is None or n <= latest]
+    out = []
+    for opening in reg.possible_opening_dates():
+        if not any(opening + timedelta(days=n) <= s.window_end for n in closings):
+            continue
+        sr = reg.schedule_rules
+        if sr is not None and sr.pre_match_within_window and any(
+                not (s.window_start <= day <= s.window_end) for _, day in pre_match_days(reg, opening)):
+            continue
+        out.append(opening)
+    return out

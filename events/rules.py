@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import enum
+import json
 
 from core.lifecycle import Lifecycle
 
@@ -85,6 +86,27 @@ def check_transition(current: EventStatus | str, action: EventAction | str, *, b
     if action is not EventAction.DECIDE and not by_admin:
         raise TransitionError("Only the FIDE secretariat moves the call from one stage to the next.")
     return after
+
+
+def snapshot_changes(old: dict, new: dict, prefix: str = "") -> list[dict]:
+    """What changed between two regulation snapshots (parsed JSON), key by key: [{"key": "prize_fund.minimum",
+    "old": "200000.00", "new": "220000.00"}], a key added or removed having None on the other side. Lists are
+    compared item by item ("criteria[0].weight"). Raises nothing."""
+    out: list[dict] = []
+    if isinstance(old, dict) and isinstance(new, dict):
+        for key in sorted(set(old) | set(new)):
+            path = f"{prefix}.{key}" if prefix else key
+            out += snapshot_changes(old.get(key), new.get(key), path)
+        return out
+    if isinstance(old, list) and isinstance(new, list):
+        for i in range(max(len(old), len(new))):
+            out += snapshot_changes(old[i] if i < len(old) else None, new[i] if i < len(new) else None,
+                                    f"{prefix}[{i}]")
+        return out
+    if old != new:
+        out.append({"key": prefix, "old": None if old is None else json.dumps(old, ensure_ascii=False).strip('"'),
+                    "new": None if new is None else json.dumps(new, ensure_ascii=False).strip('"')})
+    return out
 
 
 def actions_from(current: EventStatus, *, manual_only: bool = True) -> list[str]:

@@ -2,16 +2,92 @@
 
 from __future__ import annotations
 
-from datetime import datetime
+import json
+from collections.abc import Callable
+from datetime import date, datetime
 
 from sqlalchemy import func, select
 
 from core import audit
 from core.auth import Role
 from core.db import db, swap_state
-from events.models import Event, RegulationVersion
-from events.regulation import Regulation
-from events.rules import EventStatus, TransitionError, check_transition
+from events.models import Amendment, Event, RegulationVersion
+from events.regulation import Regulation, amendment_authority
+from events.rules import EventStatus, TransitionError, check_transition, snapshot_changes
+
+
+class AmendmentError(ValueError):
+    """An amendment that cannot be recorded as given; the message names what is missing or wrong."""
+
+
+_AMENDMENT_HOOKS: list[Callable] = []
+
+
+def on_amendment(hook: Callable) -> Callable:
+    """Register `hook(event, old_version, new_version, *, now)`, run when an amendment is recorded; it returns
+    report entries (bids/ judges every submitted bid again and lists those whose findings changed)."""
+    _AMENDMENT_HOOKS.append(hook)
+    return hook
+
+
+def amendment_problems(reg: Regulation, *, authority: str | None, decided_on: date | None, reference: str | None,
+                       reason: str | None) -> list[str]:
+    """What an amendment lacks, in words ([] when it can be recorded): who decided it (one of the file's amendment
+    authorities, with its article), the date and reference of the decision, and the reason. Raises nothing."""
+    problems = []
+    keys = ", ".join(f"{a.key} ({a.label}, Art. {a.article})" for a in reg.amendment_authorities)
+    if not authority:
+        problems.append(f"say who decided the change: {keys}")
+    else:
+        try:
+            amendment_authority(reg, authority)
+        except KeyError:
+            problems.append(f"{authority!r} is not an authority of this call; use {keys}")
+    if decided_on is None:
+        problems.append("give the date of the decision")
+    if not (reference or "").strip():
+        problems.append("give the reference of the decision (minutes, letter)")
+    if not (reason or "").strip():
+        problems.append("give the reason for the change")
+    return problems
+
+
+def record_amendment(event: Event, old_version: RegulationVersion, new_version: RegulationVersion, *,
+                     authority: str, decided_on: date, reference: str, reason: str, actor, now: datetime) -> Amendment:
+    """Record the change from `old_version` to `new_version` as an amendment, with what changed key by key, then run
+    the registered hooks (every submitted bid judged again under the new version; the report lists whose findings
+    changed). Raises AmendmentError when `amendment_problems` finds something missing. Writes
+    `event.amendment` to the audit log."""
+    reg = new_version.regulation
+    problems = amendment_problems(reg, authority=authority, decided_on=decided_on, reference=reference,
+                                  reason=reason)
+    if problems:
+        raise AmendmentError("The call's file changed, so the change must be recorded as an amendment: "
+                             + "; ".join(problems) + ".")
+    who = amendment_authority(reg, authority)
+    changes = snapshot_changes(json.loads(old_version.snapshot), json.loads(new_version.snapshot))
+    report: list[dict] = []
+    for hook in _AMENDMENT_HOOKS:
+        report += hook(event, old_version, new_version, now=now)
+    amendment = Amendment(event_id=event.id, from_version_id=old_version.id, to_version_id=new_version.id,
+                          authority=who.key, authority_label=who.label, article=who.article, decided_on=decided_on,
+                          reference=reference.strip(), reason=reason.strip(),
+                          changes=json.dumps(changes, ensure_ascii=False), report=json.dumps(report),
+                          recorded_at=now, recorded_by_id=getattr(actor, "id", None))
+    db.session.add(amendment)
+    db.session.flush()
+    audit.record("event.amendment", amendment, actor=actor, now=now,
+                 data={"from": old_version.number, "to": new_version.number, "authority": who.key,
+                       "article": who.article, "decided_on": decided_on, "reference": amendment.reference,
+                       "reason": amendment.reason, "changed_keys": [c["key"] for c in changes],
+                       "findings_changed": [r["bid"] for r in report]})
+    return amendment
+
+
+def amendments_of(event: Event) -> list[Amendment]:
+    """The call's amendments, newest first."""
+    return list(db.session.scalars(select(Amendment).where(Amendment.event_id == event.id)
+                                   .order_by(Amendment.recorded_at.desc(), Amendment.id.desc())))
 
 
 def get_event(slug: str) -> Event | None:
@@ -45,6 +121,22 @@ def load_event(reg: Regulation, *, actor, now: datetime, source: str = "") -> tu
     audit.record("event.regulation_loaded", event, actor=actor, now=now,
                  data={"version": existing.number, "sha256": reg.sha256, "source": source})
     return event, True
+
+
+def set_signal_blocker_required(event: Event, required: bool, *, actor, now: datetime) -> bool:
+    """Record whether FIDE requires the organizer's mobile-signal blocker for this call (it is owed only "if
+    required by FIDE"); the bids' obligations count it only then. Returns whether anything changed. Raises
+    TypeError when `required` is not a bool."""
+    if not isinstance(required, bool):
+        raise TypeError(f"required must be True or False, got {required!r}")
+    if event.signal_blocker_required is required:
+        return False
+    before = event.signal_blocker_required
+    event.signal_blocker_required = required
+    db.session.flush()
+    audit.record("event.signal_blocker", event, actor=actor, now=now,
+                 data={"from": before, "to": required, "article": event.regulation.obligations.signal_blocker_article})
+    return True
 
 
 def change_event_status(event: Event, action: str, *, actor, now: datetime, reason: str = "",

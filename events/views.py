@@ -9,11 +9,12 @@ from sqlalchemy import select
 from accounts.forms import EmptyForm
 from core.auth import Role, roles_required
 from core.db import db, utcnow
+from events.forms import CallSettingsForm, signal_blocker_label
 from events.models import Event
 from events.provenance import article_rows, sourced_rows
-from events.regulation import SourceKind
+from events.regulation import SourceKind, published_schedule
 from events.rules import ACTION_LABELS, MANUAL_ACTIONS, TransitionError, actions_from
-from events.services import change_event_status, get_event
+from events.services import amendments_of, change_event_status, get_event, set_signal_blocker_required
 
 bp = Blueprint("events", __name__)
 
@@ -52,7 +53,11 @@ def public(slug: str):
     return render_template("events/public.html", event=event, reg=reg, opening_dates=opening_dates,
                            sample_schedule=sample_schedule, total_weight=total_weight, now=utcnow(),
                            criteria_in_force=criteria,
-                           actions=actions, action_notes=notes, action_form=EmptyForm())
+                           actions=actions, action_notes=notes, action_form=EmptyForm(),
+                           published=published_schedule(reg), amendments=amendments_of(event),
+                           signal_blocker_label=signal_blocker_label(reg),
+                           settings_form=CallSettingsForm(
+                               data={"signal_blocker_required": event.signal_blocker_required}).for_regulation(reg))
 
 
 @bp.route("/events/<slug>/regulations.txt")
@@ -76,6 +81,22 @@ def articles(slug: str):
     return render_template("events/articles.html", event=event, reg=reg, rows=article_rows(reg),
                            procedure=sourced_rows(reg, SourceKind.PROCEDURE),
                            checks=sourced_rows(reg, SourceKind.SANITY_CHECK))
+
+
+@bp.route("/events/<slug>/settings", methods=["POST"])
+@roles_required(Role.ADMIN)
+def settings(slug: str):
+    event = event_or_404(slug)
+    form = CallSettingsForm()
+    if not form.validate_on_submit():
+        abort(400)
+    required = bool(form.signal_blocker_required.data)
+    changed = set_signal_blocker_required(event, required, actor=current_user, now=utcnow())
+    db.session.commit()
+    if changed:
+        state = "required by FIDE" if required else "not required by FIDE"
+        flash(f"{signal_blocker_label(event.regulation)}: recorded as {state}.", "success")
+    return redirect(url_for("events.public", slug=slug))
 
 
 @bp.route("/events/<slug>/status", methods=["POST"])

@@ -29,7 +29,7 @@ from decimal import Decimal
 from typing import Literal
 
 from core.money import amount_str, format_day, format_eur, format_share
-from events.regulation import Instalment, Player, Regulation
+from events.regulation import InKind, Instalment, Player, Regulation
 from finance.money import as_amount, round_cents, share_of, split
 
 DecidedIn = Literal["regular", "tiebreak"]
@@ -182,6 +182,19 @@ def player_by_federation(reg: Regulation, federation: str) -> Player:
 
 
 @dataclass(frozen=True)
+class DuePart:
+    """A part of an obligation line with its own deadline (the prize fund's 15.6.2 instalments)."""
+
+    due: date
+    amount: Decimal
+    share: Decimal
+
+    def as_dict(self) -> dict:
+        """JSON-ready. Raises nothing."""
+        return {"due": self.due.isoformat(), "amount": amount_str(self.amount), "share": str(self.share)}
+
+
+@dataclass(frozen=True)
 class ObligationLine:
     """One financial obligation of the organizer.
 
@@ -190,7 +203,9 @@ class ObligationLine:
     `beneficiary` is who it is finally for (a principal's stipend is paid to FIDE for the principal).
     When `is_cap` is true, `amount` is an upper bound ("up to"): the item is paid at cost. `due` is the
     date by which the whole line must be paid when the regulations fix one, else None; `due_rule` always
-    says in words when it is due and under which article.
+    says in words when it is due and under which article. `due_parts` lists the parts of the line due
+    earlier, each by its own date (the prize fund paid in instalments: half by 30 June for 2015), () when the
+    whole line is due at once.
     """
 
     key: str
@@ -203,6 +218,12 @@ class ObligationLine:
     is_cap: bool
     due: date | None
     due_rule: str
+    due_parts: tuple[DuePart, ...] = ()
+
+    @property
+    def first_due(self) -> date | None:
+        """The first date by which some of the line must be paid. Raises nothing."""
+        return self.due_parts[0].due if self.due_parts else self.due
 
     @property
     def to_fide(self) -> bool:
@@ -219,6 +240,8 @@ class ObligationLine:
             "payer": _party_dict(self.payer), "payee": _party_dict(self.payee),
             "beneficiary": _party_dict(self.beneficiary), "amount": amount_str(self.amount),
             "is_cap": self.is_cap, "due": self.due.isoformat() if self.due else None, "due_rule": self.due_rule,
+            "first_due": self.first_due.isoformat() if self.first_due else None,
+            "due_parts": [p.as_dict() for p in self.due_parts],
         }
 
 
@@ -237,13 +260,28 @@ class Obligations:
     Totals (all `Decimal`, two decimals): `total_to_fide`, the fixed amounts paid into FIDE's account
     (prize fund included: FIDE pays the prizes); `total_to_players`, the fixed amounts paid to players
     directly; `total_fixed`, every fixed amount; `total_caps`, the "up to" items at their cap;
-    `total_up_to`, the most the organizer can owe (fixed amounts plus caps).
+    `total_up_to`, the most the organizer can owe in money (fixed amounts plus caps). `in_kind` are the
+    obligations met in kind (rooms, travel, cars, trophy...), never priced: they come on top of every total,
+    as `totals_note` says.
     """
 
     lines: tuple[ObligationLine, ...]
     terms: BidTerms
     home_player: Player | None
     opponent: Player | None
+    in_kind: tuple[InKind, ...] = ()
+
+    @property
+    def totals_note(self) -> str:
+        """What the totals include and what they leave out, in words. Raises nothing."""
+        arts = sorted(dict.fromkeys(ln.article for ln in self.lines), key=_article_order)
+        text = (f"The totals count the payments in money of the lines above (Art. {', '.join(arts)})"
+                + (", the items paid at cost at their cap" if self.capped_lines else "") + ".")
+        if self.in_kind:
+            kinds = ", ".join(dict.fromkeys(i.article for i in self.in_kind))
+            text += (f" They leave out the obligations in kind (Art. {kinds}): the organizer provides those on "
+                     f"top of every total.")
+        return text
 
     def line(self, key: str) -> ObligationLine:
         """The line with this key. Raises KeyError if there is none (e.g. "home_compensation" away)."""
@@ -294,7 +332,17 @@ class Obligations:
             "total_fixed": amount_str(self.total_fixed),
             "total_caps": amount_str(self.total_caps),
             "total_up_to": amount_str(self.total_up_to),
+            "totals_include": self.totals_note,
+            "in_kind": [{"article": i.article, "title": i.title, "text": i.text} for i in self.in_kind],
         }
+
+
+def _article_order(article: str) -> tuple:
+    """Sort "11.1.2" before "13.1" before "14.5" (numerically by part). Raises nothing."""
+    parts = []
+    for piece in article.replace("(", ".").replace(")", "").split("."):
+        parts.append((0, int(piece), "") if piece.isdigit() else (1, 0, piece))
+    return tuple(parts)
 
 
 def _plan(reg: Regulation, terms: BidTerms) -> tuple[Instalment, ...]:
@@ -338,14 +386,20 @@ def obligations(reg: Regulation, terms: BidTerms) -> Obligations:
     lines: list[ObligationLine] = []
 
     def add(key, article, description, payee, amount, *, beneficiary=None, is_cap=False, due=due_last,
-            due_rule=by_last):
+            due_rule=by_last, due_parts=()):
         lines.append(ObligationLine(key=key, article=article, description=description, payer=organizer,
                                     payee=payee, beneficiary=beneficiary or payee, amount=round_cents(amount),
-                                    is_cap=is_cap, due=due, due_rule=due_rule))
+                                    is_cap=is_cap, due=due, due_rule=due_rule, due_parts=due_parts))
 
     net = ", net of any local taxes" if reg.prize_fund.net_of_taxes_required else ""
+    # Art. 15.6.2: the prize fund is due in parts (half by 30 June for 2015), each part by its own date; the
+    # same split as the payment schedule's, so the table and the schedule agree to the cent.
+    prize_parts = ()
+    if len(plan) > 1:
+        cut = split(round_cents(terms.prize_fund), [i.prize_fund_share for i in plan])
+        prize_parts = tuple(DuePart(i.due, amount, i.prize_fund_share) for i, amount in zip(plan, cut, strict=True))
     add("prize_fund", reg.prize_fund.article, f"Prize fund for the players{net}; FIDE pays out the prizes",
-        fide, terms.prize_fund, beneficiary=players_party(reg), due_rule=prize_rule)
+        fide, terms.prize_fund, beneficiary=players_party(reg), due_rule=prize_rule, due_parts=prize_parts)
     add("fide_contribution", reg.fide_contribution.article,
         f"Contribution to FIDE over and above the prize fund{net} "
         f"(at least {format_share(reg.fide_contribution.min_share_of_prize_fund)} of the prize fund)",
@@ -359,7 +413,8 @@ def obligations(reg: Regulation, terms: BidTerms) -> Obligations:
         "supervisor's stipend)", fide, ob.wcoc_budget)
     if terms.signal_blocker_required:
         add("signal_blocker", ob.signal_blocker_article,
-            "Device blocking mobile signals around the playing area, required by FIDE; paid at cost",
+            f"Device blocking mobile signals around the playing area, if required by FIDE "
+            f"(Art. {ob.signal_blocker_article}): FIDE requires it for this call; paid at cost",
             Party(PartyKind.SUPPLIER, "The organizer's supplier"), ob.signal_blocker_cap, is_cap=True, due=None,
             due_rule=(f"Paid at cost by the organizer, within its budget, up to the cap "
                       f"(Art. {ob.signal_blocker_article}); not paid to FIDE."))
@@ -376,7 +431,7 @@ def obligations(reg: Regulation, terms: BidTerms) -> Obligations:
     for i, p in enumerate(reg.players, start=1):
         add(f"travel_{i}", ob.travel_article, f"Contribution towards the travel costs of {p.name}'s team",
             player_party(p), ob.travel_contribution_per_team, due_rule=to_player)
-    return Obligations(lines=tuple(lines), terms=terms, home_player=home, opponent=opponent)
+    return Obligations(lines=tuple(lines), terms=terms, home_player=home, opponent=opponent, in_kind=reg.in_kind)
 
 
 # ------------------------------------------------------------------------------------- payment schedule

@@ -55,6 +55,7 @@ MATRIX: dict[str, list[tuple[str, str, dict[str, int]]]] = {
     "events.regulations_text": [("GET", "/events/{slug}/regulations.txt", everyone(200))],
     "events.articles": [("GET", "/events/{slug}/articles", everyone(200))],
     "events.change_status": [("POST", "/events/{slug}/status", only(("admin",), 302))],
+    "events.settings": [("POST", "/events/{slug}/settings", only(("admin",), 302))],
     # bids: {own_bid} belongs to the caller when the caller is a bidder (else to another bidder), {other_bid}
     # to another bidder; both are drafts of the open practice call. Another's draft answers 404, never 403.
     "bids.index": [("GET", "/bids/", logged_in(200))],
@@ -98,6 +99,9 @@ MATRIX: dict[str, list[tuple[str, str, dict[str, int]]]] = {
     "board.pack": [("GET", "/board/{slug}/pack.pdf", only(("board", "admin"), 403))],
     "board.stored": [("GET", "/board/{slug}/dossiers/1.pdf", only(("board", "admin"), 403))],
     "board.vote": [("POST", "/board/{slug}/vote", only(("board",), 302))],
+    # the FIDE President only: a board member who is not the President is refused
+    "board.set_aside_consultation": [("POST", "/board/{slug}/bids/{other_bid}/consultation/set-aside",
+                                      only(("board",), 403))],
     "board.decide": [("POST", "/board/{slug}/decision", only(("board", "admin"), 403))],
     "board.decision": [("GET", "/board/{slug}/decision", only(("board", "admin", "wcoc"), 404))],
     "board.correct": [("POST", "/board/{slug}/decision/correct",
@@ -177,6 +181,7 @@ MATRIX.update({
                                    only(("admin",), 422))],  # no reason given: the page comes back
     "contracts.result": [("GET", "/contracts/{contract}/result", only(("admin",))),
                          ("POST", "/contracts/{contract}/result", only(("admin",), 422))],
+    "contracts.deduction": [("POST", "/contracts/{contract}/deductions", only(("admin",), 422))],
     "contracts.calendar_link": [("POST", "/contracts/{own_contract}/calendar-link", OWNER_AND_ADMIN),
                                 ("POST", "/contracts/{contract}/calendar-link", ADMIN_ONLY_404)],
     # the feed has no login: only its token opens it (tests/contracts checks the right token)

@@ -2,7 +2,7 @@
 records the regulation version it was taken under
 
 Revision ID: c13a0b1c2d3e
-Revises: d4f0a1b2c3e6
+Revises: f15a1c0e7d21
 Create Date: 2026-12-01 15:40:00
 
 """
@@ -11,7 +11,7 @@ import sqlalchemy as sa
 
 
 revision = 'c13a0b1c2d3e'
-down_revision = 'd4f0a1b2c3e6'
+down_revision = 'f15a1c0e7d21'
 branch_labels = None
 depends_on = None
 

@@ -2,7 +2,7 @@
 parsing the version's JSON); backfilled from bid_version
 
 Revision ID: f15a1c0e7d21
-Revises: d4f0a1b2c3e6
+Revises: e17a0c5d9b21
 Create Date: 2026-12-01 15:40:00
 
 """
@@ -10,7 +10,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision = 'f15a1c0e7d21'
-down_revision = 'd4f0a1b2c3e6'
+down_revision = 'e17a0c5d9b21'
 branch_labels = None
 depends_on = None
 

@@ -74,9 +74,10 @@ def test_every_bid_gets_the_same_checklist_of_codes():
     empty = [f.code for f in findings(BidData())]
     assert full == empty
     assert len(set(full)) == len(full)
-    # one finding at least for every item of 15.1, 12.2 and 15.2 a-k
+    # one finding at least for every item of 15.1, 12.2 and 15.2 a-k, and the dated rules of 3.1, 3.2, 5.1, 10.3
     prefixes = {code.rpartition(".")[0] for code in full}
-    assert {"15.1", "12.2", "2.2", "13.3"} | {f"15.2{x}" for x in "abcdefghijk"} == prefixes
+    assert {"15.1", "12.2", "2.2", "13.3", "3.1", "3.2", "5.1", "10.3"} | {f"15.2{x}" for x in "abcdefghijk"} == \
+        prefixes
 
 
 def test_an_empty_draft_fails_without_raising():

@@ -31,7 +31,7 @@ REG = regulation()
 EXAMPLE = """{
   "applicant_type": "federation", "applicant_name": "Chess Federation of Ukraine", "host_federation": "UKR",
   "contact_name": "Olena Kovalenko", "contact_email": "secretary@example.org",
-  "opening_date": "2015-10-12", "closing_date": "2015-10-30",
+  "opening_date": "2015-10-13", "closing_date": "2015-10-31",
   "venue_name": "Potocki Palace", "venue_city": "Lviv", "venue_country": "UA",
   "prize_fund_eur": "200000.00", "fide_contribution_eur": "40000.00", "amounts_net_of_taxes": true,
   "commits_fide_obligations": true, "commits_organisational_costs": true, "accepts_regulations": true,
@@ -51,7 +51,7 @@ def example() -> dict:
 
 def test_reads_the_documented_example():
     bid = bid_from_json(example())
-    assert bid.opening_date == date(2015, 10, 12)
+    assert bid.opening_date == date(2015, 10, 13)
     assert bid.prize_fund_eur == D("200000.00")
     assert bid.room_rates == (RoomRate("single", D("95.00")),)
     assert bid.bank_guarantee is None and not bid.guarantee_offered
@@ -87,7 +87,7 @@ def test_to_json_writes_amounts_as_strings_with_two_decimals_and_dates_iso():
     data = bid_to_json(valid_bid(REG, prize_fund_eur=D("200000")))
     assert data["prize_fund_eur"] == "200000.00"
     assert data["fide_contribution_eur"] == "40000.00"
-    assert data["opening_date"] == "2015-10-11"
+    assert data["opening_date"] == "2015-10-13"  # the one opening date meeting every dated rule
     assert data["bank_guarantee"] == {"bank": "PrivatBank", "amount_eur": "240000.00", "valid_until": "2015-09-01"}
     assert data["room_rates"][0] == {"room_type": "single", "eur_per_night": "95.00"}
 

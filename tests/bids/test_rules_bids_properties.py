@@ -26,7 +26,7 @@ from bids.rules import (
     pending,
 )
 from core.findings import Outcome
-from events.regulation import Regulation
+from events.regulation import Regulation, closing_latest_offset, compliant_opening_dates, pre_match_days
 from finance.rules import minimum_fide_contribution
 from tests.bids.factories import guarantee_for, regulation, today_for, valid_bid
 
@@ -69,9 +69,11 @@ def covering_guarantee(reg: Regulation, bid: BidData) -> BankGuarantee:
 def valid_bids(draw, reg: Regulation) -> BidData:
     today = today_for(reg)
     end = reg.schedule.window_end
-    opening = draw(st.sampled_from(reg.possible_opening_dates()))
+    # Every dated rule: the window (15.2(a)), the pre-match days (3.1, 3.2, 5.1) and both closing rules (2.2, 10.3).
+    opening = draw(st.sampled_from(compliant_opening_dates(reg) or reg.possible_opening_dates()))
+    latest = closing_latest_offset(reg)
     closing = opening + timedelta(days=draw(st.sampled_from(
-        [n for n in reg.closing_offsets() if opening + timedelta(days=n) <= end])))
+        [n for n in reg.closing_offsets() if opening + timedelta(days=n) <= end and (latest is None or n <= latest)])))
     prize = draw(cents(reg.prize_fund.minimum, reg.prize_fund.maximum))
     least = minimum_fide_contribution(reg, prize)
     fide = draw(cents(least, least + D("100000")))
@@ -166,13 +168,30 @@ def opening_outside_window(draw, reg, bid):
         lambda n: reg.schedule.window_start + timedelta(days=n) not in possible))
     opening = reg.schedule.window_start + timedelta(days=shift)
     closing = opening + timedelta(days=draw(st.sampled_from(reg.closing_offsets())))
-    return {"opening_date": opening, "closing_date": closing}, {reg.schedule.window_article}
+    return {"opening_date": opening, "closing_date": closing}, {reg.schedule.window_article} | _dated_rules(
+        reg, opening, closing)
+
+
+def _dated_rules(reg, opening, closing) -> set[str]:
+    """The articles of the pre-match days outside the window and of the closing rule of 10.3 that these dates
+    also break (Art. 3.1, 3.2, 5.1 and 10.3 for 2015)."""
+    sr = reg.schedule_rules
+    if sr is None:
+        return set()
+    s = reg.schedule
+    out = {d.article for d, on in pre_match_days(reg, opening)
+           if sr.pre_match_within_window and not (s.window_start <= on <= s.window_end)}
+    after_last = (closing - opening).days - reg.last_scheduled_day_offset
+    if closing > opening and not (1 <= after_last <= sr.closing_latest_days_after_end):
+        out.add(sr.closing_end_article)
+    return out
 
 
 def closing_off_schedule(draw, reg, bid):
     room = (reg.schedule.window_end - bid.opening_date).days
     days = draw(st.integers(1, room).filter(lambda n: n not in reg.closing_offsets()))
-    return {"closing_date": bid.opening_date + timedelta(days=days)}, {reg.schedule.closing_article}
+    closing = bid.opening_date + timedelta(days=days)
+    return {"closing_date": closing}, {reg.schedule.closing_article} | _dated_rules(reg, bid.opening_date, closing)
 
 
 def closing_not_after_opening(draw, reg, bid):

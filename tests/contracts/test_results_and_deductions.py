@@ -1,0 +1,96 @@
+"""Issue 13, part 3: the earliest decisive game of Art. 3.6.1, and deductions from a player's prize balance under
+Art. 3.8.4, 4(b), 5.2 and 7.3.1 recorded with their article and reason — through the result page."""
+
+from datetime import date
+from decimal import Decimal
+
+import pytest
+from sqlalchemy import select
+
+from contracts.models import Contract, PrizeDeduction
+from contracts.queries import status_of
+from core.audit import AuditEntry
+from core.db import db
+from tests.contracts.factories_contracts import milestone
+from tests.contracts.test_contracts_pages import as_user, get, post
+
+
+@pytest.fixture
+def people(cf):
+    return {"admin": cf.admin(), "organizer": cf.organizer()}
+
+
+def test_the_regular_games_decide_the_match_at_game_6_at_the_earliest(app, event, people, cf):
+    """Art. 3.6.1: "The FWWCM shall be played over a maximum of ten (10) games and the winner of the match shall be
+    the first player to score 5.5 points or more." One point a game: 5.5 points need six games."""
+    contract_id = cf.contract(event, owner_id=people["organizer"], admin_id=people["admin"])
+    admin = as_user(app, people["admin"])
+    # opening on 11 October 2015: game 1 on 12 October, game 5 on 18 October, game 6 on 19 October
+    page, _ = post(admin, f"/contracts/{contract_id}/result",
+                   {"winner": "CHN", "decided_in": "regular", "completed_on": "2015-10-12"}, status=422)
+    assert ("Art. 3.6.1: the winner is the first player to score 5.5 points, so the regular games cannot decide the "
+            "match before game 6 (19 October 2015); 12 October 2015 is game 1.") in page
+    page, _ = post(admin, f"/contracts/{contract_id}/result",
+                   {"winner": "CHN", "decided_in": "regular", "completed_on": "2015-10-18"}, status=422)
+    assert "18 October 2015 is game 5." in page
+    post(admin, f"/contracts/{contract_id}/result", {"winner": "CHN", "decided_in": "regular",
+                                                     "completed_on": "2015-10-19"})
+
+
+def _with_result(app, admin, contract_id):
+    post(admin, f"/contracts/{contract_id}/result", {"winner": "CHN", "decided_in": "tiebreak",
+                                                     "completed_on": "2015-10-28"})
+
+
+def test_a_fine_is_recorded_against_the_prize_balance_with_its_article_and_reason(app, event, people, cf):
+    """Art. 4(b): "Unless a player is making an appeal, any player who refuses to sign the score sheets shall be
+    penalized with a fine of 1,000 (one thousand) euro." Art. 3.8.4: "the Chief Arbiter shall have the right to
+    impose a fine of not more than 5,000 (five thousand) euro." """
+    contract_id = cf.contract(event, owner_id=people["organizer"], admin_id=people["admin"])
+    admin = as_user(app, people["admin"])
+    form = get(admin, f"/contracts/{contract_id}/result")
+    assert "Deductions are recorded once the match result is known" in form
+    _with_result(app, admin, contract_id)
+    url = f"/contracts/{contract_id}/deductions"
+    page, _ = post(admin, url, {"player": "UKR", "rule": "fine_playing_conditions", "amount": "5000.01",
+                                "decided_on": "2015-10-20", "reason": "Phone in the playing area, game 7."},
+                   status=422)
+    assert ("Art. 3.8.4: fine for an infringement of the playing conditions is at most €5,000.00 (you entered "
+            "€5,000.01).") in page
+    assert 'value="Phone in the playing area, game 7."' in page or "Phone in the playing area, game 7." in page
+    page, _ = post(admin, url, {"player": "UKR", "rule": "fine_score_sheet", "amount": "500.00",
+                                "decided_on": "2015-10-20", "reason": "Refused to sign after game 3."}, status=422)
+    assert "Art. 4(b): fine for refusing to sign the score sheets is €1,000.00 (you entered €500.00)." in page
+    page, _ = post(admin, url, {"player": "UKR", "rule": "fine_score_sheet", "amount": "1000.00",
+                                "decided_on": "2015-10-20", "reason": ""}, status=422)
+    assert "Art. 4(b): say why the deduction is made" in page
+    post(admin, url, {"player": "UKR", "rule": "fine_score_sheet", "amount": "1000.00", "decided_on": "2015-10-20",
+                      "reason": "Refused to sign the score sheet of game 3 (Chief Arbiter's report)."})
+    page = get(admin, f"/contracts/{contract_id}/result")
+    assert "Refused to sign the score sheet of game 3" in page and "<td>4(b)</td>" in page
+    with app.app_context():
+        c = db.session.get(Contract, contract_id)
+        balance = milestone(c, "prize_balance_UKR")
+        row = db.session.scalars(select(PrizeDeduction)).one()
+        assert (row.article, row.amount, row.milestone_id) == ("4(b)", Decimal("1000.00"), balance.id)
+        # FIDE pays the balance less the fine
+        assert status_of(balance, date(2015, 11, 1), 7).outstanding == balance.amount - Decimal("1000.00")
+        assert db.session.scalars(select(AuditEntry).where(AuditEntry.action == "prize.deduction")).one()
+
+
+def test_the_forfeit_of_5_2_is_ten_percent_of_the_prize_money_for_each_breach(app, event, people, cf):
+    """Art. 5.2: "5% of her prize money shall be forfeited to the Organizer and a further 5% to FIDE for each
+    breach." """
+    contract_id = cf.contract(event, owner_id=people["organizer"], admin_id=people["admin"])
+    admin = as_user(app, people["admin"])
+    _with_result(app, admin, contract_id)
+    url = f"/contracts/{contract_id}/deductions"
+    # Hou Yifan won in the tie-breaks, in Ukraine (her opponent's country): her prize money is the 5% of 13.3
+    # (10,000) and 55% of the other 190,000 (104,500), 114,500 in all
+    page, _ = post(admin, url, {"player": "CHN", "rule": "forfeit_absence_conduct", "amount": "5000.00",
+                                "decided_on": "2015-10-30", "reason": "Absent from the closing ceremony."},
+                   status=422)
+    assert ("Art. 5.2: 10% of the prize money (€114,500.00) is €11,450.00 for each breach; record one breach at a "
+            "time (you entered €5,000.00).") in page
+    post(admin, url, {"player": "CHN", "rule": "forfeit_absence_conduct", "amount": "11450.00",
+                      "decided_on": "2015-10-30", "reason": "Absent from the closing ceremony."})

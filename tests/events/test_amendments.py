@@ -1,0 +1,72 @@
+"""Issue 13, part 5: loading a changed call file records an amendment — who decided it (Art. 1.1 or 16), the date
+and reference of the decision, the reason — the public page shows it, and every submitted bid is judged again under
+the new version while its old findings stay on record."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from sqlalchemy import select
+
+from bids.models import Bid, BidJudgement
+from core.db import db
+from events.models import Amendment, Event, RegulationVersion
+from events.regulation import default_event_file
+from tests.api.test_bids_api import _imported_bid
+
+CHANGED = default_event_file().read_text().replace('minimum = "200000.00"', 'minimum = "220000.00"')
+OPTIONS = ["--authority", "board", "--decided-on", "2015-05-10", "--reference", "PB minutes 2015/3, item 4",
+           "--reason", "The Board raised the minimum prize fund on the WCOC's recommendation."]
+
+
+def test_a_changed_file_without_the_decision_is_refused_and_nothing_is_loaded(runner, app, tmp_path, event):
+    """Art. 1.1: "Upon recommendation by the WCOC, the body responsible for any changes to the regulations of the
+    Women's World Championship Cycle events is the FIDE Presidential Board." """
+    path = tmp_path / "fwwcm-2015.toml"
+    path.write_text(CHANGED)
+    result = runner.invoke(args=["events", "load", str(path)])
+    assert result.exit_code != 0
+    assert "the change is an amendment: say who decided the change: board (The FIDE Presidential Board, upon " \
+           "recommendation by the WCOC, Art. 1.1), president (The FIDE President (grounds not covered or an " \
+           "unforeseen event), Art. 16); give the date of the decision" in result.output
+    assert "Nothing was loaded." in result.output
+    with app.app_context():
+        assert db.session.scalar(select(RegulationVersion.number).where(
+            RegulationVersion.event_id == event).order_by(RegulationVersion.number.desc())) == 1
+
+
+def test_an_amendment_is_recorded_shown_and_every_submitted_bid_judged_again(runner, app, tmp_path, reg, make,
+                                                                             event, client):
+    """Art. 1.1 (the Presidential Board changes the regulations on the WCOC's recommendation) and Art. 13.1: "The
+    prize fund of the match ... should be a minimum of 200,000 (two hundred thousand) euros" — here raised by an
+    amendment, so a bid at the old minimum no longer meets it."""
+    bid_id, _, _ = _imported_bid(app, runner, tmp_path, reg, make)
+    with app.app_context():
+        bid = db.session.get(Bid, bid_id)
+        at = datetime(2015, 5, 20, tzinfo=UTC)
+        bid.status, bid.submitted_at, bid.first_submitted_at = "submitted", at, at
+        db.session.commit()
+    path = tmp_path / "fwwcm-2015.toml"
+    path.write_text(CHANGED)
+    result = runner.invoke(args=["events", "load", str(path), *OPTIONS])
+    assert result.exit_code == 0, result.output
+    assert ("amendment recorded: The FIDE Presidential Board, upon recommendation by the WCOC (Art. 1.1), decided "
+            "on 2015-05-10, reference PB minutes 2015/3, item 4; 1 key(s) changed: prize_fund.minimum") in result.output
+    assert f"findings changed: bid {bid_id} " in result.output and "15.2c.minimum (pass -> fail)" in result.output
+    with app.app_context():
+        amendment = db.session.scalars(select(Amendment)).one()
+        assert amendment.loads("changes") == [{"key": "prize_fund.minimum", "old": "200000.00", "new": "220000.00"}]
+        judgements = db.session.scalars(select(BidJudgement).where(BidJudgement.bid_id == bid_id)
+                                        .order_by(BidJudgement.id)).all()
+        assert [j.regulation_version_id for j in judgements] == [amendment.from_version_id, amendment.to_version_id]
+        old = {f["code"]: f["outcome"] for f in judgements[0].loads()}
+        new = {f["code"]: f["outcome"] for f in judgements[1].loads()}
+        assert old["15.2c.minimum"] == "pass" and new["15.2c.minimum"] == "fail"  # the old findings stay on record
+        assert db.session.get(Event, event).regulation.prize_fund.minimum == 220000
+    html = client.get("/events/fwwcm-2015").get_data(as_text=True)
+    section = html[html.index('id="amendments"'):]
+    assert "Amended on 10 May 2015" in section
+    assert "by The FIDE Presidential Board, upon recommendation by the WCOC (Art. 1.1)" in section
+    assert "PB minutes 2015/3, item 4" in section
+    assert "<code>prize_fund.minimum</code>: 200000.00 → 220000.00" in section
+    assert "Chess Federation of Ukraine" not in section  # whose findings changed is for the secretariat only
