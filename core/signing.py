@@ -16,7 +16,7 @@ import os
 import secrets
 import threading
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -366,7 +366,6 @@ class Inspection:
     problem: str = ""
     size: int = 0
     checked_at: datetime | None = None
-    extra: dict = field(default_factory=dict)
 
     @property
     def signed(self) -> bool:

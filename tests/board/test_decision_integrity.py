@@ -16,6 +16,7 @@ from board.rules import DecisionError
 from contracts import services as contracts
 from contracts.models import Contract
 from core.db import db
+from core.signing import verify_issued
 from events.models import Event
 from tests.board.test_board import vote
 from tests.conftest import login, utcnow
@@ -257,6 +258,10 @@ def test_the_recording_transaction_renders_no_pdf(app, scored, make, monkeypatch
         monkeypatch.undo()
         services.store_minutes(decision, actor=actor, now=NOW, upload_dir=app.config["UPLOAD_DIR"])
         assert len(decision.minutes_sha256) == 64
+        # The stored minutes carry Gambit's signature, naming the decision (issue 17).
+        minutes = (services.dossier_dir(app.config["UPLOAD_DIR"]) / decision.minutes_stored_name).read_bytes()
+        verdict = verify_issued(minutes)
+        assert verdict.ok and verdict.document == f"minutes of decision DECISION-{decision.id}"
         db.session.commit()
 
 
