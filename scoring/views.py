@@ -7,6 +7,7 @@ also the secretariat's), and the API does the same.
 
 from __future__ import annotations
 
+from datetime import date
 from functools import wraps
 
 from flask import Blueprint, Response, abort, flash, jsonify, redirect, render_template, request, url_for
@@ -213,8 +214,16 @@ def my_scorecards(slug: str):
 
 
 def _particulars(bid: Bid) -> dict:
+    """The submitted version's particulars, with its days as dates (the JSON keeps them ISO) for the page to
+    write them as the rest of the app does."""
     version = bid.last_version
-    return version.data_dict if version else {}
+    data = dict(version.data_dict) if version else {}
+    for key in ("opening_date", "closing_date"):
+        data[key] = date.fromisoformat(data[key]) if data.get(key) else None
+    if data.get("bank_guarantee") and data["bank_guarantee"].get("valid_until"):
+        data["bank_guarantee"] = {**data["bank_guarantee"],
+                                  "valid_until": date.fromisoformat(data["bank_guarantee"]["valid_until"])}
+    return data
 
 
 def _render_scorecard(event, bid, data: ScoringData, form, *, card, stale=None, notice=None, status=200):

@@ -355,7 +355,10 @@ def admin_moves_call(person: Person, action: str, status: str) -> None:
     page.goto(f"/events/{SLUG}")
     page.locator(".admin-box").get_by_role("button", name=action).click()
     expect(flash(page)).to_contain_text(status)
-    assert person.dialogs[-1] == f"{action}?"
+    # Closing scoring also says how many scorecards are in (issue 14, item 8); the others ask only the question.
+    assert person.dialogs[-1] == f"{action}?" or (
+        action == "Close scoring" and person.dialogs[-1].startswith("Close scoring? ")
+        and " scorecards are in." in person.dialogs[-1]), person.dialogs[-1]
     expect(page.locator("dl.facts")).to_contain_text(status)
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import io
 import re
+from datetime import date
 from decimal import Decimal
 
 import pytest
@@ -12,7 +13,9 @@ from sqlalchemy import event as sa_event
 from sqlalchemy import select
 
 from accounts.models import User
+from bids.models import Bid
 from core.db import db
+from core.money import format_day
 from scoring.models import Scorecard
 from tests.conftest import login
 
@@ -415,3 +418,16 @@ def test_the_ranking_page_runs_as_many_queries_for_6_bids_and_4_members_as_for_2
     many, page = _count_ranking_queries(app, client)
     assert page.count('class="card" id="bid-') == 6 and "4 of 4" in page
     assert 0 < many == few, f"{few} queries for 2 bids x 2 members, {many} for 6 bids x 4 members"
+
+
+def test_the_scorecard_writes_the_bids_days_as_the_app_does(app, client, sf, scene):
+    """Issue 14, item 15: the particulars beside the scorecard gave ISO days (2015-10-30)."""
+    as_user(client, app, scene["m1"])
+    with app.app_context():
+        data = db.session.get(Bid, scene["a"]).last_version.data_dict
+    page = client.get(scorecard_url(scene["a"])).get_data(as_text=True)
+    opening, closing = date.fromisoformat(data["opening_date"]), date.fromisoformat(data["closing_date"])
+    assert f"<dt>Dates</dt><dd>{format_day(opening)} to {format_day(closing)}</dd>" in page
+    assert data["opening_date"] not in page
+    if data.get("bank_guarantee"):
+        assert f"valid until {format_day(date.fromisoformat(data['bank_guarantee']['valid_until']))}" in page
