@@ -414,12 +414,12 @@ def _check_pre_match_and_closing(reg: Regulation, bid: BidData) -> list[Finding]
     s = reg.schedule
     out = []
     if not isinstance(opening, date):  # the same checklist for every bid: not applicable until dates are given
-        out = [_finding(f"{d.article}.{d.key}", d.article, "opening_date", None,
+        out = [_finding(f"pre_match.{d.key}", d.article, "opening_date", None,
                         f"{d.label[:1].lower()}{d.label[1:]} "
                         f"{_plural(d.days_before_first_game, 'day', 'days')} before game 1.")
                for d in reg.pre_match]
         if closing_latest_offset(reg) is not None:
-            out.append(_finding(f"{sr.closing_end_article}.closing", sr.closing_end_article, "closing_date", None,
+            out.append(_finding("closing.end_of_event", sr.closing_end_article, "closing_date", None,
                                 f"the closing ceremony takes place not later than "
                                 f"{_plural(sr.closing_latest_days_after_end, 'day', 'days')} after the end of the "
                                 f"event."))
@@ -440,11 +440,11 @@ def _check_pre_match_and_closing(reg: Regulation, bid: BidData) -> list[Finding]
             ok = True
             message = (f"{label} {_plural(day.days_before_first_game, 'day', 'days')} before game 1, so on "
                        f"{format_day(on)}{at}")
-        out.append(_finding(f"{day.article}.{day.key}", day.article, "opening_date", ok, message + ".",
+        out.append(_finding(f"pre_match.{day.key}", day.article, "opening_date", ok, message + ".",
                             format_day(opening)))
     latest = closing_latest_offset(reg)
     if latest is not None and not (isinstance(closing, date) and closing > opening):
-        out.append(_finding(f"{sr.closing_end_article}.closing", sr.closing_end_article, "closing_date", None,
+        out.append(_finding("closing.end_of_event", sr.closing_end_article, "closing_date", None,
                             f"the closing ceremony takes place not later than "
                             f"{_plural(sr.closing_latest_days_after_end, 'day', 'days')} after the end of the event."))
     elif latest is not None:
@@ -458,7 +458,7 @@ def _check_pre_match_and_closing(reg: Regulation, bid: BidData) -> list[Finding]
                    f"{format_day(last_day + timedelta(days=sr.closing_latest_days_after_end))}")
         if allowed_by_schedule and not ok:
             message += f". {sr.closing_conflict_note}"
-        out.append(_finding(f"{sr.closing_end_article}.closing", sr.closing_end_article, "closing_date", ok,
+        out.append(_finding("closing.end_of_event", sr.closing_end_article, "closing_date", ok,
                             message + ("" if message.endswith(".") else "."),
                             f"{format_day(closing)}, {_plural(days_after, 'day', 'days')} after the last day"))
     return out

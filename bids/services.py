@@ -239,13 +239,14 @@ def store_document(bid: Bid, kind: str, *, filename: str, content: bytes, upload
 
 def document_signatures(bid: Bid) -> list[SignatureNote]:
     """What the signatures of the bid's current letter and guarantee amount to (see bids.rules.signature_notes)."""
+    reg = bid.event.regulation
     docs = {}
     for kind, doc in bid.current_documents().items():
         found = doc.inspection
         if kind in SIGNED_KINDS and found is not None:
-            label, article = DOCUMENT_KINDS[kind]
-            docs[kind] = (label, article, found.words(), found.good)
-    return signature_notes(bid.event.regulation, docs)
+            label, citation_key = DOCUMENT_KINDS[kind]
+            docs[kind] = (label, reg.article(citation_key), found.words(), found.good)
+    return signature_notes(reg, docs)
 
 
 def recheck_document_signatures(*, actor, now: datetime, upload_dir: str) -> int:

@@ -67,6 +67,12 @@ def index():
 def call(slug: str):
     event = event_or_404(slug)
     _require_no_stake(event)
+    return _render_call(event)
+
+
+def _render_call(event, *, set_aside_refused: dict | None = None):
+    """The Board's page of a call; `set_aside_refused` ({bid_id, reason, message}): a refused set-aside shown again
+    with what was typed and why (422)."""
     is_open = dossiers_open(event.state)
     bids = services.bids_before_board(event)
     # After the decision the bids are selected / not selected: their dossiers stay listed.
@@ -105,7 +111,8 @@ def call(slug: str):
         wcoc=_wcoc_members(), consultations={b.id: services.consultation_of(b) for b in listed},
         consultation_rule=event.regulation.consultation,
         may_set_aside=bool(getattr(current_user, "is_president", False)) and decision is None,
-        set_aside_form=ConsultationSetAsideForm())
+        set_aside_form=ConsultationSetAsideForm(), set_aside_refused=set_aside_refused), (
+            422 if set_aside_refused else 200)
 
 
 @bp.route("/<slug>/bids/<int:bid_id>/consultation/set-aside", methods=["POST"])
@@ -122,15 +129,16 @@ def set_aside_consultation(slug: str, bid_id: int):
     if bid is None or bid.event_id != event.id:
         abort(404)
     form = ConsultationSetAsideForm()
+    typed = request.form.get("reason", "")
     if not form.validate_on_submit():
-        flash(" ".join(form.reason.errors) or "Say why the consultation is set aside.", "error")
-        return redirect(url_for("board.call", slug=slug))
+        return _render_call(event, set_aside_refused={
+            "bid_id": bid.id, "reason": typed,
+            "message": " ".join(form.reason.errors) or "Say why the consultation is set aside."})
     try:
         set_aside(bid, reason=form.reason.data, actor=current_user, now=utcnow())
     except BidError as exc:
         db.session.rollback()
-        flash(str(exc), "error")
-        return redirect(url_for("board.call", slug=slug))
+        return _render_call(event, set_aside_refused={"bid_id": bid.id, "reason": typed, "message": str(exc)})
     db.session.commit()
     flash(f"{bid.title}: the consultation of the host federation is set aside.", "success")
     return redirect(url_for("board.call", slug=slug))

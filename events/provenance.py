@@ -58,6 +58,19 @@ APPLIED_AT: dict[str, str] = {
     "fide_bank.article": "FIDE's bank account on the public page and in the contract",
     "scoring.article": "The criteria the WCOC scores and the Board decides on",
     "criteria": "Scorecards, the ranking, the dossier and the board pack",
+    "schedule_rules.published_article": "Public page: the schedule as published; the bid's dates check",
+    "schedule_rules.closing_end_article": "Bid's closing-ceremony check beside the schedule's (the stricter decides)",
+    "schedule_rules.pre_match_window_article": "Bid's dates check: the days before game 1 fall in the window too",
+    "pre_match.article": "Bid's dates check: the days before game 1; the schedule shown with the bid",
+    "result.article": "Match result: the earliest game that can decide the regular games; prize balances",
+    "result.replacement_article": "Public page: how a player who refuses to play is replaced",
+    "deductions.article": "Match result page: deductions from a player's prize balance, with their reason",
+    "in_kind.article": "Obligations in kind: the bid page before submitting, the public page, the dossier, the "
+                       "contract's annex",
+    "consultation.article": "Board: a sponsor's bid is selected only once the host federation was consulted (or "
+                            "the President set it aside with a reason); dossier and board pack",
+    "amendment_authorities.article": "Loading a changed call file: who decided the amendment; the public page's "
+                                     "amendments",
 }
 
 BEARS_ON = ("bidding", "selection", "contract", "payment")
@@ -88,10 +101,22 @@ def article_rows(reg: Regulation) -> list[ArticleRow]:
             for key, art in reg.citations.items()]
     for table in dataclasses.fields(reg):
         value = getattr(reg, table.name)
-        if not dataclasses.is_dataclass(value) or table.name in ("procedure", "regulations_text", "event"):
+        if table.name in ("procedure", "regulations_text", "event", "criteria"):
+            continue
+        if isinstance(value, tuple):  # a table of entries ([[in_kind]], [[pre_match]], ...): each entry's article
+            for i, entry in enumerate(value):
+                if not dataclasses.is_dataclass(entry):
+                    continue
+                for f in dataclasses.fields(entry):
+                    if f.name.endswith("article") and getattr(entry, f.name):
+                        rows.append(ArticleRow(getattr(entry, f.name),
+                                               f"{table.name}.{getattr(entry, 'key', i)}.{f.name}",
+                                               APPLIED_AT.get(f"{table.name}.{f.name}", "not described")))
+            continue
+        if not dataclasses.is_dataclass(value):
             continue
         for f in dataclasses.fields(value):
-            if f.name.endswith("article"):
+            if f.name.endswith("article") and getattr(value, f.name):
                 path = f"{table.name}.{f.name}"
                 rows.append(ArticleRow(getattr(value, f.name), path, APPLIED_AT.get(path, "not described")))
     for c in reg.criteria:

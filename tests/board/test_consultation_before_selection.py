@@ -67,7 +67,9 @@ def test_the_president_may_set_the_consultation_aside_with_a_reason(app, scored,
     login(president, "pres@example.org")
     page = president.get("/board/fwwcm-2015").get_data(as_text=True)
     assert url in page  # the President is offered the form
-    assert president.post(url, data={"reason": "  "}).status_code == 302
+    refused = president.post(url, data={"reason": "  "})
+    assert refused.status_code == 422  # shown again, with why, and the reason field marked invalid
+    assert 'aria-invalid="true"' in refused.get_data(as_text=True)
     with app.app_context():
         assert db.session.get(Bid, scored["lviv"]).consultation_set_aside_reason is None
     reason = "The federation did not answer FIDE's letters of 2 and 9 June."

@@ -4,6 +4,7 @@ the new version while its old findings stay on record."""
 
 from __future__ import annotations
 
+import shutil
 from datetime import UTC, datetime
 
 from sqlalchemy import select
@@ -15,6 +16,17 @@ from events.regulation import default_event_file
 from tests.api.test_bids_api import _imported_bid
 
 CHANGED = default_event_file().read_text().replace('minimum = "200000.00"', 'minimum = "220000.00"')
+TEXT = default_event_file().with_name("fwwcm-2015-regulations.txt")
+
+
+def _changed_file(tmp_path):
+    """The changed call file, beside the regulations' text it names (checked by its SHA-256 on load)."""
+    path = tmp_path / "fwwcm-2015.toml"
+    path.write_text(CHANGED)
+    shutil.copy(TEXT, tmp_path / TEXT.name)
+    return path
+
+
 OPTIONS = ["--authority", "board", "--decided-on", "2015-05-10", "--reference", "PB minutes 2015/3, item 4",
            "--reason", "The Board raised the minimum prize fund on the WCOC's recommendation."]
 
@@ -22,8 +34,7 @@ OPTIONS = ["--authority", "board", "--decided-on", "2015-05-10", "--reference", 
 def test_a_changed_file_without_the_decision_is_refused_and_nothing_is_loaded(runner, app, tmp_path, event):
     """Art. 1.1: "Upon recommendation by the WCOC, the body responsible for any changes to the regulations of the
     Women's World Championship Cycle events is the FIDE Presidential Board." """
-    path = tmp_path / "fwwcm-2015.toml"
-    path.write_text(CHANGED)
+    path = _changed_file(tmp_path)
     result = runner.invoke(args=["events", "load", str(path)])
     assert result.exit_code != 0
     assert "the change is an amendment: say who decided the change: board (The FIDE Presidential Board, upon " \
@@ -46,8 +57,7 @@ def test_an_amendment_is_recorded_shown_and_every_submitted_bid_judged_again(run
         at = datetime(2015, 5, 20, tzinfo=UTC)
         bid.status, bid.submitted_at, bid.first_submitted_at = "submitted", at, at
         db.session.commit()
-    path = tmp_path / "fwwcm-2015.toml"
-    path.write_text(CHANGED)
+    path = _changed_file(tmp_path)
     result = runner.invoke(args=["events", "load", str(path), *OPTIONS])
     assert result.exit_code == 0, result.output
     assert ("amendment recorded: The FIDE Presidential Board, upon recommendation by the WCOC (Art. 1.1), decided "

@@ -73,6 +73,9 @@ FILLERS = {
 }
 
 
+PRESIDENT_EMAIL = "hostile-president@example.org"
+
+
 class World:
     """Builds the rows a target needs; every helper commits (the test's outer transaction is rolled back)."""
 
@@ -153,6 +156,35 @@ class World:
                 self.sf.score(bid_id, m, score)
         self.sf.status(self.event, "deliberation")
         return bids
+
+    def sponsor_consultation_call(self) -> str:
+        """A call before the Board whose first bid is a sponsor's, its consultation not recorded (Art. 15.1), and a
+        President to set it aside; returns the Board's page."""
+        from bids.models import Bid
+
+        bids = self.deliberation_call()
+        with self.app.app_context():
+            bid = db.session.get(Bid, bids[0])
+            bid.applicant_type = "sponsor"
+            db.session.commit()
+        self.make.user(email=PRESIDENT_EMAIL, roles=("board",), federation="FRA", is_president=True)
+        return "/board/fwwcm-2015"
+
+    def result_contract(self) -> str:
+        """A contract in force with its match result recorded, so deductions from the prize balances can be made;
+        returns its result page."""
+        from accounts.models import User
+        from contracts import services
+        from contracts.models import Contract
+        from contracts.rules import MatchOutcome
+
+        contract_id, _ = self.contract()
+        with self.app.app_context():
+            services.record_result(db.session.get(Contract, contract_id),
+                                   outcome=MatchOutcome("CHN", "regular", date(2015, 10, 26)),
+                                   actor=db.session.get(User, self.admin_id), now=utcnow())
+            db.session.commit()
+        return f"/contracts/{contract_id}/result"
 
     def decided_call(self) -> list[int]:
         from accounts.models import User

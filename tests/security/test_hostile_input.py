@@ -29,6 +29,7 @@ from tests.security.hostile import (
     BAD_VALUES,
     NOT_ECHOED,
     OWNER_EMAIL,
+    PRESIDENT_EMAIL,
     SCRIPT,
     World,
     base_values,
@@ -64,6 +65,10 @@ NO_TEXT_FIELDS = {
     "contracts.discard": "a button",
     "contracts.sign": "a file",
     "contracts.calendar_link": "a button",
+    "events.settings": "a checkbox",
+    "signatures.verify": "a file",
+    "signatures.trust_list": "a file",
+    "signatures.remove_trusted": "a button",
 }
 
 
@@ -115,6 +120,9 @@ TARGETS = {
     "contracts.reverse_payment": (ADMIN_EMAIL, lambda w: "/contracts/{}/milestones/{}".format(*w.contract(pay=True)),
                                   "contracts.reverse_payment", {}),
     "contracts.result": (ADMIN_EMAIL, lambda w: f"/contracts/{w.contract()[0]}/result", "contracts.result", {}),
+    "contracts.deduction": (ADMIN_EMAIL, World.result_contract, "contracts.deduction", {}),
+    "board.set_aside_consultation": (PRESIDENT_EMAIL, World.sponsor_consultation_call,
+                                     "board.set_aside_consultation", {}),
 }
 
 # Fields made by one loop over the regulation's criteria, members or milestones (a scorecard's ten comments, the
