@@ -246,3 +246,18 @@ def test_a_login_stores_the_new_hash_when_the_settings_changed(tmp_path):
     with app.app_context():
         db.session.remove()
         db.engine.dispose()
+
+
+def test_the_ranking_reads_without_the_write_lock(sqlite_app):
+    """The ranking (and its CSV) write only the first showing of scores to a WCOC member, in a short `writing()`
+    step: the rest (loading every score, the sensitivity, the page) reads. Before, the whole page held the write
+    lock (seconds under load) and the logins queued behind it failed with `database is locked`."""
+    from flask import request
+
+    app, _ = sqlite_app
+    for path in ("/events/fwwcm-2015/scoring/ranking", "/events/fwwcm-2015/scoring/scores.csv"):
+        with app.test_request_context(path, method="GET"):
+            request.url_rule, request.view_args = app.url_map.bind("gambit.test").match(path, return_rule=True)
+            assert _reads_only()
+            with writing():
+                assert not _reads_only()
