@@ -196,8 +196,10 @@ def confirm_email(token: str, *, secret: str, max_age: timedelta, now: datetime)
     return user
 
 
-def authenticate(email: str, password: str) -> User | None:
-    """The active user with that email and password, else None (the same answer whichever was wrong)."""
+def authenticate(email: str, password: str) -> tuple[User | None, str | None]:
+    """The active user with that email and password, else None (the same answer whichever was wrong), and the
+    password's new hash when the stored one was made with other argon2 settings (else None). Only reads: the
+    caller verifies outside the write lock, then stores the new hash with the login (`record_login`)."""
     user = find_user_by_email(email)
     if user is None:
         # Spend the same time as a real check, so the answer does not tell which emails exist.
@@ -205,22 +207,23 @@ def authenticate(email: str, password: str) -> User | None:
             hasher.verify(_DUMMY_HASH, password)
         except (VerificationError, InvalidHashError):
             pass
-        return None
+        return None, None
     try:
         hasher.verify(user.password_hash, password)
     except (VerificationError, InvalidHashError):
-        return None
+        return None, None
     if not user.active:
-        return None
-    if hasher.check_needs_rehash(user.password_hash):
-        user.password_hash = hasher.hash(password)
-    return user
+        return None, None
+    return user, hasher.hash(password) if hasher.check_needs_rehash(user.password_hash) else None
 
 
 _DUMMY_HASH = PasswordHasher().hash("not a real password, only a timing equaliser")
 
 
-def record_login(user: User, *, now: datetime) -> None:
+def record_login(user: User, *, now: datetime, new_hash: str | None = None) -> None:
+    """The login in the audit log; the password's hash replaced when `authenticate` made a new one."""
+    if new_hash is not None:
+        user.password_hash = new_hash
     audit.record("user.login", user, actor=user, now=now)
 
 

@@ -12,7 +12,7 @@ from accounts import services
 from accounts.forms import ChangePasswordForm, EmptyForm, LoginForm, RegistrationForm, UserEditForm, UserForm
 from accounts.models import User
 from core.auth import Role, login_manager, roles_required
-from core.db import db, utcnow, writes_on_get
+from core.db import db, reads_first, utcnow, writes_on_get, writing
 from core.limiter import rate_limited
 from core.mail import MailError, send_mail
 from core.urls import safe_next
@@ -136,15 +136,22 @@ def confirm_email(token: str):
 
 @bp.route("/login", methods=["GET", "POST"])
 @rate_limited("accounts.login", "LOGIN_RATE_LIMIT")
+@reads_first
 def login():
     form = LoginForm()
     if form.validate_on_submit():
-        user = services.authenticate(form.email.data, form.password.data)
-        if user is None:
+        # The password is verified in a reading transaction (no write lock on SQLite: argon2 takes ~0.5 s of CPU,
+        # and every other writer would wait for it); only the login's record takes the lock, briefly.
+        user, new_hash = services.authenticate(form.email.data, form.password.data)
+        user_id = user.id if user is not None else None
+        db.session.commit()  # ends the reading transaction: nothing was written
+        if user_id is None:
             form.password.errors.append("That email and password do not match an active account.")
         else:
-            services.record_login(user, now=utcnow())
-            db.session.commit()
+            with writing():
+                user = db.session.get(User, user_id)
+                services.record_login(user, now=utcnow(), new_hash=new_hash)
+                db.session.commit()
             _start_session(user)
             flash(f"Logged in as {user.email}.", "success")
             return redirect(safe_next(request.args.get("next")) or url_for("core.home"))

@@ -256,12 +256,14 @@ def part_scoring(quick: bool, out: list[str], aims: list[str]) -> None:
             f"Verdict on the generated data: {r.verdict}", ""]
 
 
-def part_load(tmp: Path, quick: bool, out: list[str], aims: list[str]) -> None:
-    """50 clients for 60 s (15 s with --quick): SQLite with 2 workers, PostgreSQL with 4 (when it answers)."""
+def part_load(tmp: Path, quick: bool, out: list[str], aims: list[str], seconds: float | None = None) -> None:
+    """50 clients for 60 s (15 s with --quick, else --load-seconds): SQLite with 2 workers, PostgreSQL with 4 (when
+    it answers; BENCH_PG=off runs SQLite alone)."""
     from bench.data import build_site
     from bench.load import Sample, load_test
 
-    clients, seconds = 50, (15.0 if quick else 60.0)
+    clients, seconds = 50, seconds or (15.0 if quick else 60.0)
+    kinds: list[str] = []
     runs = [("SQLite", 2, None)]
     pg = _postgres_database(tmp)
     if pg:
@@ -278,6 +280,10 @@ def part_load(tmp: Path, quick: bool, out: list[str], aims: list[str]) -> None:
                     f"({r.login_failures} logins) | {_ms(r.percentile(50))} | {_ms(r.percentile(99))} | "
                     f"{_ms(login.percentile(50))} | {_ms(login.percentile(99))} | "
                     f"{', '.join(f'{k}: {v}' for k, v in sorted(r.statuses.items()))} |")
+        kinds += [f"- {label}, client side: {what} × {n}" for what, n in sorted(r.error_kinds.items())]
+        kinds += [f"- {label}, server log: `{line}` × {n}" for line, n in sorted(r.server_errors.items())]
+        for line in kinds[-(len(r.error_kinds) + len(r.server_errors)):] if r.error_kinds or r.server_errors else []:
+            print(line, file=sys.stderr)
         aims.append(f"- {clients} clients × {seconds:g} s on {label}, {workers} workers: "
                     f"{_verdict(r.errors == 0)} ({r.errors} errors of {r.requests} requests, p50 "
                     f"{_ms(r.percentile(50))}, p99 {_ms(r.percentile(99))}).")
@@ -291,7 +297,10 @@ def part_load(tmp: Path, quick: bool, out: list[str], aims: list[str]) -> None:
             "hash). An error is any answer but 200 (302 for the login) or a failed connection; p50 and p99 are the "
             "pages' latencies (200 answers), the logins' are apart.", "",
             "| database | workers | requests | req/s | errors | p50 | p99 | login p50 | login p99 | statuses |",
-            "|---|---:|---:|---:|---:|---:|---:|---:|---:|---|", *rows, ""]
+            "|---|---:|---:|---:|---:|---:|---:|---:|---:|---|", *rows, "",
+            "What each error was (client side: the request, the status and the page's title, or no answer within "
+            "the client's 120 s; server log: gunicorn's failure lines):", "",
+            *(kinds or ["- none"]), ""]
 
 
 def _postgres_database(tmp: Path) -> str | None:
@@ -399,6 +408,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="the results (--output) of the code before, appended in full")
     parser.add_argument("--after", type=Path, nargs=2, metavar=("JSON", "REPORT"), default=None,
                         help="measure nothing: combine this run's figures and results with --before/--before-report")
+    parser.add_argument("--load-seconds", type=float, default=None,
+                        help="the load test's duration (default 60 s, 15 s with --quick)")
     parser.add_argument("--note", action="append", default=[], help="a paragraph under the before/after table")
     args = parser.parse_args(argv)
     NOTES.extend(line for note in args.note for line in (note, ""))
@@ -431,7 +442,7 @@ def main(argv: list[str] | None = None) -> int:
             if "scoring" in parts:
                 part_scoring(args.quick, out, aims)
             if "load" in parts:
-                part_load(tmp, args.quick, out, aims)
+                part_load(tmp, args.quick, out, aims, args.load_seconds)
         finally:
             _drop_databases()
     if args.json:

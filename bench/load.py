@@ -127,23 +127,52 @@ def _cookies(jar: dict[str, str], set_cookie: str) -> None:
             jar[name] = morsel.value
 
 
+class LoginError(RuntimeError):
+    """A login that did not succeed; `what` says how (the step, the status and the page's title, or a timeout)."""
+
+    def __init__(self, what: str):
+        super().__init__(what)
+        self.what = what
+
+
+def describe(status: int, body: bytes) -> str:
+    """An answer in a few words: its status and its page's title (else the body's first non-blank line)."""
+    text = body.decode("utf-8", "replace")
+    title = re.search(r"<title[^>]*>(.*?)</title>", text, re.S | re.I)
+    line = title.group(1) if title else next((ln for ln in text.splitlines() if ln.strip()), "")
+    return f"{status} {' '.join(html.unescape(line).split())[:100]}".rstrip()
+
+
+def describe_failure(exc: BaseException, timeout: float) -> str:
+    """A request that got no answer: a timeout (the client's own limit) or the connection's error."""
+    if isinstance(exc, TimeoutError | socket.timeout):
+        return f"no answer within {timeout:g} s"
+    return f"{type(exc).__name__}: {exc}"[:120]
+
+
 def login(port: int, email: str, password: str, *, timeout: float = 30) -> str:
     """Log in as a person would, CSRF token included: GET /login, POST it with the token. Returns the Cookie
-    header of the logged-in session; raises RuntimeError when the login does not succeed."""
+    header of the logged-in session; raises LoginError (a RuntimeError) saying which step failed and how."""
     jar: dict[str, str] = {}
-    status, headers, body = request(port, "/login", timeout=timeout)
+    try:
+        status, headers, body = request(port, "/login", timeout=timeout)
+    except OSError as exc:
+        raise LoginError(f"GET /login: {describe_failure(exc, timeout)}") from exc
     _cookies(jar, headers["set-cookie"])
     match = re.search(rb'name="csrf_token"[^>]*value="([^"]+)"', body) or re.search(
         rb'value="([^"]+)"[^>]*name="csrf_token"', body)
     if status != 200 or match is None:
-        raise RuntimeError(f"GET /login answered {status} without a CSRF token")
+        raise LoginError(f"GET /login: {describe(status, body)} (no CSRF token)")
     form = urlencode({"csrf_token": html.unescape(match.group(1).decode()), "email": email,
                       "password": password}).encode()
-    status, headers, _ = request(port, "/login", method="POST", body=form,
-                                 cookie="; ".join(f"{k}={v}" for k, v in jar.items()), timeout=timeout)
+    try:
+        status, headers, body = request(port, "/login", method="POST", body=form,
+                                        cookie="; ".join(f"{k}={v}" for k, v in jar.items()), timeout=timeout)
+    except OSError as exc:
+        raise LoginError(f"POST /login: {describe_failure(exc, timeout)}") from exc
     _cookies(jar, headers["set-cookie"])
     if status != 302:
-        raise RuntimeError(f"POST /login answered {status}, not a redirect: the login failed")
+        raise LoginError(f"POST /login: {describe(status, body)}, not a redirect")
     return "; ".join(f"{k}={v}" for k, v in jar.items())
 
 
@@ -280,6 +309,10 @@ class LoadResult:
     statuses: dict[int, int]
     latencies: list[float]  # the pages'
     login_latencies: list[float]
+    # what each error was ("POST /login: 500 Internal Server Error", "GET /ranking: no answer within 120 s") -> count
+    error_kinds: dict[str, int] = field(default_factory=dict)
+    # the server log's lines that say why it failed (tracebacks' last lines, worker timeouts) -> count
+    server_errors: dict[str, int] = field(default_factory=dict)
 
     def percentile(self, p: float) -> float:
         return Sample(latencies=self.latencies).percentile(p)
@@ -296,8 +329,10 @@ def load_test(site: Site, tmp: Path, *, workers: int, clients: int, seconds: flo
     statuses: dict[int, int] = {}
     errors = 0
     login_failures = 0
+    error_kinds: dict[str, int] = {}
     _production_hash(site)
-    with gunicorn(site, workers=workers, log=tmp / f"gunicorn-load-{label}.log") as (port, _):
+    log = tmp / f"gunicorn-load-{label}.log"
+    with gunicorn(site, workers=workers, log=log) as (port, _):
         start = threading.Barrier(clients)
         stop_at = [0.0]
 
@@ -309,10 +344,12 @@ def load_test(site: Site, tmp: Path, *, workers: int, clients: int, seconds: flo
             t0 = time.perf_counter()
             try:
                 cookie = login(port, site.admin_email, site.admin_password, timeout=120)
-            except (RuntimeError, OSError, KeyError):
+            except (RuntimeError, KeyError) as exc:  # LoginError says how; anything else by its type
+                what = getattr(exc, "what", f"login: {type(exc).__name__}: {exc}"[:120])
                 with lock:
                     login_failures += 1
                     errors += 1
+                    error_kinds[what] = error_kinds.get(what, 0) + 1
                 return
             with lock:
                 login_latencies.append(time.perf_counter() - t0)
@@ -321,10 +358,13 @@ def load_test(site: Site, tmp: Path, *, workers: int, clients: int, seconds: flo
                 path = paths[k % len(paths)]
                 k += 1
                 t0 = time.perf_counter()
+                what = ""
                 try:
-                    status = request(port, path, cookie=cookie, timeout=120)[0]
-                except OSError:
-                    status = 0
+                    status, _, body = request(port, path, cookie=cookie, timeout=120)
+                    if status != 200:
+                        what = f"GET {path}: {describe(status, body)}"
+                except OSError as exc:
+                    status, what = 0, f"GET {path}: {describe_failure(exc, 120)}"
                 elapsed = time.perf_counter() - t0
                 with lock:
                     statuses[status] = statuses.get(status, 0) + 1
@@ -332,6 +372,7 @@ def load_test(site: Site, tmp: Path, *, workers: int, clients: int, seconds: flo
                         latencies.append(elapsed)
                     else:
                         errors += 1
+                        error_kinds[what] = error_kinds.get(what, 0) + 1
 
         threads = [threading.Thread(target=client, args=(i,), daemon=True) for i in range(clients)]
         began = time.perf_counter()
@@ -342,7 +383,22 @@ def load_test(site: Site, tmp: Path, *, workers: int, clients: int, seconds: flo
         took = time.perf_counter() - began
     return LoadResult(clients=clients, seconds=took, requests=sum(statuses.values()) + clients,
                       errors=errors, login_failures=login_failures, statuses=statuses, latencies=latencies,
-                      login_latencies=login_latencies)
+                      login_latencies=login_latencies, error_kinds=error_kinds, server_errors=server_errors(log))
+
+
+# A line of the server's log that says why a request failed: an exception's last line, a worker killed.
+_SERVER_ERROR = re.compile(r"^(?:[\w.]+(?:Error|Exception)\b.*|.*\bWORKER TIMEOUT\b.*|.*\bdatabase is locked\b.*)$")
+
+
+def server_errors(log: Path) -> dict[str, int]:
+    """Each distinct failure line of a gunicorn log (timestamps and process ids removed) -> how often it appears."""
+    found: dict[str, int] = {}
+    for line in log.read_text(errors="replace").splitlines():
+        line = re.sub(r"^\[[^\]]*\] \[\d+\] ", "", line.strip())
+        if _SERVER_ERROR.match(line):
+            key = re.sub(r"\(pid:\d+\)", "", line)[:160]
+            found[key] = found.get(key, 0) + 1
+    return found
 
 
 def _production_hash(site: Site) -> None:

@@ -76,34 +76,58 @@ def writes_on_get(view):
     return view
 
 
-_READING: ContextVar[bool] = ContextVar("gambit_reading", default=False)
+def reads_first(view):
+    """Mark a view that writes only after a long read-only step (the login: the password is verified first, an
+    argon2 hash that takes ~0.5 s of CPU, several seconds on a loaded machine): on SQLite its transactions begin
+    without the write lock, and the view writes inside `writing()` after ending its reading transaction. Holding the
+    lock through the hash would make every other writer wait that long, and fail with `database is locked` once
+    the wait passes the busy timeout."""
+    view.reads_first = True
+    return view
+
+
+# "read": the transaction begun now only reads (deferred BEGIN); "write": it takes the write lock (IMMEDIATE).
+_MODE: ContextVar[str | None] = ContextVar("gambit_transaction_mode", default=None)
 
 
 @contextmanager
+def _mode(mode: str):
+    token = _MODE.set(mode)
+    try:
+        yield
+    finally:
+        _MODE.reset(token)
+
+
 def reading():
     """The transaction begun inside the block only reads (SQLite: a deferred BEGIN, no write lock), however long
     it runs: a background job renders a PDF in one, ends it, then writes the row in a short transaction of its own,
     so that it never holds the write lock while WeasyPrint runs."""
-    token = _READING.set(True)
-    try:
-        yield
-    finally:
-        _READING.reset(token)
+    return _mode("read")
+
+
+def writing():
+    """The transaction begun inside the block writes (SQLite: BEGIN IMMEDIATE, it waits for the write lock up to
+    the busy timeout), whatever the request: a `reads_first` view's short writing step."""
+    return _mode("write")
 
 
 def _reads_only() -> bool:
-    """Whether the current request only reads: a GET (or HEAD, OPTIONS) to a view not marked `writes_on_get`,
-    outside the paths listed in SQLITE_WRITING_PATH_PREFIXES. Outside a request (CLI, tests, workers): no, unless
-    inside `reading()`."""
-    if _READING.get():
-        return True
+    """Whether the current transaction only reads: inside `reading()`; or in a request, a GET (or HEAD, OPTIONS) to
+    a view not marked `writes_on_get`, outside the paths listed in SQLITE_WRITING_PATH_PREFIXES, or any request to
+    a view marked `reads_first` (outside `writing()`). Outside a request (CLI, tests, workers): no."""
+    mode = _MODE.get()
+    if mode is not None:
+        return mode == "read"
     if not has_request_context():
         return False
+    view = current_app.view_functions.get(request.endpoint or "")
+    if view is not None and getattr(view, "reads_first", False):
+        return True
     if request.method not in SAFE_METHODS:
         return False
     if request.path.startswith(tuple(current_app.config.get("SQLITE_WRITING_PATH_PREFIXES", ()))):
         return False
-    view = current_app.view_functions.get(request.endpoint or "")
     return view is not None and not getattr(view, "writes_on_get", False)
 
 

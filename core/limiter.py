@@ -50,6 +50,7 @@ def _own_copy(view):
     def limited_view(*args, **kwargs):
         return view(*args, **kwargs)
 
+    limited_view.__dict__.update(view.__dict__)  # the view's marks (core.db's reads_first, writes_on_get)
     limited_view.__name__ = view.__name__
     limited_view.__qualname__ = f"{view.__qualname__}@{id(limited_view)}"
     limited_view.__module__ = view.__module__

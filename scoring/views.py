@@ -20,7 +20,7 @@ from api.auth import api_error, api_login_required, api_user
 from bids.models import Bid
 from bids.rules import EVALUATION_FIELDS
 from core.auth import Role, roles_required
-from core.db import db, utcnow, writes_on_get
+from core.db import db, reads_first, utcnow, writes_on_get, writing
 from core.templating import register_nav
 from events.models import Event
 from events.services import get_event
@@ -117,12 +117,17 @@ def _scores_shown(data: ScoringData, viewer) -> str | None:
     decl = data.scores_shown_first_time(viewer)
     if decl is None:
         return None
-    try:
-        services.record_scores_shown(data.event, viewer, declared_at=decl.confirmed_at, now=utcnow())
-    except services.ScoringError as exc:
-        db.session.rollback()
-        return str(exc)
+    declared_at = decl.confirmed_at
+    # A `reads_first` view (the ranking) read in a transaction without SQLite's write lock: end it, then record in
+    # a short writing one (a compare-and-swap on the declaration read, so the gap between the two is safe).
     db.session.commit()
+    with writing():
+        try:
+            services.record_scores_shown(data.event, viewer, declared_at=declared_at, now=utcnow())
+        except services.ScoringError as exc:
+            db.session.rollback()
+            return str(exc)
+        db.session.commit()
     return None
 
 
@@ -332,7 +337,7 @@ def reopen(slug: str, bid_id: int):
 
 
 @bp.route("/events/<slug>/scoring/ranking")
-@writes_on_get
+@reads_first  # writes only the first showing, briefly (_scores_shown)
 @scoring_roles(*REVIEWERS)
 def ranking(slug: str):
     event = _event(slug)
@@ -355,7 +360,7 @@ def ranking(slug: str):
 
 
 @bp.route("/events/<slug>/scoring/scores.csv")
-@writes_on_get
+@reads_first  # writes only the first showing, briefly (_scores_shown)
 @scoring_roles(Role.WCOC, Role.ADMIN)
 def export_csv(slug: str):
     event = _event(slug)
