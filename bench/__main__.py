@@ -185,8 +185,8 @@ def part_pdfs(tmp: Path, quick: bool, out: list[str], aims: list[str]) -> None:
             "warm-up (includes Pango, HarfBuzz and cairo).", "",
             "| document | pages | render | plain text, same pages | time per page ÷ plain (range over rounds) | "
             "CPU time per page ÷ plain | tracemalloc peak | ÷ plain | peak RSS growth | ÷ plain | "
-            "context + template |",
-            "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+            "context + template | signing (`core.signing.sign_issued`) | signing's share of render + sign |",
+            "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     over: list[str] = []
     borderline: list[str] = []
     for r in results:
@@ -198,11 +198,15 @@ def part_pdfs(tmp: Path, quick: bool, out: list[str], aims: list[str]) -> None:
                    f"{_ratio(r.cpu_ratio_per_page)} | "
                    f"{_mib(r.tracemalloc_peak)} | "
                    f"{_ratio(r.tracemalloc_peak / r.plain_tracemalloc_peak)} | {rss} | {rss_ratio} | "
-                   f"{_ms(r.context_s) if r.context_s is not None else '–'} |")
+                   f"{_ms(r.context_s) if r.context_s is not None else '–'} | "
+                   f"{_ms(r.sign_s) if r.sign_s is not None else '–'} | "
+                   f"{f'{r.sign_share:.1%}' if r.sign_share is not None else '–'} |")
         if r.name == facts["diagnostic"]:
             continue
         FIGURES.setdefault("pdfs", {})[r.name.split(" (")[0]] = {"time_ratio": r.time_ratio_per_page,
-                                                                  "cpu_ratio": r.cpu_ratio_per_page}
+                                                                  "cpu_ratio": r.cpu_ratio_per_page,
+                                                                  "sign_ms": (r.sign_s or 0) * 1000,
+                                                                  "sign_share": r.sign_share}
         if r.time_ratio_per_page > PDF_AIM:
             over.append(f"{r.name.split(' (')[0]} ({r.time_ratio_per_page:.2f}×; CPU time {r.cpu_ratio_per_page:.2f}×)")
         if min(r.round_ratios) <= PDF_AIM < max(r.round_ratios) or (
@@ -214,7 +218,9 @@ def part_pdfs(tmp: Path, quick: bool, out: list[str], aims: list[str]) -> None:
             f"The dossier holds {len(facts['dossier_tables'])} tables "
             f"({', '.join(str(n) for n in facts['dossier_tables'])} rows); the diagnostic row is the same HTML "
             "with them removed, against plain text of its own page count. A wide range over rounds means the "
-            "neighbours were busy during the run; the CPU-time column is steadier.", ""]
+            "neighbours were busy during the run; the CPU-time column is steadier. Signing: the document's own "
+            f"PDF signed with the development identity ({rounds} times, median), as `board.services` signs each stored "
+            "dossier and pack once; its share is sign ÷ (render + sign).", ""]
     FIGURES["ensure_pack_s"] = facts["ensure_pack_s"]
     aims.append(f"- PDFs at no more than {PDF_AIM}× plain text's time per page: {_verdict(not over)}"
                 + (f" — over: {', '.join(over)}." if over else ".")
@@ -368,6 +374,7 @@ def compare(before: dict, after: dict) -> list[str]:
         b, a = before.get("pdfs", {}).get(key, {}), after.get("pdfs", {}).get(key, {})
         row(f"{key}: time per page ÷ plain text", "≤ 1.5", b.get("time_ratio"), a.get("time_ratio"))
         row(f"{key}: CPU time per page ÷ plain text", "≤ 1.5", b.get("cpu_ratio"), a.get("cpu_ratio"))
+        row(f"{key}: signing's share of render + sign", "–", b.get("sign_share"), a.get("sign_share"), "{:.1%}")
     b, a = before.get("scoring", {}), after.get("scoring", {})
     row("ranking + sensitivity, 20 × 15 × 10 (ms)", "≤ 10 ms", b.get("total_ms"), a.get("total_ms"), "{:.1f}")
     row("the ranking page in-process, 20 × 15 (ms)", "–", b.get("page_ms"), a.get("page_ms"), "{:.1f}")

@@ -84,6 +84,12 @@ class PdfResult:
     plain_rss_growth_kib: int | None
     round_ratios: list[float]  # per round: (document / its plain twin rendered next to it), per page
     cpu_ratio_per_page: float  # the same with CPU time (medians), less exposed to the neighbours' load
+    sign_s: float | None = None  # core.signing.sign_issued on this document's PDF, median (issue 17)
+
+    @property
+    def sign_share(self) -> float | None:
+        """Signing's share of making the stored PDF (render + sign), as board.services does once per document."""
+        return None if self.sign_s is None else self.sign_s / (self.render_s + self.sign_s)
 
     @property
     def time_ratio_per_page(self) -> float:
@@ -194,6 +200,19 @@ def run_pdfs(site, tmp: Path, *, rounds: int) -> tuple[list[PdfResult], dict]:
                     times[key].append(time.perf_counter() - t0)
                     cpu[key].append(time.process_time() - c0)
 
+        # Signing's share (issue 17): each stored dossier and pack is signed once after rendering.
+        sign_s: dict[str, float | None] = {name: None for name in sources}
+        try:  # a --code tree from before signing has no core.signing: the column then says "–"
+            from core import signing
+        except ImportError:
+            signing = None
+        identity = signing.load_identity() if signing else None
+        for name, src in sources.items():
+            if signing and name != bare_name:
+                pdf = render(src)
+                sign_s[name] = _median_time(lambda p=pdf, n=name: signing.sign_issued(p, document=f"bench {n}",
+                                                                                   identity=identity), rounds)
+
         results = []
         for i, (name, src) in enumerate(sources.items()):
             plain_src, plain_pages = plains[name]
@@ -212,7 +231,7 @@ def run_pdfs(site, tmp: Path, *, rounds: int) -> tuple[list[PdfResult], dict]:
                 round_ratios=[(d / pages[name]) / (p / plain_pages)
                               for d, p in zip(times[name], times[f"plain:{name}"], strict=True)],
                 cpu_ratio_per_page=(statistics.median(cpu[name]) / pages[name])
-                / (statistics.median(cpu[f"plain:{name}"]) / plain_pages)))
+                / (statistics.median(cpu[f"plain:{name}"]) / plain_pages), sign_s=sign_s[name]))
         db.session.remove()
         db.engine.dispose()
     return results, facts
