@@ -23,6 +23,17 @@ def test_the_public_page_shows_the_schedule_as_art_2_2_publishes_it(client, even
     assert "Game 1, 15:00" not in section.split("2015-10-13")[0]  # no game before 13 October
 
 
+def test_the_public_page_says_where_the_published_schedule_meets_the_window_and_which_openings_fit(client, event):
+    """Art. 3.1: the players may inspect their accommodation "three (3) days before the first game"; Art. 2.2
+    publishes game 1 on 13-10-2015, so that day is 10 October; Art. 15.2(a): "exact dates for the event between 11
+    and 31 October 2015". A federation reading the page is told before it bids, not only when its bid is refused."""
+    html = client.get("/events/fwwcm-2015").get_data(as_text=True)
+    assert ("In the schedule as published, the players may inspect their accommodation at the venue (Art. 3.1) falls "
+            "on 10 October 2015, outside those dates: a bid that copies the published dates exactly is refused on "
+            "it.") in html
+    assert '<p id="fitting-openings">Opening ceremonies that meet every dated rule: 13 October 2015.</p>' in html
+
+
 def _findings(app, client, bid_id, opening, closing):
     with app.app_context():
         bid = db.session.get(Bid, bid_id)
