@@ -109,12 +109,13 @@ def _shown(field, value) -> str:
     return str(value)
 
 
-def version_sections(data: dict) -> list[tuple[str, list[tuple[str, str]]]]:
+def version_sections(data: dict, reg) -> list[tuple[str, list[tuple[str, str]]]]:
     """A submitted version's particulars laid out as the bid form lays them out: each section's title, then each
-    field's label and its value as people read it, in the form's order (the labels are the form's own)."""
+    field's label and its value as people read it, in the form's order (the labels are the form's own, with the
+    citations of `reg`, the bid's call, filled in)."""
     sections = []
     for section, form_class in SECTION_FORMS.items():
-        form = form_class(formdata=None, meta={"csrf": False})
+        form = form_class(formdata=None, meta={"csrf": False}, reg=reg)
         rows = [(form[name].label.text, _shown(form[name], _stored_value(data, name)))
                 for name in SECTION_COLUMNS[section]]
         if section == "hotel":
