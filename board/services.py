@@ -329,6 +329,19 @@ def current_pack(event: Event) -> tuple[Dossier, list[Dossier]] | None:
     return (pack, dossiers) if pack is not None else None
 
 
+def set_aside_consultation(bid: Bid, *, reason: str, actor, now: datetime) -> None:
+    """The FIDE President sets aside the pending consultation on a sponsor's bid (bids.services checks who and why),
+    only while no decision is in force: after it, the record is what the decision saw. Raises BidError."""
+    from bids.services import set_aside_consultation as set_aside
+
+    if current_decision(bid.event) is not None:
+        raise BidError("The decision is recorded: the consultation can no longer be set aside (a correction of "
+                       "the decision starts from the record as it stands).", "reason")
+    if consultation_of(bid)["state"] != "pending":
+        raise BidError(f"{bid.title}: the consultation is not pending ({consultation_of(bid)['text']}).", "reason")
+    set_aside(bid, reason=reason, actor=actor, now=now)
+
+
 def consultation_of(bid: Bid) -> dict:
     """Where the consultation of the host federation on the bid stands, for the Board's page, the dossier and the
     pack: its state (board.rules.consultation_state), the article and words of the regulation, and what was

@@ -119,7 +119,6 @@ def _render_call(event, *, set_aside_refused: dict | None = None):
 @roles_required(Role.BOARD)
 def set_aside_consultation(slug: str, bid_id: int):
     from bids.services import BidError
-    from bids.services import set_aside_consultation as set_aside
 
     event = event_or_404(slug)
     _require_no_stake(event)
@@ -135,7 +134,7 @@ def set_aside_consultation(slug: str, bid_id: int):
             "bid_id": bid.id, "reason": typed,
             "message": " ".join(form.reason.errors) or "Say why the consultation is set aside."})
     try:
-        set_aside(bid, reason=form.reason.data, actor=current_user, now=utcnow())
+        services.set_aside_consultation(bid, reason=form.reason.data, actor=current_user, now=utcnow())
     except BidError as exc:
         db.session.rollback()
         return _render_call(event, set_aside_refused={"bid_id": bid.id, "reason": typed, "message": str(exc)})

@@ -85,6 +85,12 @@ def test_the_president_may_set_the_consultation_aside_with_a_reason(app, scored,
     make.user(email="sec@example.org", roles=("admin",))
     login(admin, "sec@example.org")
     assert _decide(admin, scored["lviv"]).status_code == 302
+    # Once decided, the record stays what the decision saw: a second set-aside (a direct POST) is refused.
+    again = president.post(url, data={"reason": "Another reason."})
+    assert again.status_code == 422
+    assert "The decision is recorded: the consultation can no longer be set aside" in again.get_data(as_text=True)
+    with app.app_context():
+        assert db.session.get(Bid, scored["lviv"]).consultation_set_aside_reason == reason
 
 
 def test_the_dossier_and_the_pack_show_the_consultation(app, scored, make):
