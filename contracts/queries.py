@@ -113,11 +113,14 @@ def deductions_of(milestone_id: int) -> list[PrizeDeduction]:
                                    .order_by(PrizeDeduction.recorded_at, PrizeDeduction.id)))
 
 
+def amount_owed(m: Milestone) -> Decimal:
+    """What the milestone calls for: its amount, less the deductions recorded against it (a prize balance, which
+    FIDE pays less what the regulations take from it; no other milestone has deductions)."""
+    return m.amount - sum((d.amount for d in deductions_of(m.id)), Decimal("0.00"))
+
+
 def status_of(m: Milestone, as_of: date, due_soon_days: int) -> MilestoneStatus:
-    amount = m.amount
-    if m.key.startswith("prize_balance_"):  # FIDE pays the balance less what the regulations take from it
-        amount -= sum((d.amount for d in deductions_of(m.id)), Decimal("0.00"))
-    return milestone_status(amount, m.payments, m.due, as_of, due_soon_days, at_cost=m.is_cap)
+    return milestone_status(amount_owed(m), m.payments, m.due, as_of, due_soon_days, at_cost=m.is_cap)
 
 
 @dataclass(frozen=True)

@@ -559,7 +559,8 @@ def record_payment(milestone: Milestone, *, amount: Decimal, received_on: date, 
     found = _existing(milestone.id, key)  # the other writer we waited for may have been this same form
     if found is not None:
         return found, False
-    outstanding = max(milestone.amount - _recorded_total(milestone.id), Decimal("0.00"))
+    # What the milestone calls for less what was paid: a prize balance is owed less its deductions.
+    outstanding = max(queries.amount_owed(milestone) - _recorded_total(milestone.id), Decimal("0.00"))
     try:
         check_payment(article=milestone.article, title=milestone.title, amount=amount, outstanding=outstanding,
                       is_cap=milestone.is_cap, cap=milestone.amount)
@@ -686,7 +687,9 @@ def record_deduction(contract: Contract, *, federation: str, rule_key: str, amou
         rule = None
     done = sum((d.amount for d in queries.deductions_of(milestone.id)), Decimal("0.00"))
     prize = milestone.amount + reg.prize_split.advance_per_player
-    errors = check_deduction(rule, amount=amount, prize=prize, balance_left=milestone.amount - done, reason=reason)
+    # What is left to take from: the balance less earlier deductions and less what FIDE has already paid of it.
+    left = milestone.amount - done - _recorded_total(milestone.id)
+    errors = check_deduction(rule, amount=amount, prize=prize, balance_left=left, reason=reason)
     if errors:
         raise ContractError(next(iter(errors.values())), errors=errors)
     row = PrizeDeduction(milestone_id=milestone.id, rule_key=rule.key, article=rule.article, amount=amount,

@@ -76,6 +76,19 @@ def test_a_fine_is_recorded_against_the_prize_balance_with_its_article_and_reaso
         # FIDE pays the balance less the fine
         assert status_of(balance, date(2015, 11, 1), 7).outstanding == balance.amount - Decimal("1000.00")
         assert db.session.scalars(select(AuditEntry).where(AuditEntry.action == "prize.deduction")).one()
+        balance_id, full, owed = balance.id, balance.amount, balance.amount - Decimal("1000.00")
+    # Paying the whole balance would pay the fine to the player: refused, saying what is outstanding.
+    pay = f"/contracts/{contract_id}/milestones/{balance_id}/payments"
+    page, _ = post(admin, pay, {"amount": str(full), "received_on": "2015-11-02", "reference": "FIDE-1",
+                                "idempotency_key": "k-full"}, status=422)
+    assert "would exceed it" in page
+    post(admin, pay, {"amount": str(owed), "received_on": "2015-11-02", "reference": "FIDE-1",
+                      "idempotency_key": "k-owed"})
+    with app.app_context():
+        assert status_of(db.session.get(type(balance), balance_id), date(2015, 11, 3), 7).outstanding == 0
+    # Once the balance is paid, nothing is left to take a further fine from.
+    page, _ = post(admin, url, {"player": "UKR", "rule": "fine_score_sheet", "amount": "1000.00",
+                                "decided_on": "2015-11-03", "reason": "A second refusal."}, status=422)
 
 
 def test_the_forfeit_of_5_2_is_ten_percent_of_the_prize_money_for_each_breach(app, event, people, cf):
