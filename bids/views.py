@@ -355,7 +355,8 @@ def version(bid_id: int, number: int):
     v = next((v for v in bid.versions if v.number == number), None)
     if v is None:
         abort(404)
-    return render_template("bids/version.html", bid=bid, v=v, sections=version_sections(v.data_dict, bid.event.regulation),
+    return render_template("bids/version.html", bid=bid, v=v,
+                           sections=version_sections(v.data_dict, bid.event.regulation),
                            kind_label=document_kind_label)
 
 

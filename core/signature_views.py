@@ -27,8 +27,13 @@ cli = Blueprint("pdf_cli", __name__, cli_group="pdf")
 
 @bp.app_template_global("signing_identity")
 def _signing_identity():
-    """Gambit's signing identity for templates that show signatures (they label a development identity)."""
-    return load_identity()
+    """Gambit's signing identity for templates that show signatures (they label a development identity), or None
+    when it cannot be loaded (a wrong SIGNING_PKCS12 or passphrase): the page then says so instead of failing."""
+    try:
+        return load_identity()
+    except SigningError as exc:
+        current_app.logger.error("signing identity unavailable: %s", exc)
+        return None
 
 
 class VerifyForm(BaseForm):

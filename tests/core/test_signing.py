@@ -332,3 +332,15 @@ def test_the_trust_list_page_adds_a_certificate_and_judges_stored_letters_again(
     response = client.post("/admin/trust", data={"file": (io.BytesIO(signing.pem(signing_ca.ca)), "ca.pem")},
                            content_type="multipart/form-data")
     assert "Gambit Test CA (FIDE test) is already on the trust list." in response.get_data(as_text=True)
+
+
+def test_a_signing_identity_that_cannot_be_loaded_is_said_on_the_public_page_not_a_500(another_app, event, tmp_path):
+    """A wrong SIGNING_PKCS12 (or passphrase) must not take the public call page down: it says the identity is
+    unavailable, and where the reason is."""
+    bad = tmp_path / "broken.p12"
+    bad.write_bytes(b"not a PKCS#12 file")
+    app = another_app(SIGNING_PKCS12=str(bad), SIGNING_PASSPHRASE="wrong")
+    response = app.test_client().get("/events/fwwcm-2015")
+    assert response.status_code == 200
+    page = response.get_data(as_text=True)
+    assert "signing identity cannot be loaded just now (the server's log says why)" in page
