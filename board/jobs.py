@@ -40,6 +40,7 @@ def render_all(event_id: int, bid_id: int | None, actor_id: int | None, progress
     from accounts.models import User
     from bids.models import Bid
     from board import services
+    from board.rules import DecisionError, dossiers_open
     from core.db import db, reading, utcnow
     from events.models import Event
 
@@ -63,6 +64,18 @@ def render_all(event_id: int, bid_id: int | None, actor_id: int | None, progress
     def event() -> Event:
         return db.session.get(Event, event_id)
 
+    # The same guards as ensure_dossier / ensure_pack: nothing before scoring is closed, and after the decision
+    # the documents it reviewed are the call's (a new pack nobody reviewed is never made).
+    with reading():
+        ev = event()
+        if not dossiers_open(ev.state):
+            raise DecisionError("The dossiers open to the Board once the WCOC's scoring is closed.")
+        reviewed = services.reviewed_documents(ev)
+        found = None if reviewed is None else (reviewed[1].get(bid_id) if bid_id is not None else reviewed[0])
+        found_id = found.id if found is not None else None
+    db.session.commit()
+    if found_id is not None:
+        return found_id
     if bid_id is not None:
         return step(lambda actor: services.dossier_of(db.session.get(Bid, bid_id), actor=actor, now=utcnow()))
     with reading():

@@ -41,6 +41,14 @@ def test_after_the_decision_the_board_sees_the_dossiers_and_pack_it_reviewed(app
     dossier.close()
     with app.app_context():
         assert db.session.scalar(select(func.count(Dossier.id))) == before  # nothing new was made
+    # Nor through the background job's path (RQ, a thread, `flask board render`): it finds the reviewed pack.
+    from board.jobs import render_all
+
+    with app.app_context():
+        event_id = db.session.scalars(select(Decision)).one().event_id
+        assert render_all(event_id, None, None) == db.session.scalar(
+            select(Dossier.id).where(Dossier.identifier == reviewed[None]["identifier"]))
+        assert db.session.scalar(select(func.count(Dossier.id))) == before
 
     page = board.get(CALL).get_data(as_text=True)
     assert "Reviewed for the decision" in page
