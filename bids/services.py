@@ -501,6 +501,9 @@ def judge_again(event: Event, old_version, new_version, *, now: datetime) -> lis
             report.append({"bid": bid.id, "title": bid.title, "compliant_before": before.compliant,
                            "compliant_after": after.compliant,
                            "changed": [{"code": c, "article": (new.get(c) or old.get(c))["article"],
+                                        # what the finding cites, as said everywhere ("Art. 13.1", "Bidding
+                                        # procedure: …", "Sanity check: …")
+                                        "cite": (new.get(c) or old.get(c)).get("cite", ""),
                                         "before": (old.get(c) or {}).get("outcome"),
                                         "after": (new.get(c) or {}).get("outcome"),
                                         "message": (new.get(c) or old.get(c))["message"]} for c in changed]})

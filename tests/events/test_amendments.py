@@ -14,6 +14,7 @@ from core.db import db
 from events.models import Amendment, Event, RegulationVersion
 from events.regulation import default_event_file
 from tests.api.test_bids_api import _imported_bid
+from tests.conftest import login
 
 CHANGED = default_event_file().read_text().replace('minimum = "200000.00"', 'minimum = "220000.00"')
 TEXT = default_event_file().with_name("fwwcm-2015-regulations.txt")
@@ -80,3 +81,8 @@ def test_an_amendment_is_recorded_shown_and_every_submitted_bid_judged_again(run
     assert "PB minutes 2015/3, item 4" in section
     assert "<code>prize_fund.minimum</code>: 200000.00 → 220000.00" in section
     assert "Chess Federation of Ukraine" not in section  # whose findings changed is for the secretariat only
+    make.user(email="amend-admin@example.org", roles=("admin",))
+    login(client, "amend-admin@example.org")
+    html = client.get("/events/fwwcm-2015").get_data(as_text=True)
+    section = html[html.index('id="amendments"'):]
+    assert "Art. 15.2(c) pass → fail" in section  # each changed finding with what it cites, as everywhere
