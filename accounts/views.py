@@ -144,14 +144,18 @@ def login():
         # and every other writer would wait for it); only the login's record takes the lock, briefly.
         user, new_hash = services.authenticate(form.email.data, form.password.data)
         user_id = user.id if user is not None else None
+        verified = user.password_hash if user is not None else None
         db.session.commit()  # ends the reading transaction: nothing was written
+        if user_id is not None:
+            with writing():
+                user = db.session.get(User, user_id)
+                # The account may have changed since the password was checked (new password, deactivated).
+                if not services.record_login(user, now=utcnow(), new_hash=new_hash, verified_hash=verified):
+                    user_id = None
+                db.session.commit()
         if user_id is None:
             form.password.errors.append("That email and password do not match an active account.")
         else:
-            with writing():
-                user = db.session.get(User, user_id)
-                services.record_login(user, now=utcnow(), new_hash=new_hash)
-                db.session.commit()
             _start_session(user)
             flash(f"Logged in as {user.email}.", "success")
             return redirect(safe_next(request.args.get("next")) or url_for("core.home"))

@@ -288,3 +288,22 @@ def test_an_address_never_confirmed_in_time_registers_again_and_the_old_link_die
     with app.app_context():
         assert db.session.scalars(select(User).where(User.email == "oksana@example.org")).one().name == \
             "Oksana Again"
+
+
+def test_a_login_checked_against_a_password_changed_since_is_not_recorded(app, make):
+    """The password is verified outside the write lock (issue 15); if the account changes before the login is
+    recorded (a new password, a deactivation), the login is refused, never made with the old password."""
+    from accounts import services
+    from core.db import utcnow
+
+    make.user(email="racer@example.org", roles=("bidder",))
+    with app.app_context():
+        user, new_hash = services.authenticate("racer@example.org", DEMO_PASSWORD)
+        verified = user.password_hash
+        services.change_password(user, current=DEMO_PASSWORD, new="a brand new passphrase", actor=user, now=utcnow())
+        assert services.record_login(user, now=utcnow(), new_hash=new_hash, verified_hash=verified) is False
+        assert user.password_hash != verified  # the new password stays
+        user.active = False  # as the secretariat's deactivation leaves it
+        assert services.record_login(user, now=utcnow(), verified_hash=user.password_hash) is False
+        assert not db.session.scalars(select(AuditEntry).where(AuditEntry.action == "user.login")).all()
+        db.session.rollback()
