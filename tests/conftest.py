@@ -78,11 +78,23 @@ def app(database_url, tmp_path_factory, signing_ca):
         db.engine.dispose()
 
 
+def join_render_threads(timeout: float = 120) -> None:
+    """Wait for the background PDF threads (board.jobs.start_thread) a test started: a daemon thread left running
+    would write through the next test's `db.session` (its savepoints, another database) or a disposed engine."""
+    import threading
+
+    for thread in threading.enumerate():
+        if thread.name.startswith("gambit-pdf-") and thread is not threading.current_thread():
+            thread.join(timeout)
+            assert not thread.is_alive(), f"background rendering {thread.name} still running after {timeout} s"
+
+
 @pytest.fixture(autouse=True)
 def _rollback(request, app):
     """Each test runs inside one outer transaction that is rolled back; commits become savepoints."""
     if "no_db" in request.keywords:
         yield
+        join_render_threads()
         return
     # No app context is held across the test: requests must each get their own (and their own `g`).
     with app.app_context():
@@ -94,6 +106,7 @@ def _rollback(request, app):
     try:
         yield
     finally:
+        join_render_threads()
         with app.app_context():
             db.session.remove()
         db.session = original
@@ -284,6 +297,7 @@ def live(tmp_path, database_url):
     with application.app_context():
         db.create_all()
     yield application
+    join_render_threads()
     with application.app_context():
         db.session.remove()
         db.engine.dispose()
