@@ -68,5 +68,5 @@ def load(path, authority, decided_on, reference, reason):
         for entry in report:
             verdict = (f"{'complies' if entry['compliant_before'] else 'does not comply'} -> "
                        f"{'complies' if entry['compliant_after'] else 'does not comply'}")
-            codes = ", ".join(f"{c['code']} ({c['before']} -> {c['after']})" for c in entry["changed"])
+            codes = ", ".join(f"{c.get('cite') or c['code']} ({c['before']} -> {c['after']})" for c in entry["changed"])
             click.echo(f"findings changed: bid {entry['bid']} {entry['title']}: {verdict}; {codes}")
