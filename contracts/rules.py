@@ -971,6 +971,10 @@ def countersign_problem(*, name: str, reference: str, issued_sha256: str, issued
     if not any(not s.modified_after for s in later):
         return (f"{name}: the file was changed after it was countersigned ({later[-1].words()}). Upload the file "
                 "as it was signed.")
+    if any(s.altered_after for s in ours):
+        return (f"{name} keeps {reference} as issued but changes its content afterwards (a later revision alters "
+                "the pages or the document beyond adding a signature), so it is not the contract Gambit issued, "
+                f"countersigned. {again}")
     return None
 
 

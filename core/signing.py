@@ -325,6 +325,9 @@ class SignatureInfo:
     cert_sha256: str
     public_key_sha256: str
     revision_end: int  # where the signed revision ends (bytes): what a later countersignature must keep
+    # A later revision changes what was signed (pyHanko's difference analysis finds more than signatures, form
+    # filling and validation data added), even if a later signature covers it: a countersignature may not do that.
+    altered_after: bool = False
 
     def words(self) -> str:
         """"signed by Jane Doe (UCF) on 2 March 2015 at 14:03 UTC, intact, trusted"."""
@@ -334,6 +337,9 @@ class SignatureInfo:
             parts.append("altered after signing (the signed bytes no longer match the signature)")
         elif self.modified_after:
             parts.append("changed after signing (content was added that no signature covers)")
+        elif self.altered_after:
+            parts.append("changed after signing (a later revision alters the signed content, beyond adding "
+                         "signatures or filling in form fields)")
         else:
             parts.append("intact")
         parts.append("trusted" if self.trusted else "not trusted (the signer's certificate is not on the "
@@ -344,14 +350,14 @@ class SignatureInfo:
 
     @property
     def good(self) -> bool:
-        return self.intact and not self.modified_after and self.trusted
+        return self.intact and not self.modified_after and not self.altered_after and self.trusted
 
     def as_dict(self) -> dict:
         return {"signer": self.signer, "signed_at": self.signed_at.isoformat() if self.signed_at else None,
                 "timestamped": self.timestamped, "intact": self.intact, "modified_after": self.modified_after,
                 "trusted": self.trusted, "development": self.development, "reason": self.reason,
                 "cert_sha256": self.cert_sha256, "public_key_sha256": self.public_key_sha256,
-                "revision_end": self.revision_end}
+                "revision_end": self.revision_end, "altered_after": self.altered_after}
 
     @classmethod
     def from_dict(cls, d: dict) -> SignatureInfo:
@@ -409,6 +415,7 @@ def inspect_pdf(data: bytes, *, trust_roots: Iterable[bytes] = (), now: datetime
     import warnings
 
     from pyhanko.pdf_utils.reader import PdfFileReader
+    from pyhanko.sign.diff_analysis import ModificationLevel
     from pyhanko.sign.validation import SignatureCoverageLevel, validate_pdf_signature
     from pyhanko.sign.validation.settings import KeyUsageConstraints
     from pyhanko_certvalidator import ValidationContext
@@ -427,9 +434,13 @@ def inspect_pdf(data: bytes, *, trust_roots: Iterable[bytes] = (), now: datetime
         try:
             context = ValidationContext(trust_roots=roots, allow_fetching=False, revocation_mode="soft-fail")
             # Any certificate that can sign documents: a bank's or a federation's may lack non-repudiation.
-            status = validate_pdf_signature(sig, context, skip_diff=True,
+            # The difference analysis runs: a later revision that rewrites a page and is then countersigned
+            # leaves this signature intact and the file covered, yet changes what was signed.
+            status = validate_pdf_signature(sig, context, skip_diff=False,
                                             key_usage_settings=KeyUsageConstraints(key_usage=set()))
             intact, valid = status.intact, status.valid
+            level = status.modification_level
+            altered = status.docmdp_ok is False or (level is not None and level > ModificationLevel.FORM_FILLING)
             trusted = bool(status.trusted)
             whole = status.coverage == SignatureCoverageLevel.ENTIRE_FILE
             when = status.signer_reported_dt
@@ -438,7 +449,7 @@ def inspect_pdf(data: bytes, *, trust_roots: Iterable[bytes] = (), now: datetime
                 when = status.timestamp_validity.timestamp
         except Exception as exc:  # a malformed signature: reported as not intact
             log.info("signature could not be validated: %s", exc)
-            intact = valid = trusted = whole = timestamped = False
+            intact = valid = trusted = whole = timestamped = altered = False
             when = None
         cert_der = sig.signer_cert.dump()
         reason = ""
@@ -452,7 +463,7 @@ def inspect_pdf(data: bytes, *, trust_roots: Iterable[bytes] = (), now: datetime
             development=is_development(cert_der), reason=reason,
             cert_sha256=hashlib.sha256(cert_der).hexdigest(),
             public_key_sha256=hashlib.sha256(_public_key(cert_der)).hexdigest(),
-            revision_end=_revision_end(sig)))
+            revision_end=_revision_end(sig), altered_after=altered))
     # A signature followed by changes is still unchanged where a later intact signature covers the whole file
     # (a countersignature covers every byte before it).
     sealed_from = None
@@ -543,6 +554,11 @@ def verify_issued(data: bytes, *, identity: Identity | None = None) -> Verdict:
         return Verdict(False, f"Modified after signing: Gambit's signed revision is intact, but {added} bytes were "
                               "added to the file after Gambit signed it, and no later signature covers them. What "
                               "you see may differ from what Gambit issued.",
+                       tuple(details), document, sig.signed_at, sig.development)
+    if sig.altered_after:
+        return Verdict(False, "Modified after signing: Gambit's signed revision is intact, but a later revision of "
+                              "the file changes its content (more than adding a signature or filling in a form "
+                              "field), even if it was signed afterwards. What you see is not what Gambit issued.",
                        tuple(details), document, sig.signed_at, sig.development)
     later = [s for s in inspection.signatures if s.revision_end > sig.revision_end and s not in ours]
     for other in later:

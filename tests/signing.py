@@ -48,3 +48,18 @@ def flip_one_signed_byte(data: bytes) -> bytes:
     out = bytearray(data)
     out[at] = ord("X") if out[at] != ord("X") else ord("Y")
     return bytes(out)
+
+
+def rewrite_first_page(data: bytes, text: bytes = b"FIDE PAYS EUR 9,999,999") -> bytes:
+    """`data` with an incremental update that replaces the first page's content (what a forger would sign over)."""
+    from pyhanko.pdf_utils import generic
+    from pyhanko.pdf_utils.incremental_writer import IncrementalPdfFileWriter
+
+    writer = IncrementalPdfFileWriter(io.BytesIO(data), strict=False)
+    page = writer.root["/Pages"]["/Kids"][0].get_object()
+    page["/Contents"] = writer.add_object(generic.StreamObject(stream_data=b"BT /F1 48 Tf 72 700 Td (" + text
+                                                               + b") Tj ET"))
+    writer.update_container(page)
+    out = io.BytesIO()
+    writer.write(out)
+    return out.getvalue()

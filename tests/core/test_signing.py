@@ -14,7 +14,14 @@ from pyhanko_certvalidator import ValidationContext
 from core import signing
 from core.pdf import html_to_pdf
 from tests.pdfs import valid_pdf
-from tests.signing import append_unsigned_revision, flip_one_signed_byte, sign, trusted_signer, untrusted_signer
+from tests.signing import (
+    append_unsigned_revision,
+    flip_one_signed_byte,
+    rewrite_first_page,
+    sign,
+    trusted_signer,
+    untrusted_signer,
+)
 
 
 @pytest.fixture(scope="module")
@@ -247,6 +254,35 @@ def test_countersigning_keeps_gambits_revision_and_adds_a_valid_signature(app, s
     assert problem(append_unsigned_revision(sign(issued, organizer, field="Organizer"))).startswith(
         "up.pdf: the file was changed after it was countersigned")
     assert problem(sign(issued, organizer, field="Organizer")) is None
+
+
+def test_a_page_rewritten_then_countersigned_is_refused_and_fails_verification(app, signing_ca):
+    """A later revision that replaces a page's content, then signed over by the organizer, keeps Gambit's bytes and
+    is covered by an intact signature: only the difference analysis tells it changed what Gambit signed."""
+    import hashlib
+
+    from contracts.rules import countersign_problem
+
+    with app.app_context():
+        issued = signing.sign_issued(valid_pdf(), document="contract FWWCM-2015-1-v1")
+        forged = sign(rewrite_first_page(issued), trusted_signer(signing_ca, "Anna Organizer", "Lviv Chess"),
+                      field="Organizer")
+        inspection = signing.inspect_pdf(forged)
+        verdict = signing.verify_issued(forged)
+        key = hashlib.sha256(signing.load_identity().public_key_der()).hexdigest()
+    assert forged.startswith(issued)
+    ours = [s for s in inspection.signatures if s.public_key_sha256 == key]
+    assert ours[0].intact and ours[0].altered_after and not ours[0].good
+    assert "a later revision alters the signed content" in ours[0].words()
+    assert countersign_problem(
+        name="up.pdf", reference="FWWCM-2015-1-v1", issued_sha256=hashlib.sha256(issued).hexdigest(),
+        issued_size=len(issued), content_sha256=hashlib.sha256(forged).hexdigest(), keeps_issued=True,
+        inspection=inspection, gambit_key_sha256=key) == (
+        "up.pdf keeps FWWCM-2015-1-v1 as issued but changes its content afterwards (a later revision alters the "
+        "pages or the document beyond adding a signature), so it is not the contract Gambit issued, countersigned. "
+        "Sign the issued PDF itself digitally (without printing, scanning or saving it anew) and upload that.")
+    assert not verdict.ok and verdict.headline.startswith("Modified after signing: Gambit's signed revision is "
+                                                          "intact, but a later revision of the file changes its")
 
 
 # ------------------------------------------------------------------------------------ the call's procedure
