@@ -36,9 +36,16 @@ def make_case(bids: int, members: int, criteria: int, seed: int = 2015):
     seeded scorecards in which every member scores every bid on the scale."""
     reg = load_regulation_file(default_event_file())
     base = reg.criteria
-    crits = tuple(Criterion(f"{base[i % len(base)].key}{i // len(base) or ''}", base[i % len(base)].article,
-                            base[i % len(base)].label,
-                            base[i % len(base)].weight) for i in range(criteria))
+    # By field name: the code before (`--code`) may have another Criterion (there, `article` was a property).
+    names = {f.name for f in dataclasses.fields(Criterion)}
+
+    def criterion(i: int) -> Criterion:
+        c = base[i % len(base)]
+        values = {"key": f"{c.key}{i // len(base) or ''}", "article": c.article, "label": c.label,
+                  "weight": c.weight}
+        return Criterion(**{k: v for k, v in values.items() if k in names})
+
+    crits = tuple(criterion(i) for i in range(criteria))
     reg = dataclasses.replace(reg, criteria=crits)
     sc = reg.scoring
     steps = int((sc.scale_max - sc.scale_min) / sc.step)
