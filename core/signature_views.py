@@ -24,11 +24,15 @@ from core.storage import send_bytes
 bp = Blueprint("signatures", __name__)
 cli = Blueprint("pdf_cli", __name__, cli_group="pdf")
 
+# Said, not raised, wherever the identity is needed: the reason (a path, a passphrase problem) is for the log only.
+UNAVAILABLE = "Gambit's signing identity cannot be loaded just now (the server's log says why)."
+
 
 @bp.app_template_global("signing_identity")
 def _signing_identity():
-    """Gambit's signing identity for templates that show signatures (they label a development identity), or None
-    when it cannot be loaded (a wrong SIGNING_PKCS12 or passphrase): the page then says so instead of failing."""
+    """Gambit's signing identity for templates and pages that show signatures (they label a development identity),
+    or None when it cannot be loaded (a wrong SIGNING_PKCS12 or passphrase): the page then says so instead of
+    failing. Never raises."""
     try:
         return load_identity()
     except SigningError as exc:
@@ -71,14 +75,18 @@ def verify():
     """Anyone: is this PDF one Gambit issued, unchanged? The file is read in memory and never stored."""
     form = VerifyForm()
     verdict, error, status = None, "", 200
+    identity = _signing_identity()
+    if identity is None:
+        # Nothing can be checked without Gambit's certificate: the page says so (a 503), the upload is not read.
+        return render_template("signatures/verify.html", form=form, verdict=None, error="", identity=None,
+                               unavailable=UNAVAILABLE), 503
     if request.method == "POST":
         content, error = _uploaded(form)
         if content is not None:
-            verdict = verify_issued(content)
+            verdict = verify_issued(content, identity=identity)
         else:
             form.file.errors = [error]  # said beside the field, which is marked invalid for screen readers
             status = 422
-    identity = load_identity()
     return render_template("signatures/verify.html", form=form, verdict=verdict, error=error,
                            identity=identity), status
 
@@ -86,7 +94,9 @@ def verify():
 @bp.route("/signing/certificate.pem")
 def certificate():
     """Gambit's signing certificate and its chain (PEM): to trust in a PDF reader or `pyhanko sign validate`."""
-    identity = load_identity()
+    identity = _signing_identity()
+    if identity is None:
+        return render_template("error.html", code=503, message=UNAVAILABLE), 503
     name = "gambit-development-signing-certificate.pem" if identity.development else "gambit-signing-certificate.pem"
     response = send_bytes(identity.certificates_pem(), download_name=name, mimetype="application/x-pem-file")
     response.headers["Cache-Control"] = "public, max-age=3600"
@@ -117,7 +127,8 @@ def trust_list():
         form.file.errors = [error]  # said beside the field, which is marked invalid for screen readers
         status = 422
     return render_template("signatures/trust.html", form=form, error=error, rows=trust.trust_list(),
-                           remove_form=BaseForm(), identity=load_identity()), status
+                           remove_form=BaseForm(), identity=_signing_identity(),
+                           unavailable=UNAVAILABLE), status
 
 
 @bp.route("/admin/trust/<int:cert_id>/remove", methods=["POST"])

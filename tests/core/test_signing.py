@@ -380,3 +380,39 @@ def test_a_signing_identity_that_cannot_be_loaded_is_said_on_the_public_page_not
     assert response.status_code == 200
     page = response.get_data(as_text=True)
     assert "signing identity cannot be loaded just now (the server's log says why)" in page
+
+
+@pytest.fixture
+def broken_identity(app, monkeypatch, tmp_path):
+    """The app's SIGNING_PKCS12 pointing at a file that is no PKCS#12 (with a wrong passphrase), for one test."""
+    bad = tmp_path / "broken.p12"
+    bad.write_bytes(b"not a PKCS#12 file")
+    monkeypatch.setitem(app.config, "SIGNING_PKCS12", str(bad))
+    monkeypatch.setitem(app.config, "SIGNING_PASSPHRASE", "wrong")
+    with app.app_context(), pytest.raises(signing.SigningError):
+        signing.load_identity()  # the identity really cannot be loaded: what the pages below must survive
+
+
+UNAVAILABLE = "Gambit's signing identity cannot be loaded just now (the server's log says why)."
+
+
+def test_a_signing_identity_that_cannot_be_loaded_is_said_on_verify_certificate_and_trust_pages_not_a_500(
+        app, client, login_as, rendered, broken_identity):
+    """The verify page and the certificate download cannot work without the identity: they say so (503); the
+    trust list can, and says the identity is unavailable where it would show Gambit's certificate."""
+    for response in (client.get("/verify"),
+                     client.post("/verify", data={"file": (io.BytesIO(rendered[1]), "dossier.pdf")},
+                                 content_type="multipart/form-data")):
+        page = response.get_data(as_text=True).replace("&#39;", "'")
+        assert response.status_code == 503
+        assert f"{UNAVAILABLE} No PDF can be verified here until it is back" in page
+        assert "Issued by Gambit" not in page
+    response = client.get("/signing/certificate.pem")
+    assert response.status_code == 503
+    assert f"<h1>{UNAVAILABLE}</h1>" in response.get_data(as_text=True).replace("&#39;", "'")
+    login_as("admin")
+    response = client.get("/admin/trust")
+    page = response.get_data(as_text=True).replace("&#39;", "'")
+    assert response.status_code == 200
+    assert f"{UNAVAILABLE} Gambit cannot sign what it issues until it is back" in page
+    assert "Add to the trust list" in page
