@@ -39,6 +39,21 @@ def test_demo_seed_makes_compliant_bids_a_home_match_and_a_failing_one(runner, a
         contract = db.session.scalars(select(Contract).where(Contract.bid_id == decision.selected_bid_id)).one()
         assert contract.status == "signed"
         assert db.session.scalar(select(func.count()).select_from(Payment)) >= 3
+        # A newcomer sees verified signatures at once: the issued and the countersigned contract check out as
+        # Gambit's, and the demo letters of application are signed by the demo CA, which is on the trust list.
+        from bids.models import BidDocument
+        from contracts.queries import pdf_path
+        from core.signing import verify_issued
+
+        upload_dir = app.config["UPLOAD_DIR"]
+        issued = verify_issued(pdf_path(upload_dir, contract).read_bytes())
+        assert issued.ok and issued.document == f"contract {contract.reference}", issued.lines()
+        countersigned = verify_issued(pdf_path(upload_dir, contract, signed=True).read_bytes())
+        assert countersigned.ok and any(line.startswith("Countersigned after Gambit: signed by ")
+                                        for line in countersigned.details), countersigned.lines()
+        letters = db.session.scalars(select(BidDocument).where(BidDocument.kind == "signed_letter")).all()
+        assert letters and all(d.inspection.good for d in letters), [d.signature_words for d in letters]
+        assert all(", intact, trusted" in d.signature_words for d in letters)
     again = runner.invoke(args=["seed", "--demo"])
     assert again.exit_code == 0 and "demo bid" not in again.output
     with app.app_context():
