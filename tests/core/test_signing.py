@@ -192,18 +192,21 @@ def test_the_dossier_prints_what_the_signatures_amount_to(app, scored, signing_c
     admin = make.user(roles=("admin",))
     with app.app_context():
         upload_dir = app.config["UPLOAD_DIR"]
-        for bid_key, case in (("lviv", "intact"), ("tbilisi", "modified"), ("madrid", "untrusted")):
+        # Letters (15.2(k)) in each case, and bank guarantees (15.2(j)): Lviv's unsigned, Madrid's intact.
+        for bid_key, kind, case in (("lviv", "signed_letter", "intact"), ("tbilisi", "signed_letter", "modified"),
+                                    ("madrid", "signed_letter", "untrusted"), ("lviv", "guarantee", "unsigned"),
+                                    ("madrid", "guarantee", "intact")):
             bid = db.session.get(Bid, scored[bid_key])
             content = letters[case][0]
             name = f"{secrets.token_hex(16)}.pdf"
             folder = Path(upload_dir) / "bids" / str(bid.id)
             folder.mkdir(parents=True, exist_ok=True)
             (folder / name).write_bytes(content)
-            db.session.add(BidDocument(bid_id=bid.id, kind="signed_letter", original_name="letter.pdf",
+            db.session.add(BidDocument(bid_id=bid.id, kind=kind, original_name=f"{kind}.pdf",
                                        stored_name=name, sha256=hashlib.sha256(content).hexdigest(),
                                        size_bytes=len(content), uploaded_at=utcnow(), uploaded_by_id=bid.owner_id))
         db.session.flush()
-        assert recheck_document_signatures(actor=None, now=utcnow(), upload_dir=upload_dir) >= 3
+        assert recheck_document_signatures(actor=None, now=utcnow(), upload_dir=upload_dir) >= 5
         db.session.expire_all()  # the bids were loaded before their letters were added
         actor = db.session.get(User, admin)
         texts = {}
@@ -217,6 +220,12 @@ def test_the_dossier_prints_what_the_signatures_amount_to(app, scored, signing_c
     assert re.search(r"signed by Olena Signatory \(Ukrainian Chess Federation\) on .{5,40} UTC, intact, trusted",
                      texts["lviv"])
     assert "changed after signing (content was added that no signature covers), trusted" in texts["tbilisi"]
+    # Each document's words in the compliance report's notes and again beside it among the attachments.
+    assert "The bank guarantee (Art. 15.2(j)): not signed (it carries no digital signature)" in texts["lviv"]
+    assert re.search(r"The bank guarantee \(Art\. 15\.2\(j\)\): signed by Olena Signatory \(Ukrainian Chess "
+                     r"Federation\) on .{5,40} UTC, intact, trusted", texts["madrid"]), texts["madrid"]
+    assert re.search(r"The bank guarantee: guarantee\.pdf .{0,120}Signature: signed by Olena Signatory",
+                     texts["madrid"])
     assert re.search(r"signed by Mallory \(Elsewhere\) on .{5,40} UTC, intact, not trusted", texts["madrid"]), \
         texts["madrid"][texts["madrid"].find("Attachments"):][:600]
 
