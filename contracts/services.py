@@ -48,7 +48,7 @@ from core.db import db, swap_state
 from core.mail import send_mail
 from core.money import format_day, format_eur
 from core.pdf import looks_like_pdf, pdf_problem
-from core.signing import Inspection, inspect_pdf, load_identity, sign_issued
+from core.signing import Inspection, SigningError, inspect_pdf, load_identity, sign_issued
 from core.storage import StoredFileError, display_name, read_verified
 from events.regulation import deduction_rule
 from finance.rules import contract_article
@@ -433,11 +433,18 @@ def sign_contract(contract: Contract, *, filename: str, content: bytes, max_byte
                                what=f"the issued contract {contract.reference}", obj=contract, actor=actor, now=now)
     except StoredFileError as exc:
         raise ContractError(str(exc), "file") from None
+    try:
+        gambit_key = load_identity().public_key_der()
+    except SigningError:
+        raise ContractError(f"{name} cannot be checked just now: Gambit's signing identity cannot be loaded (the "
+                            "server's log says why), so nothing can tell Gambit's signature from another. Nothing "
+                            "was stored; upload it again once the secretariat has restored the identity.",
+                            "file") from None
     inspection = inspect_pdf(content, trust_roots=trust.trusted_roots(), now=now)
     problem = countersign_problem(
         name=name, reference=contract.reference, issued_sha256=contract.pdf_sha256, issued_size=len(issued),
         content_sha256=hashlib.sha256(content).hexdigest(), keeps_issued=content.startswith(issued),
-        inspection=inspection, gambit_key_sha256=hashlib.sha256(load_identity().public_key_der()).hexdigest())
+        inspection=inspection, gambit_key_sha256=hashlib.sha256(gambit_key).hexdigest())
     if problem:
         raise ContractError(problem, "file")
     contract.signed_pdf_signatures = json.dumps(inspection.as_dict())

@@ -353,6 +353,24 @@ def test_the_countersign_rule_is_wired_into_the_service(app, contract, admin, si
     assert contract.status == "issued"
 
 
+def test_a_countersigned_upload_while_the_signing_identity_is_broken_is_refused_not_a_500(
+        app, contract, admin, signing_ca, tmp_path, monkeypatch):
+    upload = app.config["UPLOAD_DIR"]
+    countersigned = sign(queries.pdf_path(upload, contract).read_bytes(),
+                         trusted_signer(signing_ca, "Anna Organizer", "Lviv Chess"), field="Organizer")
+    bad = tmp_path / "broken.p12"
+    bad.write_bytes(b"not a PKCS#12 file")
+    monkeypatch.setitem(app.config, "SIGNING_PKCS12", str(bad))
+    with pytest.raises(services.ContractError) as exc:
+        services.sign_contract(contract, filename="signed.pdf", content=countersigned, max_bytes=10**6,
+                               upload_dir=upload, actor=admin, now=contract.issued_at)
+    assert str(exc.value) == (
+        "signed.pdf cannot be checked just now: Gambit's signing identity cannot be loaded (the server's log says "
+        "why), so nothing can tell Gambit's signature from another. Nothing was stored; upload it again once the "
+        "secretariat has restored the identity.")
+    assert contract.status == "issued" and contract.signed_pdf_sha256 is None
+
+
 # ---------------------------------------------------------------------------------------- match result
 
 
