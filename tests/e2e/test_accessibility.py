@@ -156,8 +156,13 @@ EXCLUDED: dict[str, str] = {
     "scoring.export_csv": "a CSV download",
     "events.regulations_text": "the regulations' text, served as plain text",
     "signatures.certificate": "Gambit's signing certificate, a PEM download",
-    "contracts.for_bid": "a redirect to the bid's contract (or its new-contract page), both visited",
-    "contracts.issue": "a GET of an issued contract redirects to the contract page, which is visited",
+    "contracts.for_bid": "no page of its own: a redirect to the bid's contract page (visited), to its new-contract "
+                         "page (visited only in its 409 refusal state so far) or, for the selected bidder, to "
+                         "My contracts (visited); anyone else gets 404",
+    # NOT YET CHECKED (issue 14 audit): a GET of an issued contract redirects to the contract page, but a draft's
+    # GET is the issue form, and the demo seed has no draft contract, so that form is never reached by axe.
+    "contracts.issue": "not reached yet: the demo has no draft contract, whose GET is the issue form (a GET of an "
+                       "issued contract only redirects to the contract page, which is visited)",
 }
 EXCLUDED_PREFIXES = {"api.": "the JSON API", "contracts.api_": "the JSON API", "scoring.api_": "the JSON API"}
 
