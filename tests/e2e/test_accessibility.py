@@ -54,6 +54,7 @@ class Invalid:
 
     submit: str
     fill: dict[str, str] = field(default_factory=dict)
+    check: tuple[str, ...] = ()  # labels of checkboxes to tick before sending
 
 
 @dataclass(frozen=True)
@@ -88,6 +89,8 @@ VISITS: list[Visit] = [
     Visit("new user, refused", "accounts.new_user", "/admin/users/new", ("secretariat",), status=422,
           invalid=Invalid("Save")),
     Visit("edit user", "accounts.edit_user", "/admin/users/{federation_user}", ("secretariat",)),
+    Visit("edit user, bidder and reviewer refused", "accounts.edit_user", "/admin/users/{federation_user}",
+          ("secretariat",), status=422, invalid=Invalid("Save", check=("WCOC member",))),
     Visit("bids", "bids.index", "/bids/", LOGGED_IN),
     Visit("bid (submitted)", "bids.view", "/bids/{federation_bid}", ("federation", "secretariat")),
     Visit("bid (selected)", "bids.view", "/bids/{sponsor_bid}", ("sponsor",)),
@@ -336,6 +339,8 @@ def make_invalid(page, invalid: Invalid) -> None:
             form.locator("input[type=number], input[inputmode=decimal]").first.fill(value)
         else:
             form.get_by_label(label, exact=False).first.fill(value)
+    for label in invalid.check:
+        form.get_by_label(label, exact=True).check()
     with page.expect_navigation():
         form.get_by_role("button", name=invalid.submit, exact=True).click()
 
