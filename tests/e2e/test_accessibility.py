@@ -54,6 +54,7 @@ class Invalid:
 
     submit: str
     fill: dict[str, str] = field(default_factory=dict)
+    check: tuple[str, ...] = ()  # labels of checkboxes to tick before sending
 
 
 @dataclass(frozen=True)
@@ -88,6 +89,8 @@ VISITS: list[Visit] = [
     Visit("new user, refused", "accounts.new_user", "/admin/users/new", ("secretariat",), status=422,
           invalid=Invalid("Save")),
     Visit("edit user", "accounts.edit_user", "/admin/users/{federation_user}", ("secretariat",)),
+    Visit("edit user, bidder and reviewer refused", "accounts.edit_user", "/admin/users/{federation_user}",
+          ("secretariat",), status=422, invalid=Invalid("Save", check=("WCOC member",))),
     Visit("bids", "bids.index", "/bids/", LOGGED_IN),
     Visit("bid (submitted)", "bids.view", "/bids/{federation_bid}", ("federation", "secretariat")),
     Visit("bid (selected)", "bids.view", "/bids/{sponsor_bid}", ("sponsor",)),
@@ -156,8 +159,13 @@ EXCLUDED: dict[str, str] = {
     "scoring.export_csv": "a CSV download",
     "events.regulations_text": "the regulations' text, served as plain text",
     "signatures.certificate": "Gambit's signing certificate, a PEM download",
-    "contracts.for_bid": "a redirect to the bid's contract (or its new-contract page), both visited",
-    "contracts.issue": "a GET of an issued contract redirects to the contract page, which is visited",
+    "contracts.for_bid": "no page of its own: a redirect to the bid's contract page (visited), to its new-contract "
+                         "page (visited only in its 409 refusal state so far) or, for the selected bidder, to "
+                         "My contracts (visited); anyone else gets 404",
+    # NOT YET CHECKED (issue 14 audit): a GET of an issued contract redirects to the contract page, but a draft's
+    # GET is the issue form, and the demo seed has no draft contract, so that form is never reached by axe.
+    "contracts.issue": "not reached yet: the demo has no draft contract, whose GET is the issue form (a GET of an "
+                       "issued contract only redirects to the contract page, which is visited)",
 }
 EXCLUDED_PREFIXES = {"api.": "the JSON API", "contracts.api_": "the JSON API", "scoring.api_": "the JSON API"}
 
@@ -331,6 +339,8 @@ def make_invalid(page, invalid: Invalid) -> None:
             form.locator("input[type=number], input[inputmode=decimal]").first.fill(value)
         else:
             form.get_by_label(label, exact=False).first.fill(value)
+    for label in invalid.check:
+        form.get_by_label(label, exact=True).check()
     with page.expect_navigation():
         form.get_by_role("button", name=invalid.submit, exact=True).click()
 
