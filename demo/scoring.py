@@ -32,7 +32,6 @@ MEMBERS = [
 ]
 # A member's leaning per host federation, on the 0-5 scale; the criteria add a little variation around it.
 LEANING = {"UKR": Decimal("3.5"), "GEO": Decimal("3"), "UAE": Decimal("4")}
-WEIGHTS_REASON = "After the venue inspections the WCOC asked for more weight on playing conditions (15.5(c))."
 
 
 def _score(reg, base: Decimal, i: int, j: int) -> Decimal:
@@ -82,7 +81,10 @@ def seed_scoring_demo(*, now: datetime, slug: str = "fwwcm-2015") -> list[str]:
         weights = {c.key: c.weight for c in reg.criteria}
         key = "c" if "c" in weights else reg.criteria[0].key
         weights[key] += 3
-        services.change_weights(event, weights, reason=WEIGHTS_REASON, actor=admin, now=day + timedelta(days=4))
+        criterion = reg.criterion(key)  # its article from the call's data, like every citation shown
+        reason = (f"After the venue inspections the WCOC asked for more weight on {criterion.label[0].lower()}"
+                  f"{criterion.label[1:]} (Art. {criterion.article}).")
+        services.change_weights(event, weights, reason=reason, actor=admin, now=day + timedelta(days=4))
         out.append("demo weights: version 1")
 
     data = load_scoring(event)
