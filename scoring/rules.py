@@ -66,6 +66,12 @@ def round_half_up(value: Fraction | Decimal | int, places: int = DISPLAY_PLACES)
     return Decimal(-units if f < 0 else units).scaleb(-places)
 
 
+@functools.lru_cache(maxsize=64)
+def _exact(value: Decimal) -> Fraction:
+    """A threshold of the regulation as an exact Fraction, converted once."""
+    return Fraction(value)
+
+
 def _num(value: Decimal | int) -> str:
     """5, 0.5, 2.5: a score or threshold as people write it (no trailing zeros, no exponent)."""
     return f"{Decimal(value).normalize():f}"
@@ -541,10 +547,12 @@ def _exact_totals(table: ScoreTable, wint: Sequence[int], statistic: str = "mean
             out[b] = None
             continue
         pairs = []
+        plain = statistic == "mean" and skip_member is None
         for w, units, ordered, total in zip(wint, table.cells[b], table.ordered[b], table.sums[b], strict=True):
             if w == 0:
                 continue
-            value = _cell_value(units, ordered, total, statistic, skip_member)
+            value = (total if total[1] else None) if plain else _cell_value(units, ordered, total, statistic,
+                                                                             skip_member)
             if value is None:
                 pairs = None
                 break
@@ -641,7 +649,7 @@ def red_flags(reg: Regulation, criteria: Sequence[CriterionStats], total_exact: 
         if cs.key not in sc.red_flag_criteria:
             continue
         exact = cs.mean_exact if statistic == "mean" else cs.median_exact
-        if exact is None or exact >= Fraction(sc.red_flag_threshold):
+        if exact is None or exact >= _exact(sc.red_flag_threshold):
             continue
         shown = cs.mean if statistic == "mean" else cs.median
         label = _anchor_label(sc, sc.red_flag_threshold)
@@ -650,7 +658,7 @@ def red_flags(reg: Regulation, criteria: Sequence[CriterionStats], total_exact: 
             "criterion_below_threshold", cs.article, cs.key, shown, sc.red_flag_threshold,
             f"the {statistic} score for {cs.label.lower()} is {shown}, below {named}. {_NOT_EXCLUSION}",
             f"{reg.citation('red_flags')} (criterion {cs.article})"))
-    if total_exact is not None and total_exact < Fraction(sc.overall_threshold):
+    if total_exact is not None and total_exact < _exact(sc.overall_threshold):
         shown = round_half_up(total_exact)
         flags.append(RedFlag(
             "total_below_threshold", "", None, shown, sc.overall_threshold,
