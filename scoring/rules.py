@@ -8,9 +8,11 @@ Every threshold, scale, anchor and weight comes from ``reg.scoring`` and ``reg.c
 
 Arithmetic and rounding, stated once:
 
-* Scores and weights are `Decimal`. Means, medians, variances, totals and contributions are computed as exact
-  fractions (`fractions.Fraction`), so "tied" means tied exactly, and every comparison with a threshold
-  (red flags, disagreement, ranking) is made on the exact value, never on a rounded one.
+* Scores and weights are `Decimal`. Means, medians, variances, totals and contributions are computed exactly:
+  a score is an integer count of the scale's smallest decimal and a weight an integer of its own, so each is a
+  ratio of integers, compared over common denominators and returned as `fractions.Fraction` where a result keeps
+  its exact value. "Tied" means tied exactly, and every comparison with a threshold (red flags, disagreement,
+  ranking) is made on the exact value, never on a rounded one.
 * What is displayed is a `Decimal` with two decimals (`DISPLAY_PLACES`), rounded half up (half away from
   zero, as `decimal.ROUND_HALF_UP`): means, medians, minimum, maximum, range, standard deviation, totals,
   contributions, weight percentages.

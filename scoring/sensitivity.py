@@ -24,7 +24,10 @@ Four views of the ranking in force (weighted means under a weights version), eac
   level. Otherwise it is *sensitive*, and the verdict names every reason.
 
 Floating point (numpy float64) is used only inside the Dirichlet sampling: a first-place share is a
-statistic, not money and not a score. Everything else is exact, as in `scoring.rules`.
+statistic, not money and not a score. Everything else is exact, as in `scoring.rules`, and in integers: the
+leave-one-out totals come from each cell's sum and count less one member's score, the swaps from the closed form
+on integer weights and means. The draws depend only on the seed, the weights, the concentration and the number
+of samples, so a process makes them once for the weights in force and keeps them.
 """
 
 from __future__ import annotations
