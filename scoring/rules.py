@@ -353,6 +353,14 @@ class _StatsRule:
         self.stdev_negative = threshold < 0
         self.method = reg.citation("evaluation_method")
         self._units: dict[int, tuple[Decimal, Decimal, str]] = {}
+        self._ratios: dict[tuple[int, int], tuple[Fraction, Decimal]] = {}
+
+    def ratio(self, num: int, den: int) -> tuple[Fraction, Decimal]:
+        """num / den (den > 0) exactly and rounded half up for display; many cells share a mean or a median."""
+        got = self._ratios.get((num, den))
+        if got is None:
+            got = self._ratios[num, den] = (Fraction(num, den), _half_up_ratio(num, den))
+        return got
 
     def units(self, u: int) -> tuple[Decimal, Decimal, str]:
         """u units of the scale as a Decimal, rounded half up for display, and as people write it."""
@@ -389,10 +397,10 @@ def _unit_stats(rule: _StatsRule, c: Criterion, ordered: Sequence[int], total: i
     if var_num * rule.stdev_den2 > rule.stdev_num2 * var_den or rule.stdev_negative:
         reasons.append(f"the standard deviation is {stdev}, above {rule.stdev_text}")
     reason = (f"{rule.method} (criterion {c.article}): members disagree: {'; '.join(reasons)}." if reasons else "")
-    return CriterionStats(
-        c.key, c.label, c.article, n, _half_up_ratio(total, n * scale), _half_up_ratio(med_num, med_den),
-        lo_shown, hi_shown, spread_shown, stdev, bool(reasons), reason, contribution,
-        mean_exact=Fraction(total, n * scale), median_exact=Fraction(med_num, med_den))
+    mean_exact, mean = rule.ratio(total, n * scale)
+    median_exact, median = rule.ratio(med_num, med_den)
+    return CriterionStats(c.key, c.label, c.article, n, mean, median, lo_shown, hi_shown, spread_shown, stdev,
+                          bool(reasons), reason, contribution, mean_exact=mean_exact, median_exact=median_exact)
 
 
 def criterion_stats(reg: Regulation, key: str, scores: Mapping[MemberId, Decimal | int | None]) -> CriterionStats:
