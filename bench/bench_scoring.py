@@ -2,7 +2,9 @@
 
 Run from the project root, `python -m bench.bench_scoring` or `python bench/bench_scoring.py`
 (`--runs N`, `--bids`, `--members`, `--criteria`). Prints a markdown section with the median time of N runs;
-the budget is 0.25 s for 20 bids x 15 members x 10 criteria with the regulation's 10,000 Dirichlet samples.
+the budget is issue 15's aim, 10 ms for 20 bids x 15 members x 10 criteria with the regulation's 10,000 Dirichlet
+samples (`make bench` judges the same aim, `bench/__main__.py`'s SCORING_AIM_S). The first call in a process also
+draws the Dirichlet weightings (kept for the next calls with the same weights): its time is printed beside.
 Timing is measured here, never asserted in the tests. `--strict` exits with status 1 over budget.
 
 `--page` also times the ranking page end to end (the app on a temporary SQLite database, the 2015 call, bids and
@@ -28,7 +30,7 @@ from events.regulation import Criterion, default_event_file, load_regulation_fil
 from scoring.rules import rank_bids  # noqa: E402
 from scoring.sensitivity import assess_sensitivity  # noqa: E402
 
-BUDGET_SECONDS = 0.25
+BUDGET_SECONDS = 0.010  # ranking + full sensitivity, 20 x 15 x 10: issue 15's aim
 
 
 def make_case(bids: int, members: int, criteria: int, seed: int = 2015):
@@ -63,8 +65,11 @@ def make_case(bids: int, members: int, criteria: int, seed: int = 2015):
     return reg, cards
 
 
-def _time(fn, runs: int) -> list[float]:
+def _time(fn, runs: int, first: list[float] | None = None) -> list[float]:
+    t0 = time.perf_counter()
     fn()  # warm-up: imports, caches
+    if first is not None:
+        first.append(time.perf_counter() - t0)
     out = []
     for _ in range(runs):
         t0 = time.perf_counter()
@@ -161,8 +166,9 @@ def main(argv: list[str] | None = None) -> int:
         ("ranking + full sensitivity", lambda: (rank_bids(reg, cards), assess_sensitivity(reg, cards))),
     ]
     rows = []
+    first: list[float] = []
     for name, fn in cases:
-        times = _time(fn, args.runs)
+        times = _time(fn, args.runs, first)
         rows.append((name, statistics.median(times), min(times), max(times)))
     total = rows[-1][1]
     verdict = assess_sensitivity(reg, cards).summary
@@ -175,9 +181,11 @@ def main(argv: list[str] | None = None) -> int:
     print("|---|---:|---:|---:|")
     for name, med, lo, hi in rows:
         print(f"| {name} | {med * 1000:.1f} ms | {lo * 1000:.1f} ms | {hi * 1000:.1f} ms |")
-    status = "within" if total < BUDGET_SECONDS else "OVER"
+    status = "within" if total <= BUDGET_SECONDS else "OVER"
     print(f"\nBudget {Decimal(str(BUDGET_SECONDS)) * 1000:.0f} ms for ranking + full sensitivity: "
-          f"**{status} budget** ({total * 1000:.1f} ms median).\n")
+          f"**{status} budget** ({total * 1000:.1f} ms median; the first call of the process, which also draws the "
+          f"Dirichlet weightings: {first[0] * 1000:.1f} ms for the ranking, {first[1] * 1000:.1f} ms for the "
+          "sensitivity).\n")
     print(f"Verdict on the generated data: {verdict}")
     if args.page:
         times, queries = page_case(args.bids, args.members, max(3, args.runs // 5))

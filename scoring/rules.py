@@ -8,9 +8,11 @@ Every threshold, scale, anchor and weight comes from ``reg.scoring`` and ``reg.c
 
 Arithmetic and rounding, stated once:
 
-* Scores and weights are `Decimal`. Means, medians, variances, totals and contributions are computed as exact
-  fractions (`fractions.Fraction`), so "tied" means tied exactly, and every comparison with a threshold
-  (red flags, disagreement, ranking) is made on the exact value, never on a rounded one.
+* Scores and weights are `Decimal`. Means, medians, variances, totals and contributions are computed exactly:
+  a score is an integer count of the scale's smallest decimal and a weight an integer of its own, so each is a
+  ratio of integers, compared over common denominators and returned as `fractions.Fraction` where a result keeps
+  its exact value. "Tied" means tied exactly, and every comparison with a threshold (red flags, disagreement,
+  ranking) is made on the exact value, never on a rounded one.
 * What is displayed is a `Decimal` with two decimals (`DISPLAY_PLACES`), rounded half up (half away from
   zero, as `decimal.ROUND_HALF_UP`): means, medians, minimum, maximum, range, standard deviation, totals,
   contributions, weight percentages.
@@ -26,11 +28,12 @@ Arithmetic and rounding, stated once:
 
 from __future__ import annotations
 
+import collections
 import enum
 import functools
 import math
 from collections.abc import Hashable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from datetime import datetime
 from decimal import ROUND_HALF_UP, Decimal
 from fractions import Fraction
@@ -63,6 +66,12 @@ def round_half_up(value: Fraction | Decimal | int, places: int = DISPLAY_PLACES)
     num, den = abs(f.numerator) * 10**places, f.denominator
     units = (2 * num + den) // (2 * den)  # floor(|x| * 10^places + 1/2) in integers
     return Decimal(-units if f < 0 else units).scaleb(-places)
+
+
+@functools.lru_cache(maxsize=64)
+def _exact(value: Decimal) -> Fraction:
+    """A threshold of the regulation as an exact Fraction, converted once."""
+    return Fraction(value)
 
 
 def _num(value: Decimal | int) -> str:
@@ -330,6 +339,70 @@ def _stats(reg: Regulation, c: Criterion, values: Sequence[Decimal]) -> Criterio
         mean_exact=mean, median_exact=median)
 
 
+class _StatsRule:
+    """The disagreement thresholds of one regulation, ready for integer comparisons (`_unit_stats`), and the
+    scores of its scale as they are shown and written, made once per ranking instead of once per cell."""
+
+    def __init__(self, reg: Regulation, places: int):
+        sc = reg.scoring
+        self.places, self.scale = places, 10**places
+        self.range = sc.disagreement_range
+        self.range_text, self.stdev_text = _num(sc.disagreement_range), _num(sc.disagreement_stdev)
+        threshold = Fraction(sc.disagreement_stdev)
+        self.stdev_num2, self.stdev_den2 = threshold.numerator ** 2, threshold.denominator ** 2
+        self.stdev_negative = threshold < 0
+        self.method = reg.citation("evaluation_method")
+        self._units: dict[int, tuple[Decimal, Decimal, str]] = {}
+        self._ratios: dict[tuple[int, int], tuple[Fraction, Decimal]] = {}
+
+    def ratio(self, num: int, den: int) -> tuple[Fraction, Decimal]:
+        """num / den (den > 0) exactly and rounded half up for display; many cells share a mean or a median."""
+        got = self._ratios.get((num, den))
+        if got is None:
+            got = self._ratios[num, den] = (Fraction(num, den), _half_up_ratio(num, den))
+        return got
+
+    def units(self, u: int) -> tuple[Decimal, Decimal, str]:
+        """u units of the scale as a Decimal, rounded half up for display, and as people write it."""
+        got = self._units.get(u)
+        if got is None:
+            d = Decimal(u).scaleb(-self.places)
+            got = self._units[u] = (d, round_half_up(d), _num(d))
+        return got
+
+
+def _unit_stats(rule: _StatsRule, c: Criterion, ordered: Sequence[int], total: int,
+                contribution: Decimal | None = None) -> CriterionStats:
+    """`_stats` on the cell's scores as integer units of 10 ** -rule.places (`ordered`: increasing; `total`: their
+    sum), in integers: the same values and sentences, without a Decimal or Fraction operation per score."""
+    n = len(ordered)
+    if n == 0:
+        return CriterionStats(c.key, c.label, c.article, 0, None, None, None, None, None, None, False, "",
+                              contribution)
+    scale = rule.scale
+    squares = sum([u * u for u in ordered])
+    mid = n // 2
+    med_num, med_den = (ordered[mid], scale) if n % 2 else (ordered[mid - 1] + ordered[mid], 2 * scale)
+    lo, lo_shown, lo_text = rule.units(ordered[0])
+    hi, hi_shown, hi_text = rule.units(ordered[-1])
+    spread, spread_shown, spread_text = rule.units(ordered[-1] - ordered[0])
+    # variance = (n * squares - total^2) / (n^2 * scale^2); the stdev shown is sqrt of it, rounded half up
+    var_num, var_den = n * squares - total * total, n * n * scale * scale
+    stdev = Decimal((math.isqrt(4 * var_num * 10 ** (2 * DISPLAY_PLACES) // var_den) + 1) // 2).scaleb(
+        -DISPLAY_PLACES)
+    reasons = []
+    if spread >= rule.range:
+        reasons.append(f"the scores run from {lo_text} to {hi_text}, a range of {spread_text} "
+                       f"(flagged from {rule.range_text})")
+    if var_num * rule.stdev_den2 > rule.stdev_num2 * var_den or rule.stdev_negative:
+        reasons.append(f"the standard deviation is {stdev}, above {rule.stdev_text}")
+    reason = (f"{rule.method} (criterion {c.article}): members disagree: {'; '.join(reasons)}." if reasons else "")
+    mean_exact, mean = rule.ratio(total, n * scale)
+    median_exact, median = rule.ratio(med_num, med_den)
+    return CriterionStats(c.key, c.label, c.article, n, mean, median, lo_shown, hi_shown, spread_shown, stdev,
+                          bool(reasons), reason, contribution, mean_exact=mean_exact, median_exact=median_exact)
+
+
 def criterion_stats(reg: Regulation, key: str, scores: Mapping[MemberId, Decimal | int | None]) -> CriterionStats:
     """Mean, median, min, max, range, population standard deviation and count of the members' scores of one
     bid on criterion `key` (a None score is not counted), with the disagreement flag of Art. 15.5.
@@ -359,15 +432,22 @@ def _checked_score(reg: Regulation, s: object, where: str) -> Decimal:
 
 
 @functools.lru_cache(maxsize=16)
-def _scale_units(scale_min: Decimal, scale_max: Decimal, step: Decimal) -> tuple[Decimal, dict[Decimal, int]]:
-    """The smallest decimal of the scale, and every score on the scale mapped to its count of that unit."""
+def _scale_units(scale_min: Decimal, scale_max: Decimal, step: Decimal) -> tuple[int, dict[Decimal, int]]:
+    """The places of the smallest decimal of the scale, and every score on the scale mapped to its count of
+    that unit (10 ** -places)."""
     places = max(0, -min(step.as_tuple().exponent, scale_min.as_tuple().exponent, scale_max.as_tuple().exponent))
     units: dict[Decimal, int] = {}
     value = scale_min
     while value <= scale_max:
         units[value] = int(value.scaleb(places))
         value += step
-    return Decimal(1).scaleb(-places), units
+    return places, units
+
+
+def _half_up_ratio(num: int, den: int, places: int = DISPLAY_PLACES) -> Decimal:
+    """num / den (den > 0) rounded half away from zero to `places` decimals: `round_half_up` on integers."""
+    units = (2 * abs(num) * 10**places + den) // (2 * den)
+    return Decimal(-units if num < 0 else units).scaleb(-places)
 
 
 @dataclass(frozen=True)
@@ -375,19 +455,27 @@ class ScoreTable:
     """The validated scorecards, criterion by criterion; shared by the ranking and the sensitivity analysis.
 
     `cells[b][k]` maps each member who scored bid `b` on criterion `k` to the score as an integer count of
-    `unit` (the smallest decimal of the scale), so sums and leave-one-out sums are exact integer arithmetic.
+    `unit` (10 ** -`places`, the smallest decimal of the scale), so sums, means, medians and leave-one-out
+    values are exact integer arithmetic; `sums[b][k]` is that cell's (sum, count) of units.
     """
 
     keys: tuple[str, ...]
     bids: tuple[BidId, ...]
     members: Mapping[BidId, tuple[MemberId, ...]]
-    scores: Mapping[BidId, tuple[Mapping[MemberId, Decimal], ...]]
     cells: Mapping[BidId, tuple[Mapping[MemberId, int], ...]]
-    unit: Decimal
-    # (sum, count) of each cell's units, so a mean or a leave-one-out mean costs no pass over the members.
-    sums: Mapping[BidId, tuple[tuple[int, int], ...]] = field(default_factory=dict, repr=False)
+    places: int
+    sums: Mapping[BidId, tuple[tuple[int, int], ...]] = field(repr=False)
 
     @property
+    def unit(self) -> Decimal:
+        return Decimal(1).scaleb(-self.places)
+
+    @functools.cached_property
+    def ordered(self) -> Mapping[BidId, tuple[list[int], ...]]:
+        """Each cell's units in increasing order (medians, minimum, maximum)."""
+        return {b: tuple(sorted(cell.values()) for cell in cells) for b, cells in self.cells.items()}
+
+    @functools.cached_property
     def all_members(self) -> tuple[MemberId, ...]:
         """Every member who has a scorecard for some bid, in order of first appearance."""
         seen: dict[MemberId, None] = {}
@@ -406,32 +494,28 @@ def score_table(reg: Regulation, scorecards: Scorecards) -> ScoreTable:
     sc = reg.scoring
     keys = tuple(c.key for c in reg.criteria)
     index = {k: i for i, k in enumerate(keys)}
-    unit, on_scale_units = _scale_units(sc.scale_min, sc.scale_max, sc.step)
+    places, on_scale_units = _scale_units(sc.scale_min, sc.scale_max, sc.step)
     members: dict[BidId, tuple[MemberId, ...]] = {}
-    scores: dict[BidId, tuple[dict[MemberId, Decimal], ...]] = {}
     cells: dict[BidId, tuple[dict[MemberId, int], ...]] = {}
+    sums: dict[BidId, tuple[tuple[int, int], ...]] = {}
     for bid, cards in scorecards.items():
-        per_key: tuple[dict[MemberId, Decimal], ...] = tuple({} for _ in keys)
-        per_key_units: tuple[dict[MemberId, int], ...] = tuple({} for _ in keys)
+        per_key: tuple[dict[MemberId, int], ...] = tuple({} for _ in keys)
         for member, card in cards.items():
             for key, s in card.items():
-                where = f"bid {bid!r}, member {member!r}, criterion ({key})"
-                if key not in index:
-                    raise ValueError(f"{reg.citation('evaluation_method')}: {where}: there is no such criterion "
-                                     "in this call")
+                i = index.get(key)
+                if i is None:
+                    raise ValueError(f"{reg.citation('evaluation_method')}: bid {bid!r}, member {member!r}, "
+                                     f"criterion ({key}): there is no such criterion in this call")
                 if s is None:
                     continue
                 u = on_scale_units.get(s) if isinstance(s, Decimal) and s.is_finite() else None
                 if u is None:  # the slow path only for what is not a plain score on the scale
-                    s = _checked_score(reg, s, where)
-                    u = on_scale_units[s]
-                per_key[index[key]][member] = s
-                per_key_units[index[key]][member] = u
+                    u = on_scale_units[_checked_score(reg, s, f"bid {bid!r}, member {member!r}, criterion ({key})")]
+                per_key[i][member] = u
         members[bid] = tuple(cards)
-        scores[bid] = per_key
-        cells[bid] = per_key_units
-    sums = {b: tuple((sum(cell.values()), len(cell)) for cell in cells[b]) for b in cells}
-    return ScoreTable(keys, tuple(scorecards), members, scores, cells, unit, sums)
+        cells[bid] = per_key
+        sums[bid] = tuple((sum(cell.values()), len(cell)) for cell in per_key)
+    return ScoreTable(keys, tuple(scorecards), members, cells, places, sums)
 
 
 def _integer_weights(weights: Sequence[Decimal]) -> tuple[int, ...]:
@@ -439,22 +523,64 @@ def _integer_weights(weights: Sequence[Decimal]) -> tuple[int, ...]:
     return tuple(int(w.scaleb(places)) for w in weights)
 
 
-def _cell_value(units: Mapping[MemberId, int], total: tuple[int, int], statistic: str,
+def _cell_value(units: Mapping[MemberId, int], ordered: Sequence[int], total: tuple[int, int], statistic: str,
                 skip: MemberId | None = None) -> tuple[int, int] | None:
-    """The score used for one criterion as an exact ratio (numerator, denominator) in table units."""
+    """The score used for one criterion as an exact ratio (numerator, denominator) in table units; `ordered`
+    holds the cell's units in increasing order."""
     left_out = skip is not None and skip in units
     if statistic == "mean":
         s, n = total
         if left_out:
             s, n = s - units[skip], n - 1
         return (s, n) if n else None
-    vals = [u for m, u in units.items() if m != skip] if left_out else list(units.values())
+    vals: Sequence[int] = ordered
+    if left_out:
+        vals = list(ordered)
+        vals.remove(units[skip])
     n = len(vals)
     if n == 0:
         return None
-    vals.sort()
     mid = n // 2
     return (vals[mid], 1) if n % 2 else (vals[mid - 1] + vals[mid], 2)
+
+
+def _exact_totals(table: ScoreTable, wint: Sequence[int], statistic: str = "mean",
+                  skip_member: MemberId | None = None) -> dict[BidId, tuple[int, int] | None]:
+    """Each bid's weighted total as an exact ratio (numerator, denominator) of integers, on the scale (see
+    `bid_totals`); the denominator is positive."""
+    wsum = sum(wint)
+    scale = 10**table.places
+    out: dict[BidId, tuple[int, int] | None] = {}
+    for b in table.bids:
+        members = table.members[b]
+        if not members or (skip_member is not None and len(members) == 1 and members[0] == skip_member):
+            out[b] = None
+            continue
+        pairs = []
+        plain = statistic == "mean" and skip_member is None
+        for w, units, ordered, total in zip(wint, table.cells[b], table.ordered[b], table.sums[b], strict=True):
+            if w == 0:
+                continue
+            value = (total if total[1] else None) if plain else _cell_value(units, ordered, total, statistic,
+                                                                             skip_member)
+            if value is None:
+                pairs = None
+                break
+            pairs.append((w, value))
+        if pairs is None:
+            out[b] = None
+            continue
+        lcm = math.lcm(*(den for _, (_, den) in pairs))
+        out[b] = (sum(w * a * (lcm // den) for w, (a, den) in pairs), lcm * wsum * scale)
+    return out
+
+
+def _comparable(totals: Mapping[BidId, tuple[int, int] | None]) -> dict[BidId, int | None]:
+    """Exact totals given as (numerator, positive denominator) brought over one common denominator: integers
+    that compare (and tie) exactly as the totals do. Raises nothing."""
+    dens = [t[1] for t in totals.values() if t is not None]
+    common = math.lcm(*dens) if dens else 1
+    return {b: None if t is None else t[0] * (common // t[1]) for b, t in totals.items()}
 
 
 def bid_totals(table: ScoreTable, weights: Sequence[Decimal], statistic: str = "mean", *,
@@ -468,34 +594,11 @@ def bid_totals(table: ScoreTable, weights: Sequence[Decimal], statistic: str = "
     """
     if statistic not in STATISTICS:
         raise ValueError(f"statistic is one of {', '.join(STATISTICS)}, got {statistic!r}")
-    wint = _integer_weights(weights)
-    wsum = sum(wint)
-    unit = Fraction(table.unit)
-    out: dict[BidId, Fraction | None] = {}
-    for b in table.bids:
-        members = [m for m in table.members[b] if m != skip_member]
-        if not members:
-            out[b] = None
-            continue
-        pairs = []
-        for w, units, total in zip(wint, table.cells[b], table.sums[b], strict=True):
-            if w == 0:
-                continue
-            value = _cell_value(units, total, statistic, skip_member)
-            if value is None:
-                pairs = None
-                break
-            pairs.append((w, value))
-        if pairs is None:
-            out[b] = None
-            continue
-        lcm = math.lcm(*(den for _, (_, den) in pairs))
-        num = sum(w * a * (lcm // den) for w, (a, den) in pairs)
-        out[b] = Fraction(num, lcm * wsum) * unit
-    return out
+    totals = _exact_totals(table, _integer_weights(weights), statistic, skip_member)
+    return {b: None if t is None else Fraction(*t) for b, t in totals.items()}
 
 
-def leaders_of(totals: Mapping[BidId, Fraction | None]) -> tuple[BidId, ...]:
+def leaders_of(totals: Mapping[BidId, Fraction | int | None]) -> tuple[BidId, ...]:
     """The bids with the highest total (several when tied; none when no bid has a total)."""
     scored = [t for t in totals.values() if t is not None]
     if not scored:
@@ -504,14 +607,13 @@ def leaders_of(totals: Mapping[BidId, Fraction | None]) -> tuple[BidId, ...]:
     return tuple(b for b, t in totals.items() if t == best)
 
 
-def competition_ranks(totals: Mapping[BidId, Fraction | None]) -> dict[BidId, int | None]:
+def competition_ranks(totals: Mapping[BidId, Fraction | int | None]) -> dict[BidId, int | None]:
     """Standard competition ranking ("1224"): one plus the number of bids with a strictly higher total;
     equal totals share a rank. None for a bid without a total."""
-    scored = sorted((t for t in totals.values() if t is not None), reverse=True)
-    ranks: dict[BidId, int | None] = {}
-    for b, t in totals.items():
-        ranks[b] = None if t is None else 1 + sum(1 for x in scored if x > t)
-    return ranks
+    first: dict[Fraction | int, int] = {}
+    for i, t in enumerate(sorted((t for t in totals.values() if t is not None), reverse=True)):
+        first.setdefault(t, i + 1)
+    return {b: None if t is None else first[t] for b, t in totals.items()}
 
 
 # ------------------------------------------------------------------------------------------ red flags
@@ -557,7 +659,7 @@ def red_flags(reg: Regulation, criteria: Sequence[CriterionStats], total_exact: 
         if cs.key not in sc.red_flag_criteria:
             continue
         exact = cs.mean_exact if statistic == "mean" else cs.median_exact
-        if exact is None or exact >= Fraction(sc.red_flag_threshold):
+        if exact is None or exact >= _exact(sc.red_flag_threshold):
             continue
         shown = cs.mean if statistic == "mean" else cs.median
         label = _anchor_label(sc, sc.red_flag_threshold)
@@ -566,7 +668,7 @@ def red_flags(reg: Regulation, criteria: Sequence[CriterionStats], total_exact: 
             "criterion_below_threshold", cs.article, cs.key, shown, sc.red_flag_threshold,
             f"the {statistic} score for {cs.label.lower()} is {shown}, below {named}. {_NOT_EXCLUSION}",
             f"{reg.citation('red_flags')} (criterion {cs.article})"))
-    if total_exact is not None and total_exact < Fraction(sc.overall_threshold):
+    if total_exact is not None and total_exact < _exact(sc.overall_threshold):
         shown = round_half_up(total_exact)
         flags.append(RedFlag(
             "total_below_threshold", "", None, shown, sc.overall_threshold,
@@ -667,17 +769,23 @@ def rank_bids(reg: Regulation, scorecards: Scorecards, weights: Weights | None =
         raise ValueError(f"statistic is one of {', '.join(STATISTICS)}, got {statistic!r}")
     ws = check_weights(reg, weights)
     shares = weight_shares(reg, dict(zip((c.key for c in reg.criteria), ws, strict=True)))
-    norm = normalised_weights(ws)
     table = score_table(reg, scorecards)
-    totals = bid_totals(table, ws, statistic)
-    ranks = competition_ranks(totals)
-    leaders = leaders_of(totals)
+    wint = _integer_weights(ws)
+    exact = _exact_totals(table, wint, statistic)
+    keys = _comparable(exact)  # integers that order and tie exactly as the totals
+    totals = {b: None if t is None else Fraction(*t) for b, t in exact.items()}
+    ranks = competition_ranks(keys)
+    leaders = leaders_of(keys)
+    counts = collections.Counter(k for k in keys.values() if k is not None)
+    rule = _StatsRule(reg, table.places)
+    scale_units = 10**DISPLAY_PLACES
 
     results: dict[BidId, BidResult] = {}
     for b in table.bids:
-        stats = [_stats(reg, c, list(table.scores[b][i].values())) for i, c in enumerate(reg.criteria)]
+        ordered, sums = table.ordered[b], table.sums[b]
         total = totals[b]
         if total is None:
+            stats = [_unit_stats(rule, c, vals, s) for c, vals, (s, _) in zip(reg.criteria, ordered, sums, strict=True)]
             if not table.members[b]:
                 note = "No scorecard submitted yet: no total, listed after the ranked bids."
             else:
@@ -686,18 +794,40 @@ def rank_bids(reg: Regulation, scorecards: Scorecards, weights: Weights | None =
                 note = f"No score yet for {unscored}: no total, listed after the ranked bids."
             results[b] = BidResult(b, None, "unranked", False, len(table.members[b]), None, tuple(stats), (), note)
             continue
-        exact = [None if w == 0 else w * (s.mean_exact if statistic == "mean" else s.median_exact)
-                 for w, s in zip(norm, stats, strict=True)]
-        shown = round_half_up(total)
-        parts = _allocate([x or Fraction(0) for x in exact], int(shown.scaleb(DISPLAY_PLACES)))
-        stats = [replace(s, contribution=None if x is None else p) for s, x, p in zip(stats, exact, parts, strict=True)]
-        tied = sum(1 for t in totals.values() if t == total) > 1
+        # Contributions w_k * s_k / sum(w) over the total's own denominator, allocated by largest remainder
+        # (`_allocate`, in integers): their two-decimal values add up to the two-decimal total.
+        num, den = exact[b]
+        lcm = den // (sum(wint) * rule.scale)
+        scaled = []
+        for w, vals, (s, n) in zip(wint, ordered, sums, strict=True):
+            if w == 0:
+                scaled.append(0)
+                continue
+            if statistic == "mean":
+                a, d = s, n
+            else:
+                mid = n // 2
+                a, d = (vals[mid], 1) if n % 2 else (vals[mid - 1] + vals[mid], 2)
+            scaled.append(scale_units * w * a * (lcm // d))
+        floors = [x // den for x in scaled]
+        shown_units = (2 * abs(num) * scale_units + den) // (2 * den)
+        target = -shown_units if num < 0 else shown_units
+        need = target - sum(floors)
+        order = sorted((i for i, x in enumerate(scaled) if x % den), key=lambda i: (-(scaled[i] % den), i))
+        if not 0 <= need <= len(order):
+            raise ValueError(f"cannot allocate {target} units over {scaled} / {den}")  # a bug, not bad input
+        for i in order[:need]:
+            floors[i] += 1
+        stats = [_unit_stats(rule, c, vals, s, None if w == 0 else Decimal(f).scaleb(-DISPLAY_PLACES))
+                 for c, w, vals, (s, _), f in zip(reg.criteria, wint, ordered, sums, floors, strict=True)]
+        shown = Decimal(target).scaleb(-DISPLAY_PLACES)
+        tied = counts[keys[b]] > 1
         rank = ranks[b]
         results[b] = BidResult(
             b, rank, f"{rank}=" if tied else str(rank), tied, len(table.members[b]), shown, tuple(stats),
             red_flags(reg, stats, total, statistic), "", total_exact=total)
 
-    order = sorted(table.bids, key=lambda b: (totals[b] is None, -(totals[b] or 0)))
+    order = sorted(table.bids, key=lambda b: (keys[b] is None, -(keys[b] or 0)))
     names = names or {}
 
     def name(b: BidId) -> str:

@@ -24,11 +24,17 @@ Four views of the ranking in force (weighted means under a weights version), eac
   level. Otherwise it is *sensitive*, and the verdict names every reason.
 
 Floating point (numpy float64) is used only inside the Dirichlet sampling: a first-place share is a
-statistic, not money and not a score. Everything else is exact, as in `scoring.rules`.
+statistic, not money and not a score. Everything else is exact, as in `scoring.rules`, and in integers: the
+leave-one-out totals come from each cell's sum and count less one member's score, the swaps from the closed form
+on integer weights and means. The draws depend only on the seed, the weights, the concentration and the number
+of samples, so a process makes them once for the weights in force and keeps them.
 """
 
 from __future__ import annotations
 
+import functools
+import math
+import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
@@ -43,11 +49,13 @@ from scoring.rules import (
     Scorecards,
     ScoreTable,
     Weights,
+    _comparable,
+    _exact_totals,
+    _half_up_ratio,
+    _integer_weights,
     _jsonable_id,
-    bid_totals,
     check_weights,
     leaders_of,
-    normalised_weights,
     round_half_up,
     score_table,
     weight_shares,
@@ -57,6 +65,7 @@ from scoring.rules import (
 # is about 1e-15, while two different exact totals differ by far more in all but a vanishing share of draws.
 TIE_TOLERANCE = 1e-9
 SHARE_PLACES = 4
+_BLAS_ONE_THREAD = 200_000  # multiply-adds per block of the Dirichlet product (`first_place_shares`)
 
 
 # ------------------------------------------------------------------------------------------- context
@@ -64,15 +73,24 @@ SHARE_PLACES = 4
 
 @dataclass(frozen=True)
 class _Context:
+    """The ranking in force as integers: `means[b][k]` is bid b's mean on criterion k as a count of
+    1 / (`mean_den` * 10 ** table.places) (None when nobody scored it), `wint` the weights as integers of their
+    smallest decimal, `keys` the totals over one common denominator (they compare and tie exactly as `totals`)."""
+
     reg: Regulation
     table: ScoreTable
     weights: tuple[Decimal, ...]
-    norm: tuple[Fraction, ...]
+    wint: tuple[int, ...]
     totals: dict[BidId, Fraction | None]
+    keys: dict[BidId, int | None]
     leaders: tuple[BidId, ...]
+    scored: tuple[BidId, ...]  # bids with a total, in ranking order (ties in the order given)
+    means: dict[BidId, list[int | None]]
+    mean_den: int
     names: Mapping[BidId, str]
     member_names: Mapping[MemberId, str]
     percents: tuple[Decimal, ...]  # the weight percentages as the ranking shows them (adding up to 100.00)
+    criteria: tuple[str, ...]  # "(a) Prize fund": how a sentence names each criterion
 
     def name(self, bid: BidId) -> str:
         return self.names.get(bid, str(bid))
@@ -81,17 +99,7 @@ class _Context:
         return self.member_names.get(member, str(member))
 
     def criterion(self, key: str) -> str:
-        return f"({key}) {self.reg.criterion(key).label}"
-
-    def means(self, bid: BidId) -> list[Fraction | None]:
-        unit = Fraction(self.table.unit)
-        return [Fraction(sum(cell.values()), len(cell)) * unit if cell else None for cell in self.table.cells[bid]]
-
-    @property
-    def scored(self) -> list[BidId]:
-        """Bids with a total, in ranking order (ties in the order given)."""
-        bids = [b for b in self.table.bids if self.totals[b] is not None]
-        return sorted(bids, key=lambda b: -self.totals[b])
+        return self.criteria[self.table.keys.index(key)]
 
 
 def _context(reg: Regulation, scorecards: Scorecards, weights: Weights | None,
@@ -99,10 +107,16 @@ def _context(reg: Regulation, scorecards: Scorecards, weights: Weights | None,
              member_names: Mapping[MemberId, str] | None = None) -> _Context:
     ws = check_weights(reg, weights)
     table = score_table(reg, scorecards)
-    totals = bid_totals(table, ws)
+    wint = _integer_weights(ws)
+    exact = _exact_totals(table, wint)
+    keys = _comparable(exact)
+    totals = {b: None if t is None else Fraction(*t) for b, t in exact.items()}
+    scored = tuple(sorted((b for b in table.bids if keys[b] is not None), key=lambda b: -keys[b]))
+    mean_den = math.lcm(*(n for sums in table.sums.values() for _, n in sums if n))
+    means = {b: [s * (mean_den // n) if n else None for s, n in sums] for b, sums in table.sums.items()}
     percents = tuple(w.percent for w in weight_shares(reg, dict(zip((c.key for c in reg.criteria), ws, strict=True))))
-    return _Context(reg, table, ws, normalised_weights(ws), totals, leaders_of(totals), names or {},
-                    member_names or {}, percents)
+    return _Context(reg, table, ws, wint, totals, keys, leaders_of(keys), scored, means, mean_den, names or {},
+                    member_names or {}, percents, tuple(f"({c.key}) {c.label}" for c in reg.criteria))
 
 
 def _and(items: Sequence[str]) -> str:
@@ -180,32 +194,58 @@ class WeightSwap:
 
 
 def _swaps(ctx: _Context) -> tuple[WeightSwap, ...]:
+    """`_deltas` for the leader against every rival, in integers. With W the integer weights (sum Ws) and D_k the
+    difference of the two means over one common denominator, the gap is G = sum W_k D_k; for k the slope is
+    proportional to (D_k Ws - G) / (Ws - W_k), so delta = -G (Ws - W_k) / (Ws (D_k Ws - G)) and the new weight
+    w_k + delta = (W_k D_k - G) / (D_k Ws - G): exact, and a Fraction only for each swap kept."""
     if len(ctx.leaders) != 1:
         return ()
     leader = ctx.leaders[0]
-    lead = ctx.means(leader)
-    out = []
+    lead = ctx.means[leader]
+    wint = ctx.wint
+    wsum = sum(wint)
+    out: list[tuple[float, int, WeightSwap]] = []
     for rival in ctx.scored:
         if rival == leader:
             continue
-        riv = ctx.means(rival)
+        riv = ctx.means[rival]
         # A criterion of weight 0 that one of the two has no score on: raising its weight is undefined.
-        usable = [i for i in range(len(ctx.norm)) if lead[i] is not None and riv[i] is not None]
-        d = [a - b if a is not None and b is not None else Fraction(0) for a, b in zip(lead, riv, strict=True)]
-        for i, delta in zip(usable, _deltas(ctx.norm, d, usable), strict=True):
-            if delta is None or delta == 0:
+        usable = [i for i, (a, b) in enumerate(zip(lead, riv, strict=True)) if a is not None and b is not None]
+        d = [0] * len(wint)
+        for i in usable:
+            d[i] = lead[i] - riv[i]
+        gap = sum(w * x for w, x in zip(wint, d, strict=True))
+        if gap <= 0:  # the rival is level or ahead already: no change needed (never for the single leader)
+            continue
+        for i in usable:
+            wk = wint[i]
+            slope = d[i] * wsum - gap
+            if wk == wsum or slope == 0:  # nothing left to rescale, or the two totals move in parallel
                 continue
+            new_num, new_den = (wk * d[i] - gap, slope) if slope > 0 else (gap - wk * d[i], -slope)
+            if not 0 <= new_num <= new_den:  # the crossing lies beyond a weight of 0 or 1
+                continue
+            num, den = -gap * (wsum - wk), wsum * slope
+            if den < 0:
+                num, den = -num, -den
             c = ctx.reg.criteria[i]
             before = ctx.percents[i]
-            after = round_half_up((ctx.norm[i] + delta) * 100)
+            after = _half_up_ratio(100 * new_num, new_den)
             shift = after - before
-            verb, rest = ("raising", "down") if delta > 0 else ("lowering", "up")
-            sentence = (f"{verb} the weight of {ctx.criterion(c.key)} from {before}% to {after}% of the total "
+            verb, rest = ("raising", "down") if num > 0 else ("lowering", "up")
+            sentence = (f"{verb} the weight of {ctx.criteria[i]} from {before}% to {after}% of the total "
                         f"({shift:+} percentage points of the total weight, the other weights scaled {rest} in "
                         f"proportion) brings "
                         f"{ctx.name(rival)} level with {ctx.name(leader)}")
-            out.append(WeightSwap(leader, rival, c.key, c.label, before, after, shift, sentence, delta))
-    return tuple(sorted(out, key=lambda s: abs(s.delta)))
+            out.append((abs(num) / den, len(out), WeightSwap(leader, rival, c.key, c.label, before, after, shift,
+                                                             sentence, Fraction(num, den))))
+    # Smallest |delta| first, ties in the order found. A float is monotonic in the exact value, so distinct floats
+    # order as the exact deltas do; only equal floats need the exact comparison.
+    if len({key for key, _, _ in out}) == len(out):
+        out.sort(key=lambda t: t[0])
+    else:
+        out.sort(key=lambda t: (t[0], abs(t[2].delta), t[1]))
+    return tuple(s for _, _, s in out)
 
 
 def weight_swaps(reg: Regulation, scorecards: Scorecards, weights: Weights | None = None, *,
@@ -238,11 +278,52 @@ def first_place_shares(values: np.ndarray, weights: np.ndarray, *, concentration
     positive = weights > 0
     if not positive.any():
         raise ValueError("no criterion has a positive weight")
-    rng = np.random.default_rng(seed)
-    draws = rng.dirichlet(concentration * weights[positive], size=samples)
-    totals = draws @ values[positive]
+    draws = _dirichlet_draws(seed, float(concentration), tuple(weights[positive].tolist()), samples)
+    kept = values[positive]
+    bids = kept.shape[1]
+    # Fresh arrays of this size cost more than the arithmetic (the pages of every new megabyte are faulted in and
+    # zeroed on each call): this thread's buffers are reused instead.
+    totals, by_bid, best, firsts = _scratch(samples, bids)
+    # The product in blocks small enough that OpenBLAS computes each on one thread (it goes multithreaded above
+    # about 2.6e5 multiply-adds, and its threads then wait for busy cores: 10+ ms instead of 0.1); each block's
+    # rows are the same dot products, so the totals are the same to the bit.
+    rows = max(1, _BLAS_ONE_THREAD // max(1, kept.shape[0] * bids))
+    for start in range(0, samples, rows):
+        np.matmul(draws[start:start + rows], kept, out=totals[start:start + rows])
+    # Bid by bid (one contiguous row per bid) the maxima, the first places and their counts cost a tenth of the
+    # same reductions along rows of 20; without a tied sample every first place counts 1, so the counts are the
+    # sums below to the bit.
+    np.copyto(by_bid, totals.T)
+    np.max(by_bid, axis=0, out=best)
+    best -= TIE_TOLERANCE
+    np.greater_equal(by_bid, best, out=firsts)
+    if firsts.sum(axis=0).max() == 1:
+        return np.count_nonzero(firsts, axis=1) / samples
     top = totals >= totals.max(axis=1, keepdims=True) - TIE_TOLERANCE
     return (top / top.sum(axis=1, keepdims=True)).sum(axis=0) / samples
+
+
+_SCRATCH = threading.local()
+
+
+def _scratch(samples: int, bids: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """This thread's work arrays for `first_place_shares` (totals by sample, totals by bid, each sample's best
+    total, first places), made again only when the shape changes. Raises nothing."""
+    buffers = getattr(_SCRATCH, "buffers", None)
+    if buffers is None or buffers[0].shape != (samples, bids):
+        buffers = (np.empty((samples, bids)), np.empty((bids, samples)), np.empty(samples),
+                   np.empty((bids, samples), dtype=bool))
+        _SCRATCH.buffers = buffers
+    return buffers
+
+
+@functools.lru_cache(maxsize=8)
+def _dirichlet_draws(seed: int, concentration: float, weights: tuple[float, ...], samples: int) -> np.ndarray:
+    """`samples` draws of Dirichlet(concentration x weights) from `default_rng(seed)`, read-only. They depend on
+    nothing else, so the draws for the weights in force are made once per process, not on every ranking."""
+    draws = np.random.default_rng(seed).dirichlet(concentration * np.array(weights), size=samples)
+    draws.flags.writeable = False
+    return draws
 
 
 @dataclass(frozen=True)
@@ -278,12 +359,15 @@ def _shares(ctx: _Context, samples: int | None, concentration: Decimal | None,
     bids = ctx.scored
     if not bids:
         return None
-    # A scored bid has a score on every criterion of positive weight; those of weight 0 never count.
-    values = np.array([[float(x) if x is not None else 0.0 for x in ctx.means(b)] for b in bids]).T
-    weights = np.array([float(w) for w in ctx.norm])
+    # A scored bid has a score on every criterion of positive weight; those of weight 0 never count. Each mean
+    # and weight is its exact ratio divided once (correctly rounded, as float() of the Fraction).
+    scale = 10**ctx.table.places
+    values = np.array([[s / (n * scale) if n else 0.0 for s, n in ctx.table.sums[b]] for b in bids]).T
+    wsum = sum(ctx.wint)
+    weights = np.array([w / wsum for w in ctx.wint])
     shares = first_place_shares(values, weights, concentration=float(concentration), samples=samples, seed=seed)
     return FirstPlaceShares(samples, concentration, seed, tuple(
-        (b, round_half_up(Fraction(float(s)), SHARE_PLACES)) for b, s in zip(bids, shares, strict=True)))
+        (b, _half_up_ratio(*float(s).as_integer_ratio(), SHARE_PLACES)) for b, s in zip(bids, shares, strict=True)))
 
 
 def dirichlet_first_place_shares(reg: Regulation, scorecards: Scorecards, weights: Weights | None = None, *,
@@ -315,27 +399,88 @@ class Variation:
                 "description": self.description}
 
 
+def _totals_without_each_member(ctx: _Context, den: int,
+                                terms: Mapping[BidId, list[int] | None]) -> dict[BidId, dict[MemberId, int | None]]:
+    """For each bid with a total, its weighted means without each of its members' scores, over the common
+    denominator den * sum(w) * 10 ** places (den a multiple of every count and every count less one); `terms`
+    holds each complete bid's weighted means over it (None for a bid without a total: leaving a member out fills
+    no cell). One pass over the scores: a member's total is the bid's less, on each cell they scored, the
+    difference their score makes to that cell's mean."""
+    table, wint = ctx.table, ctx.wint
+    out: dict[BidId, dict[MemberId, int | None]] = {}
+    for b in table.bids:
+        base = terms[b]
+        if base is None:
+            continue
+        full = sum(base)
+        members = table.members[b]
+        totals: dict[MemberId, int | None] = dict.fromkeys(members, full)
+        alone: set[MemberId] = set()
+        for w, cell, (s, n), term in zip(wint, table.cells[b], table.sums[b], base, strict=True):
+            if w == 0:
+                continue
+            if n == 1:  # the only member to score a criterion that counts: without them, no total
+                alone.update(cell)
+                continue
+            f = w * (den // (n - 1))
+            for m, u in cell.items():
+                totals[m] += f * (s - u) - term
+        for m in alone:
+            totals[m] = None
+        if len(members) == 1:
+            totals[members[0]] = None
+        out[b] = totals
+    return out
+
+
 def _variations(ctx: _Context) -> tuple[Variation, ...]:
+    """The leave-one-out and median variations, each total an integer over a denominator common to all bids
+    of that variation (only who leads is kept), from the cells' sums and counts: no Fraction, and no pass over
+    the members beyond the one left out."""
     base = set(ctx.leaders)
+    table, wint = ctx.table, ctx.wint
     out = []
 
-    def add(kind: str, subject, totals: Mapping[BidId, Fraction | None], prefix: str) -> None:
-        leaders = leaders_of(totals)
+    def add(kind: str, subject, leaders: tuple[BidId, ...], prefix: str) -> None:
         changes = set(leaders) != base
         out.append(Variation(kind, subject, leaders, changes,
                              f"{prefix}, {_leaders_text(ctx, leaders, still=not changes)}"))
 
-    for m in ctx.table.all_members:
-        add("member", m, bid_totals(ctx.table, ctx.weights, skip_member=m),
-            f"without the scorecards of {ctx.member(m)}")
-    positive = [i for i, w in enumerate(ctx.weights) if w > 0]
+    counts = {n for sums in table.sums.values() for _, n in sums if n}
+    den = math.lcm(*counts, *(n - 1 for n in counts if n > 1))
+    # Each bid's weighted means as integers over `den` (None for a bid without a total in some variation:
+    # rebuilt below when a cell of positive weight is empty).
+    terms = {b: [w * s * (den // n) if w and n else 0 for w, (s, n) in zip(wint, table.sums[b], strict=True)]
+             for b in table.bids}
+    complete = {b: bool(table.members[b]) and all(n for w, (_, n) in zip(wint, table.sums[b], strict=True) if w)
+                for b in table.bids}
+    without = _totals_without_each_member(ctx, den, {b: terms[b] if complete[b] else None for b in table.bids})
+    for m in table.all_members:
+        keys = {b: None if b not in without else without[b].get(m, sum(terms[b])) for b in table.bids}
+        add("member", m, leaders_of(keys), f"without the scorecards of {ctx.member(m)}")
+    positive = [i for i, w in enumerate(wint) if w > 0]
     if len(positive) > 1:
+        # the criteria of positive weight nobody scored, per bid with a scorecard: without criterion i, a bid has a
+        # total when i is the only one
+        empty = {b: [k for k, (w, (_, n)) in enumerate(zip(wint, table.sums[b], strict=True)) if w and not n]
+                 for b in table.bids if table.members[b]}
+        sums = {b: sum(terms[b]) for b in table.bids}
         for i in positive:
-            ws = list(ctx.weights)
-            ws[i] = Decimal(0)
+            keys = {b: sums[b] - terms[b][i] if b in empty and empty[b] in ([], [i]) else None for b in table.bids}
             key = ctx.reg.criteria[i].key
-            add("criterion", key, bid_totals(ctx.table, ws), f"without {ctx.criterion(key)}")
-    add("median", None, bid_totals(ctx.table, ctx.weights, "median"), "with medians instead of means")
+            add("criterion", key, leaders_of(keys), f"without {ctx.criterion(key)}")
+    medians = {}
+    for b in table.bids:
+        if not complete[b]:
+            medians[b] = None
+            continue
+        total = 0
+        for w, vals in zip(wint, table.ordered[b], strict=True):
+            if w:
+                mid = len(vals) // 2
+                total += w * (2 * vals[mid] if len(vals) % 2 else vals[mid - 1] + vals[mid])
+        medians[b] = total
+    add("median", None, leaders_of(medians), "with medians instead of means")
     return tuple(out)
 
 
