@@ -95,7 +95,8 @@ V = TypeVar("V")
 
 @dataclass_transform(frozen_default=True, field_specifiers=(field,))
 def table(cls: type[T]) -> type[T]:
-    """A table of the call file: a frozen dataclass that pydantic validates (unknown keys forbidden, no coercion)."""
+    """A table of the call file: a frozen dataclass that pydantic validates (unknown keys forbidden, no coercion).
+    Building one in code with an impossible value raises pydantic's ValidationError; the loader names the key."""
     return cast(type[T], pydantic_dataclass(config=_TABLE)(cls))
 
 
@@ -792,7 +793,7 @@ def _refusal(exc: ValidationError) -> RegulationError:
     return RegulationError(f"{key}: {e['msg']}, got {value!r}")
 
 
-def _fail(key: str, why: str) -> None:
+def _fail(key: str, why: str) -> NoReturn:
     raise RegulationError(f"{key}: {why}")
 
 
