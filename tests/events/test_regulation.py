@@ -1,5 +1,6 @@
 """The regulation file is data: strictly validated, versioned, and the only source of every figure."""
 
+import dataclasses
 from datetime import date
 from decimal import Decimal
 
@@ -58,11 +59,26 @@ def test_opening_dates_are_derived_from_the_window_and_the_schedule(reg):
     ('bid_deadline = 2015-05-31T23:59:59Z', 'bid_deadline = 2015-05-31T23:59:59',
      "event.bid_deadline: expected a date and time with a time zone"),
     ('[hotel]', '[hotel\n', "not valid TOML"),
+    # A TOML float is never read as a binary float: an amount or a share is a string.
+    ('min_share_of_prize_fund = "0.20"', 'min_share_of_prize_fund = 0.20',
+     'fide_contribution.min_share_of_prize_fund: expected a decimal number as a string (for example "0.20"), got 0.2'),
+    ('net_of_taxes_required = true', 'net_of_taxes_required = 1',
+     "prize_fund.net_of_taxes_required: expected true or false, got 1"),
+    ('principal = "Chief Arbiter"', 'principal = "Chief Arbiter"\nrank = 1',
+     "obligations.stipends[3].rank: unknown key"),
+    ('bid_deadline = 2015-05-31T23:59:59Z', 'bid_deadline = 2015-05-31',
+     "event.bid_deadline: expected a date and time with a time zone"),
+    ('label = "Poor"', 'label = ""', "scoring.anchors[1].label: expected non-empty text, got ''"),
 ])
 def test_loader_refuses_a_bad_file_naming_the_key(old, new, message):
     with pytest.raises(RegulationError) as exc:
         parse_regulation(edited(old, new))
     assert message in str(exc.value)
+
+
+def test_the_tables_are_frozen(reg):
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        reg.hotel.min_stars = 5  # type: ignore[misc]
 
 
 def test_a_missing_key_is_named():
