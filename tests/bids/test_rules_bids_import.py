@@ -9,20 +9,9 @@ from decimal import Decimal
 
 import pytest
 
-from bids.rules import (
-    JSON_FIELDS,
-    BankGuarantee,
-    BidData,
-    BidImportError,
-    Evaluation,
-    RoomRate,
-    bid_from_json,
-    bid_to_json,
-    check_bid,
-    failures,
-    is_compliant,
-    pending,
-)
+from bids.data import JSON_FIELDS, BankGuarantee, BidData, Evaluation, RoomRate
+from bids.rules import check_bid, failures, is_compliant, pending
+from bids.shape import BidImportError, bid_from_json, bid_to_json
 from tests.bids.factories import regulation, today_for, valid_bid, valid_bid_json
 
 D = Decimal
