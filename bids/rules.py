@@ -21,6 +21,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import date, timedelta
 from decimal import Decimal
+from typing import TypeGuard
 
 from bids.data import APPLICANT_TYPES, NO_GUARANTEE, BidData, RoomRate
 from core.findings import Finding, Outcome
@@ -49,7 +50,7 @@ def required_guarantee_amount(reg: Regulation, bid: BidData) -> Decimal | None:
     total = Decimal("0.00")
     for item in reg.guarantee.must_cover:
         value = bid.prize_fund_eur if item == "prize_fund" else bid.fide_contribution_eur
-        if not (_is_amount(value) and _has_cents_only(value)):
+        if not _well_formed(value):
             return None
         total += value
     return total
@@ -58,7 +59,7 @@ def required_guarantee_amount(reg: Regulation, bid: BidData) -> Decimal | None:
 # --------------------------------------------------------------------------------------- small helpers
 
 
-def _is_amount(value) -> bool:
+def _is_amount(value: object) -> TypeGuard[Decimal]:
     return isinstance(value, Decimal) and value.is_finite()
 
 
@@ -66,11 +67,16 @@ def _has_cents_only(value: Decimal) -> bool:
     return value >= 0 and value == value.quantize(CENTS)
 
 
-def _given(value) -> bool:
+def _well_formed(value: object) -> TypeGuard[Decimal]:
+    """An amount in whole cents, not negative."""
+    return _is_amount(value) and _has_cents_only(value)
+
+
+def _given(value: object) -> TypeGuard[str]:
     return isinstance(value, str) and bool(value.strip())
 
 
-def _is_whole(value) -> bool:
+def _is_whole(value: object) -> TypeGuard[int]:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
@@ -209,7 +215,7 @@ def _check_pre_match_and_closing(reg: Regulation, bid: BidData) -> list[Finding]
         out.append(_finding("closing.end_of_event", sr.closing_end_article, "closing_date", None,
                             f"the closing ceremony takes place not later than "
                             f"{_plural(sr.closing_latest_days_after_end, 'day', 'days')} after the end of the event."))
-    elif latest is not None:
+    elif latest is not None and isinstance(closing, date):  # here always a date after the opening
         last_day = opening + timedelta(days=reg.last_scheduled_day_offset)
         days_after = (closing - last_day).days
         allowed_by_schedule = (closing - opening).days in reg.closing_offsets()
@@ -232,7 +238,7 @@ def _check_dates(reg: Regulation, bid: BidData) -> list[Finding]:
     opening, closing = bid.opening_date, bid.closing_date
     opening_ok = isinstance(opening, date) and opening in reg.possible_opening_dates()
     closing_known = isinstance(closing, date)
-    in_order = closing > opening if isinstance(opening, date) and closing_known else None
+    in_order = closing > opening if isinstance(opening, date) and isinstance(closing, date) else None
     out = [
         _finding("15.2a.opening_date", art, "opening_date", opening_ok,
                  f"the opening ceremony must be {_dates_phrase(reg.possible_opening_dates())}, so that the "
@@ -240,7 +246,7 @@ def _check_dates(reg: Regulation, bid: BidData) -> list[Finding]:
                  f"{format_day(s.window_start)} and {format_day(s.window_end)}.",
                  format_day(opening) if isinstance(opening, date) else ""),
         _finding("15.2a.closing_date", art, "closing_date",
-                 closing_known and s.window_start <= closing <= s.window_end,
+                 isinstance(closing, date) and s.window_start <= closing <= s.window_end,
                  f"the closing ceremony must be between {format_day(s.window_start)} and "
                  f"{format_day(s.window_end)}.",
                  format_day(closing) if closing_known else ""),
@@ -255,7 +261,7 @@ def _check_dates(reg: Regulation, bid: BidData) -> list[Finding]:
                + (" (tie-breaks included)" if "tiebreak" in s.days else "") + " fits before it")
     value = ""
     ok = None
-    if in_order:
+    if in_order and isinstance(opening, date) and isinstance(closing, date):  # in order: both are dates
         days = (closing - opening).days
         ok = days in offsets
         message += ("; with your opening date that is "
@@ -283,19 +289,18 @@ def _check_prize_fund(reg: Regulation, bid: BidData) -> list[Finding]:
     art = pf.bid_article
     prize = bid.prize_fund_eur
     given = _is_amount(prize)
-    well_formed = given and _has_cents_only(prize)
     value = _money_value(prize)
     net = " net of local taxes" if pf.net_of_taxes_required else ""
     return [
         _finding("15.2c.present", art, "prize_fund_eur", given,
                  "the bid must propose a prize fund for the players."),
-        _finding("15.2c.cents", art, "prize_fund_eur", _has_cents_only(prize) if given else None,
+        _finding("15.2c.cents", art, "prize_fund_eur", _has_cents_only(prize) if _is_amount(prize) else None,
                  "the prize fund must be an amount in euros with at most two decimals.", value),
-        _finding("15.2c.minimum", art, "prize_fund_eur", prize >= pf.minimum if well_formed else None,
+        _finding("15.2c.minimum", art, "prize_fund_eur", prize >= pf.minimum if _well_formed(prize) else None,
                  f"the prize fund must be at least {format_eur(pf.minimum)}{net}.", value),
         # Not a rule: Art. 15.2(c) sets a minimum only. A figure above the sanity bound is a warning to check it.
         _finding("15.2c.maximum", reg.citation("prize_fund_maximum"), "prize_fund_eur",
-                 prize <= pf.maximum if well_formed else None,
+                 prize <= pf.maximum if _well_formed(prize) else None,
                  f"a prize fund above {format_eur(pf.maximum)} is unusual: please check the figure "
                  "(a warning, not a requirement of the regulations).", value),
         _finding("15.2c.net_of_taxes", art, "amounts_net_of_taxes",
@@ -309,21 +314,21 @@ def _check_fide_contribution(reg: Regulation, bid: BidData) -> list[Finding]:
     art = fc.bid_article
     prize, contribution = bid.prize_fund_eur, bid.fide_contribution_eur
     given = _is_amount(contribution)
-    well_formed = given and _has_cents_only(contribution)
     value = _money_value(contribution)
     share = format_share(fc.min_share_of_prize_fund)
     message = f"the contribution to FIDE must be at least {share} of the prize fund"
     ok = None
-    if _is_amount(prize) and _has_cents_only(prize):
+    if _well_formed(prize):
         required = minimum_fide_contribution(reg, prize)  # rounded half up to the cent, as finance/ says
         message += f", {format_eur(required)} for a prize fund of {format_eur(prize)}"
-        if well_formed:
+        if _well_formed(contribution):
             ok = contribution >= required
     message += f", over and above it and net of local taxes (Art. {fc.article})."
     return [
         _finding("15.2d.present", art, "fide_contribution_eur", given,
                  "the bid must state the contribution to FIDE."),
-        _finding("15.2d.cents", art, "fide_contribution_eur", _has_cents_only(contribution) if given else None,
+        _finding("15.2d.cents", art, "fide_contribution_eur",
+                 _has_cents_only(contribution) if _is_amount(contribution) else None,
                  "the contribution to FIDE must be an amount in euros with at most two decimals.", value),
         _finding("15.2d.minimum", art, "fide_contribution_eur", ok, message, value),
         # Art. 13.2 asks the contribution net of taxes whatever the prize fund's setting says; the bid answers
@@ -381,7 +386,8 @@ def _check_hotel(reg: Regulation, bid: BidData) -> list[Finding]:
         _finding("15.2g.stars", art, "hotel_stars", category_ok,
                  "the bid must give the category of the official hotel, a whole number of stars from 1 to 5.",
                  stars_value),
-        _finding("15.2g.minimum", art, "hotel_stars", stars >= h.min_stars if category_ok else None,
+        _finding("15.2g.minimum", art, "hotel_stars",
+                 stars >= h.min_stars if _is_whole(stars) and category_ok else None,
                  f"the official hotel must have at least {_plural(h.min_stars, 'star', 'stars')}.", stars_value),
         # "and name if possible": asked for, never required.
         _finding("15.2g.hotel_name", art, "hotel_name", True if _given(bid.hotel_name) else None,
@@ -410,7 +416,7 @@ def _check_guarantee(reg: Regulation, bid: BidData) -> list[Finding]:
     g = reg.guarantee
     art = g.article
     offered = bid.guarantee_offered
-    bg = bid.bank_guarantee if offered else NO_GUARANTEE
+    bg = bid.bank_guarantee if offered and bid.bank_guarantee is not None else NO_GUARANTEE
     out = [
         _finding("15.2j.offered", art, "bank_guarantee", True if offered else None,
                  f"a bank guarantee is optional; with one, the payment deadlines of Art. {reg.payments.article} "
@@ -426,7 +432,7 @@ def _check_guarantee(reg: Regulation, bid: BidData) -> list[Finding]:
                             "the bank guarantee must be attached."))
 
     amount = bg.amount_eur
-    amount_given = _is_amount(amount) and _has_cents_only(amount)
+    amount_given = _well_formed(amount)
     required = required_guarantee_amount(reg, bid)
     covers = [_COVER_LABELS[c] for c in g.must_cover]
     if covers:
@@ -439,7 +445,8 @@ def _check_guarantee(reg: Regulation, bid: BidData) -> list[Finding]:
     ok = None
     if offered and not amount_given:
         ok = False
-    elif offered and required is not None:  # while what it must cover is missing, 15.2(c)/(d) say so
+    # While what it must cover is missing, 15.2(c)/(d) say so. (Offered, a guarantee here has a well-formed amount.)
+    elif offered and required is not None and _well_formed(amount):
         ok = amount >= required
     # Art. 15.2(j) asks only for "any bank guarantees as described in the bidding procedure": what it must
     # cover and how long it stays valid are the procedure's terms, cited as such.
@@ -489,7 +496,7 @@ def _home_share(reg: Regulation, bid: BidData) -> str:
     """"5% of the prize fund (€10,000.00)"; without the figure while the prize fund is missing."""
     sp = reg.prize_split
     text = f"{format_share(sp.home_opponent_share)} of the prize fund"
-    if _is_amount(bid.prize_fund_eur) and _has_cents_only(bid.prize_fund_eur):
+    if _well_formed(bid.prize_fund_eur):
         text += f" ({format_eur(share_of(bid.prize_fund_eur, sp.home_opponent_share))})"
     return text
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from datetime import date
 from decimal import Decimal
+from typing import TypeGuard
 
 from babel import Locale
 from email_validator import EmailNotValidError, validate_email
@@ -26,7 +27,7 @@ _COUNTRIES = frozenset(k for k in _TERRITORIES
                        if isinstance(k, str) and len(k) == 2 and k.isalpha() and k not in _NOT_COUNTRIES)
 
 
-def is_country_code(value: object) -> bool:
+def is_country_code(value: object) -> TypeGuard[str]:
     """An ISO 3166-1 alpha-2 country code in capitals ("UA"). Raises nothing."""
     return isinstance(value, str) and value in _COUNTRIES
 
