@@ -91,8 +91,9 @@ def _declaration_gate(event, owner_id: int | None = None):
 def bid_json(bid) -> dict:
     """The import's JSON shape, with status, version and compliance added (reviewers read the submitted data,
     which is what the bid holds while it is not a draft)."""
-    from bids.rules import bid_to_json, is_compliant
+    from bids.rules import is_compliant
     from bids.services import compliance
+    from bids.shape import bid_to_json
 
     findings = compliance(bid, today=utcnow().date())
     return {"id": bid.id, "event": bid.event.slug, **bid_to_json(bid.to_data()), "status": bid.status,

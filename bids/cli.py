@@ -11,7 +11,8 @@ from sqlalchemy import select
 from accounts.models import User, UserRole
 from accounts.services import find_user_by_email
 from bids import services
-from bids.rules import BidImportError, bid_from_json, check_bid
+from bids.rules import check_bid
+from bids.shape import BidImportError, bid_from_json
 from core.auth import Role
 from core.db import db, utcnow
 from core.findings import Outcome

@@ -4,7 +4,6 @@ bids/rules.py and are shown beside the fields as the compliance report."""
 from __future__ import annotations
 
 import re
-from datetime import date
 
 from flask_wtf.file import FileField
 from wtforms import (
@@ -23,17 +22,18 @@ from wtforms import (
 )
 from wtforms.validators import DataRequired, Email, Length, NumberRange, Optional, ValidationError
 
+from bids.data import EVALUATION_FIELDS, EVALUATION_MAX_CHARS, TEXT_MAX_CHARS
 from bids.lifecycle import LATE_ADMISSION_NEEDS_REASON
 from bids.models import CONSULTATION, CONSULTATION_LABELS, DOCUMENT_KINDS
-from bids.rules import EVALUATION_FIELDS, EVALUATION_MAX_CHARS, TEXT_MAX_CHARS, parse_amount
 from core.forms import BaseForm, choices, strip
+from core.validators import NotADateError, parse_amount, parse_day
 from events.federations import country_choices, federation_choices
 
 TEXT = [Optional(), Length(max=TEXT_MAX_CHARS, message=f"Keep this under {TEXT_MAX_CHARS} characters.")]
 
 
 class AmountField(StringField):
-    """Euros as typed; parsed with bids.rules.parse_amount. The typed text is shown again when it is wrong."""
+    """Euros as typed; parsed with core.validators.parse_amount. The typed text is shown again when it is wrong."""
 
     def process_formdata(self, valuelist):
         self.raw = valuelist[0] if valuelist else ""
@@ -53,7 +53,7 @@ class AmountField(StringField):
 
 
 class DayField(DateField):
-    """A date (YYYY-MM-DD) with a message that repeats what was typed."""
+    """A date (YYYY-MM-DD, read by core.validators.parse_day) with a message that repeats what was typed."""
 
     def process_formdata(self, valuelist):
         raw = valuelist[0].strip() if valuelist else ""
@@ -61,8 +61,8 @@ class DayField(DateField):
             self.data = None
             return
         try:
-            self.data = date.fromisoformat(raw)
-        except ValueError:
+            self.data = parse_day(raw)
+        except NotADateError:
             self.data = None
             raise ValueError(f"Enter a real date as YYYY-MM-DD, for example 2015-10-12 (you entered '{raw[:40]}')."
                              ) from None

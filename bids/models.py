@@ -28,7 +28,8 @@ from sqlalchemy.orm import Mapped, mapped_column, object_session, relationship
 from sqlalchemy.orm.attributes import set_committed_value
 
 from accounts.models import User
-from bids.rules import NO_GUARANTEE, BankGuarantee, BidData, BidStatus, Evaluation, RoomRate
+from bids.data import NO_GUARANTEE, BankGuarantee, BidData, Evaluation, RoomRate
+from bids.lifecycle import BidStatus
 from core.db import db, utcnow
 from core.signing import Inspection
 from events.models import Event

@@ -6,9 +6,10 @@ import dataclasses
 from datetime import date
 from decimal import Decimal
 
+from bids.data import NO_GUARANTEE, BankGuarantee, BidData, Evaluation, RoomRate
 from bids.forms import SECTION_FORMS, AmountField, DayField
 from bids.models import DOCUMENT_KINDS, Bid
-from bids.rules import NO_GUARANTEE, SECTION_TITLES, BankGuarantee, BidData, Evaluation, RoomRate
+from bids.sections import SECTION_TITLES
 from bids.services import SECTION_COLUMNS
 from core.money import format_day, format_eur
 from finance.rules import BidTerms, obligations, payment_schedule
@@ -82,7 +83,7 @@ def bid_cost(reg, data: BidData, *, signal_blocker_required: bool = False):
 
 
 def _stored_value(data: dict, name: str):
-    """A form field's value in a submitted version's JSON (bids.rules.bid_to_json)."""
+    """A form field's value in a submitted version's JSON (bids.shape.bid_to_json)."""
     guarantee = data.get("bank_guarantee") or {}
     if name == "guarantee_offered":
         return "yes" if data.get("bank_guarantee") else "no"

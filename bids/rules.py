@@ -1,4 +1,4 @@
-"""The pure rules of a bid: its data, the JSON import, the compliance checks and the lifecycle.
+"""The compliance checks of a bid: the findings that say whether it may be submitted.
 
 Nothing here touches Flask, SQLAlchemy or a session. Every figure, date and article number comes from the
 call's `Regulation` (its fields, or `reg.citation(key)`), and each finding says which kind of rule it is: the
@@ -8,35 +8,25 @@ regulations' article, the call's bidding procedure, or a sanity check (a warning
 and an informational Art. 13.3 home-match finding), whatever the bid holds, so the compliance report is the
 same checklist for every bid and a finding's `code` is a stable id ("15.2c.minimum") that does not change when a
 regulation renumbers its articles. A finding's `message` states the requirement (it reads the same whether the
-bid passes or fails); `Finding.as_text()` adds "Art. …:" and "(you entered …)".
+bid passes or fails); `Finding.as_text()` adds "Art. …:" and "(you entered …)". The notes on the signatures of
+the uploaded letter and guarantee say, likewise, whether they let the bid be submitted.
+
+The bid's data is in bids.data, the form's sections in bids.sections, the JSON shape in bids.shape and the
+lifecycle in bids.lifecycle.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass
 from datetime import date, timedelta
 from decimal import Decimal
+from typing import TypeGuard
 
-from babel import Locale
-from email_validator import EmailNotValidError, validate_email
-
-from bids.lifecycle import (  # noqa: F401  (the lifecycle lives in bids.lifecycle; these names are its API)
-    BID_LIFECYCLE,
-    DEADLINE_BOUND_ACTIONS,
-    TRANSITIONS,
-    BidAction,
-    BidSituation,
-    BidStatus,
-    TransitionError,
-    allowed_actions,
-    can_change_before_deadline,
-    check_transition,
-    next_status,
-)
+from bids.data import APPLICANT_TYPES, NO_GUARANTEE, BidData, RoomRate
 from core.findings import Finding, Outcome
-from core.money import CENTS, amount_str, format_day, format_eur, format_share
+from core.money import CENTS, format_day, format_eur, format_share
+from core.validators import country_name, is_country_code, is_email
 from events.regulation import (
     Citation,
     Player,
@@ -52,206 +42,6 @@ from finance.rules import is_home_match, minimum_fide_contribution, opponent_of
 # Every article comes from the call's file: the Regulation's fields (reg.schedule.window_article, ...) or its
 # [citations] by key (reg.citation("venue")), so a renumbered call is a data change.
 
-APPLICANT_TYPES = ("federation", "sponsor")
-
-# Form limits, shared by the web form and the JSON import.
-TEXT_MAX_CHARS = 200
-EMAIL_MAX_CHARS = 254
-EVALUATION_MAX_CHARS = 5000
-AMOUNT_MAX_INTEGER_DIGITS = 12  # Numeric(14, 2)
-
-
-# ------------------------------------------------------------------------------------------------- data
-
-
-@dataclass(frozen=True)
-class RoomRate:
-    """A special room rate for visitors, meals included (Art. 15.2(g))."""
-
-    room_type: str | None
-    eur_per_night: Decimal | None
-
-
-@dataclass(frozen=True)
-class BankGuarantee:
-    """The bank guarantee of Art. 15.2(j). `offered=False` means none is offered (it is optional)."""
-
-    offered: bool
-    bank: str | None = None
-    amount_eur: Decimal | None = None
-    valid_until: date | None = None
-
-
-NO_GUARANTEE = BankGuarantee(offered=False)
-
-
-@dataclass(frozen=True)
-class EvaluationField:
-    """A free-text part of the bid that informs one criterion of Art. 15.5."""
-
-    key: str
-    label: str
-    criterion: str
-
-
-EVALUATION_FIELDS: tuple[EvaluationField, ...] = (
-    EvaluationField("playing_conditions", "Playing conditions", "c"),
-    EvaluationField("visas", "Visas for players, trainers and officials", "d"),
-    EvaluationField("security", "Security assistance for players and officials", "e"),
-    EvaluationField("chess_activity", "Chess activity in the host country", "f"),
-    EvaluationField("media", "Media possibilities", "g"),
-    EvaluationField("development", "Development of chess worldwide", "h"),
-    EvaluationField("climate", "Climate during the match", "i"),
-    EvaluationField("taxation", "Taxation of the prize fund in the host country", "j"),
-)
-
-
-@dataclass(frozen=True)
-class Evaluation:
-    """The bidder's texts on the criteria of Art. 15.5 c–j (see EVALUATION_FIELDS); None when not written yet."""
-
-    playing_conditions: str | None = None
-    visas: str | None = None
-    security: str | None = None
-    chess_activity: str | None = None
-    media: str | None = None
-    development: str | None = None
-    climate: str | None = None
-    taxation: str | None = None
-
-
-@dataclass(frozen=True)
-class BidData:
-    """Everything a bid holds, as the rules see it. Every field is None (or empty) until filled in.
-
-    The field names are those of the JSON import and of the web form. The three document flags are set by
-    the database layer; the JSON import carries no files, so it sets `documents_known=False` and a missing
-    document is then PENDING rather than a failure.
-    """
-
-    applicant_type: str | None = None
-    applicant_name: str | None = None
-    host_federation: str | None = None
-    contact_name: str | None = None
-    contact_email: str | None = None
-    opening_date: date | None = None
-    closing_date: date | None = None
-    venue_name: str | None = None
-    venue_city: str | None = None
-    venue_country: str | None = None
-    prize_fund_eur: Decimal | None = None
-    fide_contribution_eur: Decimal | None = None
-    amounts_net_of_taxes: bool | None = None
-    commits_fide_obligations: bool | None = None
-    commits_organisational_costs: bool | None = None
-    accepts_regulations: bool | None = None
-    hotel_name: str | None = None
-    hotel_stars: int | None = None
-    room_rates: tuple[RoomRate, ...] = ()
-    wcoc_inspectors_invited: int | None = None
-    inspection_expenses_covered: bool | None = None
-    bank_guarantee: BankGuarantee | None = None
-    ioc_conflict_free: bool | None = None
-    signatory_name: str | None = None
-    signatory_position: str | None = None
-    signed_on: date | None = None
-    evaluation: Evaluation = field(default_factory=Evaluation)
-    has_guarantee_document: bool = False
-    has_signed_letter: bool = False
-    documents_known: bool = True
-
-    @property
-    def guarantee_offered(self) -> bool:
-        return self.bank_guarantee is not None and self.bank_guarantee.offered
-
-
-DOCUMENT_FIELDS = ("has_guarantee_document", "has_signed_letter", "documents_known")
-# The keys of the JSON import, in order: every BidData field but the document flags.
-JSON_FIELDS: tuple[str, ...] = tuple(f.name for f in fields(BidData) if f.name not in DOCUMENT_FIELDS)
-
-# The form's sections, in order, and the BidData fields each holds; findings are grouped by them.
-SECTIONS: dict[str, tuple[str, ...]] = {
-    "applicant": ("applicant_type", "applicant_name", "host_federation", "contact_name", "contact_email",
-                  "ioc_conflict_free"),
-    "dates_venue": ("opening_date", "closing_date", "venue_name", "venue_city", "venue_country"),
-    "money": ("prize_fund_eur", "fide_contribution_eur", "amounts_net_of_taxes"),
-    "commitments": ("commits_fide_obligations", "commits_organisational_costs", "accepts_regulations"),
-    "hotel": ("hotel_name", "hotel_stars", "room_rates"),
-    "inspection": ("wcoc_inspectors_invited", "inspection_expenses_covered"),
-    "guarantee": ("bank_guarantee", "has_guarantee_document"),
-    "signature": ("signatory_name", "signatory_position", "signed_on", "has_signed_letter"),
-    "evaluation": ("evaluation",),
-}
-
-SECTION_TITLES: dict[str, str] = {
-    "applicant": "Applicant",
-    "dates_venue": "Dates and venue",
-    "money": "Prize fund and contribution to FIDE",
-    "commitments": "Commitments",
-    "hotel": "Official hotel",
-    "inspection": "Inspection by the WCOC",
-    "guarantee": "Bank guarantee",
-    "signature": "Signature",
-    "evaluation": "Evaluation",
-}
-
-_FIELD_SECTION = {name: section for section, names in SECTIONS.items() for name in names}
-
-
-def section_of(field_name: str) -> str:
-    """The section a finding's field belongs to ("bank_guarantee.bank" -> "guarantee").
-
-    Raises KeyError for a field that is in no section.
-    """
-    return _FIELD_SECTION[field_name.split(".", 1)[0].split("[", 1)[0]]
-
-
-def findings_by_section(findings: Iterable[Finding]) -> dict[str, list[Finding]]:
-    """The findings grouped by SECTIONS, every section present and in order; raises KeyError for an unknown field."""
-    out: dict[str, list[Finding]] = {name: [] for name in SECTIONS}
-    for f in findings:
-        out[section_of(f.field)].append(f)
-    return out
-
-
-# --------------------------------------------------------------------------------------------- amounts
-
-_PLAIN_AMOUNT = re.compile(r"[0-9]+(?:\.[0-9]+)?")
-_AMOUNT_EXAMPLE = "for example 200000.00"
-
-
-def parse_amount(text: str) -> Decimal:
-    """Read an amount in euros as a person types it: digits, then at most two decimals after a point.
-
-    Returns the amount with two decimals (Decimal("200000.00") for "200000"). Raises ValueError with a
-    sentence for the person: thousand separators and commas are refused (a comma could be a decimal comma),
-    as are negative numbers, NaN, infinities, exponents and more than AMOUNT_MAX_INTEGER_DIGITS digits.
-    """
-    if not isinstance(text, str):
-        raise ValueError(f"Enter the amount in euros as text, {_AMOUNT_EXAMPLE}.")
-    s = text.strip()
-    if not s:
-        raise ValueError(f"Enter the amount in euros, {_AMOUNT_EXAMPLE}.")
-    if _PLAIN_AMOUNT.fullmatch(s):
-        whole, _, cents = s.partition(".")
-        if len(cents) > 2:
-            raise ValueError(f"Enter at most two decimals, whole cents, {_AMOUNT_EXAMPLE} (you entered '{s}').")
-        if len(whole.lstrip("0")) > AMOUNT_MAX_INTEGER_DIGITS:
-            raise ValueError(f"The amount is too large: at most {AMOUNT_MAX_INTEGER_DIGITS} digits before the "
-                             f"decimal point (you entered '{s}').")
-        return Decimal(s).quantize(CENTS)
-    if s.startswith("-") and _PLAIN_AMOUNT.fullmatch(s[1:].strip()):
-        raise ValueError(f"The amount cannot be negative (you entered '{s}').")
-    if any(c in s for c in ",' \u00a0\u202f") or s.count(".") > 1:
-        raise ValueError(
-            "Enter the amount in euros as digits only, with at most two decimals after a point, "
-            f"{_AMOUNT_EXAMPLE}: do not use thousand separators, and use a point, not a comma, before the "
-            f"cents, as a comma could be read either way (you entered '{s}').")
-    raise ValueError(
-        f"Enter the amount in euros as digits only, with at most two decimals after a point, {_AMOUNT_EXAMPLE} "
-        f"(you entered '{s}').")
-
-
 _COVER_LABELS = {"prize_fund": "the prize fund", "fide_contribution": "the contribution to FIDE"}
 
 
@@ -260,7 +50,7 @@ def required_guarantee_amount(reg: Regulation, bid: BidData) -> Decimal | None:
     total = Decimal("0.00")
     for item in reg.guarantee.must_cover:
         value = bid.prize_fund_eur if item == "prize_fund" else bid.fide_contribution_eur
-        if not (_is_amount(value) and _has_cents_only(value)):
+        if not _well_formed(value):
             return None
         total += value
     return total
@@ -269,7 +59,7 @@ def required_guarantee_amount(reg: Regulation, bid: BidData) -> Decimal | None:
 # --------------------------------------------------------------------------------------- small helpers
 
 
-def _is_amount(value) -> bool:
+def _is_amount(value: object) -> TypeGuard[Decimal]:
     return isinstance(value, Decimal) and value.is_finite()
 
 
@@ -277,11 +67,16 @@ def _has_cents_only(value: Decimal) -> bool:
     return value >= 0 and value == value.quantize(CENTS)
 
 
-def _given(value) -> bool:
+def _well_formed(value: object) -> TypeGuard[Decimal]:
+    """An amount in whole cents, not negative."""
+    return _is_amount(value) and _has_cents_only(value)
+
+
+def _given(value: object) -> TypeGuard[str]:
     return isinstance(value, str) and bool(value.strip())
 
 
-def _is_whole(value) -> bool:
+def _is_whole(value: object) -> TypeGuard[int]:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
@@ -342,36 +137,9 @@ def _document(code: str, source: str | Citation, field_name: str, attached: bool
     return Finding(code, cite.article, field_name, outcome, message, "", cite.label, cite.kind.value)
 
 
-# Two-letter CLDR territories that are groupings or pseudo-regions, not countries.
-_NOT_COUNTRIES = frozenset({"EU", "EZ", "QO", "UN", "XA", "XB", "ZZ"})
-_COUNTRIES = frozenset(k for k in Locale.parse("en").territories
-                       if len(k) == 2 and k.isalpha() and k not in _NOT_COUNTRIES)
-
-
-def is_country_code(value) -> bool:
-    """An ISO 3166-1 alpha-2 country code in capitals ("UA")."""
-    return isinstance(value, str) and value in _COUNTRIES
-
-
-def country_name(code: str) -> str:
-    """"Ukraine" for "UA"; the code itself if it is unknown."""
-    return Locale.parse("en").territories.get(code, code) if is_country_code(code) else code
-
-
 def is_fide_code(value) -> bool:
     """A FIDE federation code: three capital letters ("UKR")."""
     return isinstance(value, str) and len(value) == 3 and value.isascii() and value.isalpha() and value.isupper()
-
-
-def is_email(value) -> bool:
-    """A syntactically valid e-mail address (no DNS look-up)."""
-    if not _given(value) or len(value) > EMAIL_MAX_CHARS:
-        return False
-    try:
-        validate_email(value.strip(), check_deliverability=False)
-    except EmailNotValidError:
-        return False
-    return True
 
 
 # ------------------------------------------------------------------------------------------- the checks
@@ -447,7 +215,7 @@ def _check_pre_match_and_closing(reg: Regulation, bid: BidData) -> list[Finding]
         out.append(_finding("closing.end_of_event", sr.closing_end_article, "closing_date", None,
                             f"the closing ceremony takes place not later than "
                             f"{_plural(sr.closing_latest_days_after_end, 'day', 'days')} after the end of the event."))
-    elif latest is not None:
+    elif latest is not None and isinstance(closing, date):  # here always a date after the opening
         last_day = opening + timedelta(days=reg.last_scheduled_day_offset)
         days_after = (closing - last_day).days
         allowed_by_schedule = (closing - opening).days in reg.closing_offsets()
@@ -470,7 +238,7 @@ def _check_dates(reg: Regulation, bid: BidData) -> list[Finding]:
     opening, closing = bid.opening_date, bid.closing_date
     opening_ok = isinstance(opening, date) and opening in reg.possible_opening_dates()
     closing_known = isinstance(closing, date)
-    in_order = closing > opening if isinstance(opening, date) and closing_known else None
+    in_order = closing > opening if isinstance(opening, date) and isinstance(closing, date) else None
     out = [
         _finding("15.2a.opening_date", art, "opening_date", opening_ok,
                  f"the opening ceremony must be {_dates_phrase(reg.possible_opening_dates())}, so that the "
@@ -478,7 +246,7 @@ def _check_dates(reg: Regulation, bid: BidData) -> list[Finding]:
                  f"{format_day(s.window_start)} and {format_day(s.window_end)}.",
                  format_day(opening) if isinstance(opening, date) else ""),
         _finding("15.2a.closing_date", art, "closing_date",
-                 closing_known and s.window_start <= closing <= s.window_end,
+                 isinstance(closing, date) and s.window_start <= closing <= s.window_end,
                  f"the closing ceremony must be between {format_day(s.window_start)} and "
                  f"{format_day(s.window_end)}.",
                  format_day(closing) if closing_known else ""),
@@ -493,7 +261,7 @@ def _check_dates(reg: Regulation, bid: BidData) -> list[Finding]:
                + (" (tie-breaks included)" if "tiebreak" in s.days else "") + " fits before it")
     value = ""
     ok = None
-    if in_order:
+    if in_order and isinstance(opening, date) and isinstance(closing, date):  # in order: both are dates
         days = (closing - opening).days
         ok = days in offsets
         message += ("; with your opening date that is "
@@ -521,19 +289,18 @@ def _check_prize_fund(reg: Regulation, bid: BidData) -> list[Finding]:
     art = pf.bid_article
     prize = bid.prize_fund_eur
     given = _is_amount(prize)
-    well_formed = given and _has_cents_only(prize)
     value = _money_value(prize)
     net = " net of local taxes" if pf.net_of_taxes_required else ""
     return [
         _finding("15.2c.present", art, "prize_fund_eur", given,
                  "the bid must propose a prize fund for the players."),
-        _finding("15.2c.cents", art, "prize_fund_eur", _has_cents_only(prize) if given else None,
+        _finding("15.2c.cents", art, "prize_fund_eur", _has_cents_only(prize) if _is_amount(prize) else None,
                  "the prize fund must be an amount in euros with at most two decimals.", value),
-        _finding("15.2c.minimum", art, "prize_fund_eur", prize >= pf.minimum if well_formed else None,
+        _finding("15.2c.minimum", art, "prize_fund_eur", prize >= pf.minimum if _well_formed(prize) else None,
                  f"the prize fund must be at least {format_eur(pf.minimum)}{net}.", value),
         # Not a rule: Art. 15.2(c) sets a minimum only. A figure above the sanity bound is a warning to check it.
         _finding("15.2c.maximum", reg.citation("prize_fund_maximum"), "prize_fund_eur",
-                 prize <= pf.maximum if well_formed else None,
+                 prize <= pf.maximum if _well_formed(prize) else None,
                  f"a prize fund above {format_eur(pf.maximum)} is unusual: please check the figure "
                  "(a warning, not a requirement of the regulations).", value),
         _finding("15.2c.net_of_taxes", art, "amounts_net_of_taxes",
@@ -547,21 +314,21 @@ def _check_fide_contribution(reg: Regulation, bid: BidData) -> list[Finding]:
     art = fc.bid_article
     prize, contribution = bid.prize_fund_eur, bid.fide_contribution_eur
     given = _is_amount(contribution)
-    well_formed = given and _has_cents_only(contribution)
     value = _money_value(contribution)
     share = format_share(fc.min_share_of_prize_fund)
     message = f"the contribution to FIDE must be at least {share} of the prize fund"
     ok = None
-    if _is_amount(prize) and _has_cents_only(prize):
+    if _well_formed(prize):
         required = minimum_fide_contribution(reg, prize)  # rounded half up to the cent, as finance/ says
         message += f", {format_eur(required)} for a prize fund of {format_eur(prize)}"
-        if well_formed:
+        if _well_formed(contribution):
             ok = contribution >= required
     message += f", over and above it and net of local taxes (Art. {fc.article})."
     return [
         _finding("15.2d.present", art, "fide_contribution_eur", given,
                  "the bid must state the contribution to FIDE."),
-        _finding("15.2d.cents", art, "fide_contribution_eur", _has_cents_only(contribution) if given else None,
+        _finding("15.2d.cents", art, "fide_contribution_eur",
+                 _has_cents_only(contribution) if _is_amount(contribution) else None,
                  "the contribution to FIDE must be an amount in euros with at most two decimals.", value),
         _finding("15.2d.minimum", art, "fide_contribution_eur", ok, message, value),
         # Art. 13.2 asks the contribution net of taxes whatever the prize fund's setting says; the bid answers
@@ -619,7 +386,8 @@ def _check_hotel(reg: Regulation, bid: BidData) -> list[Finding]:
         _finding("15.2g.stars", art, "hotel_stars", category_ok,
                  "the bid must give the category of the official hotel, a whole number of stars from 1 to 5.",
                  stars_value),
-        _finding("15.2g.minimum", art, "hotel_stars", stars >= h.min_stars if category_ok else None,
+        _finding("15.2g.minimum", art, "hotel_stars",
+                 stars >= h.min_stars if _is_whole(stars) and category_ok else None,
                  f"the official hotel must have at least {_plural(h.min_stars, 'star', 'stars')}.", stars_value),
         # "and name if possible": asked for, never required.
         _finding("15.2g.hotel_name", art, "hotel_name", True if _given(bid.hotel_name) else None,
@@ -648,7 +416,7 @@ def _check_guarantee(reg: Regulation, bid: BidData) -> list[Finding]:
     g = reg.guarantee
     art = g.article
     offered = bid.guarantee_offered
-    bg = bid.bank_guarantee if offered else NO_GUARANTEE
+    bg = bid.bank_guarantee if offered and bid.bank_guarantee is not None else NO_GUARANTEE
     out = [
         _finding("15.2j.offered", art, "bank_guarantee", True if offered else None,
                  f"a bank guarantee is optional; with one, the payment deadlines of Art. {reg.payments.article} "
@@ -664,7 +432,7 @@ def _check_guarantee(reg: Regulation, bid: BidData) -> list[Finding]:
                             "the bank guarantee must be attached."))
 
     amount = bg.amount_eur
-    amount_given = _is_amount(amount) and _has_cents_only(amount)
+    amount_given = _well_formed(amount)
     required = required_guarantee_amount(reg, bid)
     covers = [_COVER_LABELS[c] for c in g.must_cover]
     if covers:
@@ -677,7 +445,8 @@ def _check_guarantee(reg: Regulation, bid: BidData) -> list[Finding]:
     ok = None
     if offered and not amount_given:
         ok = False
-    elif offered and required is not None:  # while what it must cover is missing, 15.2(c)/(d) say so
+    # While what it must cover is missing, 15.2(c)/(d) say so. (Offered, a guarantee here has a well-formed amount.)
+    elif offered and required is not None and _well_formed(amount):
         ok = amount >= required
     # Art. 15.2(j) asks only for "any bank guarantees as described in the bidding procedure": what it must
     # cover and how long it stays valid are the procedure's terms, cited as such.
@@ -727,7 +496,7 @@ def _home_share(reg: Regulation, bid: BidData) -> str:
     """"5% of the prize fund (€10,000.00)"; without the figure while the prize fund is missing."""
     sp = reg.prize_split
     text = f"{format_share(sp.home_opponent_share)} of the prize fund"
-    if _is_amount(bid.prize_fund_eur) and _has_cents_only(bid.prize_fund_eur):
+    if _well_formed(bid.prize_fund_eur):
         text += f" ({format_eur(share_of(bid.prize_fund_eur, sp.home_opponent_share))})"
     return text
 
@@ -817,213 +586,6 @@ def findings_by_field(findings: Iterable[Finding]) -> dict[str, list[Finding]]:
     for f in findings:
         if f.outcome in (Outcome.FAIL, Outcome.WARNING):
             out.setdefault(f.field, []).append(f)
-    return out
-
-
-# ------------------------------------------------------------------------------------------ JSON import
-
-
-class BidImportError(ValueError):
-    """A JSON bid that cannot be read; the message starts with the key ("prize_fund_eur: ...")."""
-
-    def __init__(self, key: str, problem: str):
-        super().__init__(f"{key}: {problem}")
-        self.key = key
-        self.problem = problem
-
-
-_DATE_SHAPE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
-
-_FIELD_KINDS: dict[str, str] = {
-    "applicant_type": "text", "applicant_name": "text", "host_federation": "text", "contact_name": "text",
-    "contact_email": "email", "opening_date": "date", "closing_date": "date", "venue_name": "text",
-    "venue_city": "text", "venue_country": "text", "prize_fund_eur": "amount", "fide_contribution_eur": "amount",
-    "amounts_net_of_taxes": "bool", "commits_fide_obligations": "bool", "commits_organisational_costs": "bool",
-    "accepts_regulations": "bool", "hotel_name": "text", "hotel_stars": "int", "room_rates": "room_rates",
-    "wcoc_inspectors_invited": "int", "inspection_expenses_covered": "bool", "bank_guarantee": "guarantee",
-    "ioc_conflict_free": "bool", "signatory_name": "text", "signatory_position": "text", "signed_on": "date",
-    "evaluation": "evaluation",
-}
-assert tuple(_FIELD_KINDS) == JSON_FIELDS, "every JSON field needs a kind, in the order of BidData"
-
-_ROOM_RATE_KEYS = ("room_type", "eur_per_night")
-_GUARANTEE_KEYS = ("bank", "amount_eur", "valid_until")
-_EVALUATION_KEYS = tuple(f.key for f in EVALUATION_FIELDS)
-
-
-def _check_keys(data: Mapping, expected: tuple[str, ...], prefix: str) -> None:
-    def name(k) -> str:
-        return f"{prefix}.{k}" if prefix else str(k)
-
-    unknown = [k for k in data if k not in expected]
-    if unknown:
-        raise BidImportError(", ".join(name(k) for k in unknown), "unknown key")
-    missing = [k for k in expected if k not in data]
-    if missing:
-        raise BidImportError(", ".join(name(k) for k in missing), "missing")
-
-
-def _show(value) -> str:
-    """A value in a message, kept short: a huge number, a long text or a deeply nested list is not echoed whole."""
-    if isinstance(value, int) and not isinstance(value, bool) and abs(value) >= 10**15:
-        return f"a number of {len(str(abs(value))) if abs(value) < 10**4000 else 'thousands of'} digits"
-    if isinstance(value, list | dict):
-        return f"a JSON {'list' if isinstance(value, list) else 'object'}"
-    text = repr(value)
-    return text if len(text) <= 80 else text[:77] + "..."
-
-
-# Whole numbers are stored in integer columns: anything beyond this is not a count of stars or inspectors.
-INT_IMPORT_MAX = 2**31 - 1
-
-
-def _read_text(value, key: str, limit: int = TEXT_MAX_CHARS, *, one_line: bool = False) -> str | None:
-    if value is None:
-        return None
-    if not isinstance(value, str):
-        raise BidImportError(key, f"expected text or null, got {_show(value)}")
-    value = value.strip()
-    if len(value) > limit:
-        raise BidImportError(key, f"at most {limit} characters, got {len(value)}")
-    if "\x00" in value:
-        raise BidImportError(key, "contains a NUL character, which cannot be stored; remove it")
-    bad = next((ch for ch in value if ord(ch) < 32 and (one_line or ch not in "\t\n\r")), None)
-    if bad is not None:
-        what = "a line break" if bad in "\r\n" else f"the control character U+{ord(bad):04X}"
-        raise BidImportError(key, f"contains {what}, which has no place in this one-line field; remove it"
-                             if one_line else f"contains {what}, which cannot be shown or printed; remove it")
-    return value or None
-
-
-def _read_amount(value, key: str) -> Decimal | None:
-    if value is None:
-        return None
-    if not isinstance(value, str):
-        raise BidImportError(key, f"an amount is a string such as \"200000.00\", so that it is read exactly, "
-                                  f"not a JSON number (got {_show(value)})")
-    try:
-        return parse_amount(value)
-    except ValueError as exc:
-        raise BidImportError(key, str(exc)) from None
-
-
-def _read_date(value, key: str) -> date | None:
-    if value is None:
-        return None
-    if not isinstance(value, str) or not _DATE_SHAPE.fullmatch(value):
-        raise BidImportError(key, f"expected a date as \"YYYY-MM-DD\" or null, got {_show(value)}")
-    try:
-        return date.fromisoformat(value)
-    except ValueError:
-        raise BidImportError(key, f"{_show(value)} is not a real date") from None
-
-
-def _read_bool(value, key: str) -> bool | None:
-    if value is not None and not isinstance(value, bool):
-        raise BidImportError(key, f"expected true, false or null, got {_show(value)}")
-    return value
-
-
-def _read_int(value, key: str) -> int | None:
-    if value is not None and not _is_whole(value):
-        raise BidImportError(key, f"expected a whole number or null, got {_show(value)}")
-    if value is not None and abs(value) > INT_IMPORT_MAX:
-        raise BidImportError(key, f"expected a whole number of at most {INT_IMPORT_MAX}, got {_show(value)}")
-    return value
-
-
-def _read_room_rates(value, key: str) -> tuple[RoomRate, ...]:
-    if value is None:
-        return ()
-    if not isinstance(value, list):
-        raise BidImportError(key, f"expected a list of room rates, got {_show(value)}")
-    rates = []
-    for i, item in enumerate(value):
-        k = f"{key}[{i}]"
-        if not isinstance(item, dict):
-            raise BidImportError(k, f"expected an object with {', '.join(_ROOM_RATE_KEYS)}, got {_show(item)}")
-        _check_keys(item, _ROOM_RATE_KEYS, k)
-        rates.append(RoomRate(_read_text(item["room_type"], f"{k}.room_type"),
-                              _read_amount(item["eur_per_night"], f"{k}.eur_per_night")))
-    return tuple(rates)
-
-
-def _read_guarantee(value, key: str) -> BankGuarantee | None:
-    if value is None:
-        return None
-    if not isinstance(value, dict):
-        raise BidImportError(key, f"expected null (none offered) or an object with {', '.join(_GUARANTEE_KEYS)}, "
-                                  f"got {_show(value)}")
-    _check_keys(value, _GUARANTEE_KEYS, key)
-    return BankGuarantee(offered=True, bank=_read_text(value["bank"], f"{key}.bank"),
-                         amount_eur=_read_amount(value["amount_eur"], f"{key}.amount_eur"),
-                         valid_until=_read_date(value["valid_until"], f"{key}.valid_until"))
-
-
-def _read_evaluation(value, key: str) -> Evaluation:
-    if value is None:
-        return Evaluation()
-    if not isinstance(value, dict):
-        raise BidImportError(key, f"expected an object with {', '.join(_EVALUATION_KEYS)}, got {_show(value)}")
-    _check_keys(value, _EVALUATION_KEYS, key)
-    return Evaluation(**{k: _read_text(value[k], f"{key}.{k}", EVALUATION_MAX_CHARS) for k in _EVALUATION_KEYS})
-
-
-_READERS = {
-    "text": _read_text,
-    "email": lambda v, k: _read_text(v, k, EMAIL_MAX_CHARS, one_line=True),
-    "amount": _read_amount,
-    "date": _read_date,
-    "bool": _read_bool,
-    "int": _read_int,
-    "room_rates": _read_room_rates,
-    "guarantee": _read_guarantee,
-    "evaluation": _read_evaluation,
-}
-
-
-def bid_from_json(data: dict) -> BidData:
-    """Read a bid from its JSON shape (as parsed by `json.loads`), strictly.
-
-    Every key of JSON_FIELDS must be present (null where not filled in); amounts are strings of digits with at
-    most two decimals ("200000.00"), dates "YYYY-MM-DD". The result has `documents_known=False`: JSON carries
-    no files, so missing documents are PENDING. Raises BidImportError naming the key for a missing or unknown
-    key, a wrong type, an amount that is not a plain decimal, an impossible date or an over-long text. Whether
-    the values meet the regulation is `check_bid`'s question, not this one's.
-    """
-    if not isinstance(data, dict):
-        raise BidImportError("bid", f"expected a JSON object, got {type(data).__name__}")
-    _check_keys(data, JSON_FIELDS, "")
-    values = {name: _READERS[kind](data[name], name) for name, kind in _FIELD_KINDS.items()}
-    return BidData(**values, documents_known=False)
-
-
-def _json_amount(value: Decimal | None) -> str | None:
-    return None if value is None else amount_str(value)
-
-
-def _json_date(value: date | None) -> str | None:
-    return None if value is None else value.isoformat()
-
-
-def bid_to_json(bid: BidData) -> dict:
-    """The bid in the JSON shape `bid_from_json` reads (amounts as "200000.00", dates ISO); no document flags."""
-    out: dict = {}
-    for name, kind in _FIELD_KINDS.items():
-        value = getattr(bid, name)
-        if kind == "amount":
-            value = _json_amount(value)
-        elif kind == "date":
-            value = _json_date(value)
-        elif kind == "room_rates":
-            value = [{"room_type": r.room_type, "eur_per_night": _json_amount(r.eur_per_night)} for r in value]
-        elif kind == "guarantee":
-            value = None if not bid.guarantee_offered else {
-                "bank": value.bank, "amount_eur": _json_amount(value.amount_eur),
-                "valid_until": _json_date(value.valid_until)}
-        elif kind == "evaluation":
-            value = {k: getattr(value, k) for k in _EVALUATION_KEYS}
-        out[name] = value
     return out
 
 

@@ -13,6 +13,7 @@ from pathlib import Path
 from sqlalchemy import func, select, update
 
 from bids import lifecycle
+from bids.data import BidData
 from bids.lifecycle import BidAction, BidSituation, BidStatus, TransitionError
 from bids.models import (
     CONSULTATION,
@@ -24,16 +25,9 @@ from bids.models import (
     BidRoomRate,
     BidVersion,
 )
-from bids.rules import (
-    SECTIONS,
-    SIGNED_KINDS,
-    BidData,
-    SignatureNote,
-    bid_to_json,
-    check_bid,
-    is_compliant,
-    signature_notes,
-)
+from bids.rules import SIGNED_KINDS, SignatureNote, check_bid, is_compliant, signature_notes
+from bids.sections import SECTIONS
+from bids.shape import bid_to_json
 from core import audit, trust
 from core.auth import Role
 from core.db import db

@@ -21,7 +21,7 @@ from bids.forms import (
     PaperBidForm,
     RejectForm,
 )
-from bids.lifecycle import BidAction, allowed_actions
+from bids.lifecycle import BidAction, BidStatus, allowed_actions
 from bids.models import CONSULTATION_LABELS, DOCUMENT_KINDS, Bid, BidDocument
 from bids.notify import tell_bidder_rejected
 from bids.presenters import (
@@ -32,17 +32,8 @@ from bids.presenters import (
     values_from_form,
     version_sections,
 )
-from bids.rules import (
-    SECTION_TITLES,
-    SECTIONS,
-    BidStatus,
-    check_bid,
-    findings_by_field,
-    findings_by_section,
-    home_match,
-    home_match_consequences,
-    is_compliant,
-)
+from bids.rules import check_bid, findings_by_field, home_match, home_match_consequences, is_compliant
+from bids.sections import SECTION_TITLES, SECTIONS, findings_by_section
 from core.auth import Role, roles_required
 from core.db import db, utcnow, writes_on_get
 from core.storage import send_verified

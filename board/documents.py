@@ -7,7 +7,8 @@ from datetime import datetime
 
 from bids.models import Bid
 from bids.presenters import bid_cost
-from bids.rules import SECTION_TITLES, findings_by_section, home_match, home_match_consequences
+from bids.rules import home_match, home_match_consequences
+from bids.sections import SECTION_TITLES, findings_by_section
 from bids.services import compliance, document_signatures
 from board.services import consultation_of
 from core.db import db

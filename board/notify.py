@@ -7,8 +7,8 @@ import logging
 from flask import url_for
 from sqlalchemy import select
 
+from bids.lifecycle import BidStatus
 from bids.models import Bid
-from bids.rules import BidStatus
 from board.models import Decision
 from core.db import db
 from core.mail import MailError, send_mail

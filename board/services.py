@@ -14,8 +14,8 @@ from sqlalchemy import func, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import selectinload
 
+from bids.lifecycle import BidStatus
 from bids.models import CONSULTATION_LABELS, Bid
-from bids.rules import BidStatus
 from bids.services import BidError, document_signatures, has_stake, mark_decided
 from board.models import Decision, Dossier, DossierView, Vote
 from board.rules import (

@@ -7,8 +7,8 @@ from flask_login import current_user
 from sqlalchemy import select
 from sqlalchemy.orm import lazyload
 
+from bids.lifecycle import BidStatus
 from bids.models import Bid
-from bids.rules import BidStatus
 from bids.services import has_stake
 from board import services
 from board.documents import tally_names

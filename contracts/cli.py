@@ -14,6 +14,7 @@ from contracts.models import Contract
 from core.db import db, utcnow
 from core.mail import MailError
 from core.money import format_eur
+from core.validators import NotADateError, parse_day
 
 cli = Blueprint("payments_cli", __name__, cli_group="payments")
 
@@ -22,8 +23,8 @@ def _day(ctx, param, value):
     if value is None:
         return None
     try:
-        return date.fromisoformat(value)
-    except ValueError:
+        return parse_day(value)
+    except NotADateError:
         raise click.BadParameter(f"{value!r} is not a date written YYYY-MM-DD") from None
 
 

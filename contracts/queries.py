@@ -12,8 +12,8 @@ from pathlib import Path
 
 from sqlalchemy import select
 
+from bids.lifecycle import BidStatus
 from bids.models import Bid
-from bids.rules import BidStatus
 from contracts.models import Contract, MatchResult, Milestone, Payment, PrizeDeduction
 from contracts.rules import (
     ContractStatus,

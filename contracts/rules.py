@@ -22,9 +22,9 @@ from dataclasses import dataclass, field
 from datetime import date, timedelta
 from decimal import Decimal
 
-from bids.rules import country_name
 from core.lifecycle import Lifecycle
 from core.money import amount_str, format_count, format_day, format_eur, format_share
+from core.validators import NotADateError, country_name, parse_day
 from events.regulation import FideBank, Regulation, ScheduleDay, earliest_decisive_game
 from finance.money import share_of
 from finance.rules import (
@@ -933,10 +933,8 @@ def parse_as_of(raw: str | None, today: date) -> date:
         return today
     text = raw.strip()
     try:
-        if len(text) != 10:
-            raise ValueError
-        return date.fromisoformat(text)
-    except ValueError:
+        return parse_day(text)
+    except NotADateError:
         raise ValueError(f"as_of must be a date written YYYY-MM-DD, for example 2015-06-30 (you gave "
                          f"'{text[:40]}').") from None
 

@@ -16,8 +16,8 @@ from pathlib import Path
 from sqlalchemy import func, select, text
 from sqlalchemy.exc import IntegrityError
 
+from bids.lifecycle import BidStatus
 from bids.models import Bid
-from bids.rules import BidStatus
 from board import services as board_services
 from contracts import queries
 from contracts.models import Contract, MatchResult, Milestone, Payment, PrizeDeduction, Reminder

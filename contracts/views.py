@@ -22,8 +22,8 @@ from werkzeug.exceptions import RequestEntityTooLarge
 
 from accounts.forms import EmptyForm
 from api.auth import api_error, api_login_required, api_user
+from bids.lifecycle import BidStatus
 from bids.models import Bid
-from bids.rules import BidStatus
 from contracts import queries, services
 from contracts.exports import calendar_ics, milestones_csv, payments_csv
 from contracts.forms import (

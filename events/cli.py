@@ -4,21 +4,34 @@ reason, and every submitted bid is judged again under the new version."""
 
 from __future__ import annotations
 
+from datetime import date
+
 import click
 from flask import Blueprint
 
 from core.db import db, utcnow
+from core.validators import NotADateError, parse_day
 from events.regulation import RegulationError, load_regulation_file
 from events.services import AmendmentError, amendment_problems, get_event, load_event, record_amendment
 
 cli = Blueprint("events_cli", __name__, cli_group="events")
 
 
+def _day(ctx: click.Context, param: click.Parameter, value: str | None) -> date | None:
+    """The option's day, read by core.validators.parse_day. Raises click.BadParameter for anything else."""
+    if value is None:
+        return None
+    try:
+        return parse_day(value)
+    except NotADateError:
+        raise click.BadParameter(f"{value!r} does not match the format '%Y-%m-%d'.") from None
+
+
 @cli.cli.command("load")
 @click.argument("path", type=click.Path(dir_okay=False))
 @click.option("--authority", default=None,
               help="Who decided the change (a key of the file's amendment_authorities, e.g. board or president).")
-@click.option("--decided-on", type=click.DateTime(formats=["%Y-%m-%d"]), default=None,
+@click.option("--decided-on", callback=_day, default=None, metavar="YYYY-MM-DD",
               help="The date of the decision (YYYY-MM-DD).")
 @click.option("--reference", default=None, help="The reference of the decision (minutes, letter).")
 @click.option("--reason", default=None, help="Why the regulation changed.")
@@ -29,7 +42,7 @@ def load(path, authority, decided_on, reference, reason):
         reg = load_regulation_file(path)
     except RegulationError as exc:
         raise click.ClickException(f"{path}: {exc}") from None
-    decided = decided_on.date() if decided_on else None
+    decided = decided_on
     existing = get_event(reg.event.slug)
     old_version = existing.regulation_version if existing is not None else None
     amending = old_version is not None and old_version.sha256 != reg.sha256

@@ -17,8 +17,8 @@ from sqlalchemy import select
 from sqlalchemy.orm import lazyload, selectinload
 
 from accounts.models import User, UserRole
+from bids.lifecycle import BidStatus
 from bids.models import Bid
-from bids.rules import BidStatus
 from core.auth import Role
 from core.db import db
 from events.models import Event

@@ -17,8 +17,8 @@ from werkzeug.routing import BuildError
 
 from accounts.forms import EmptyForm
 from api.auth import api_error, api_login_required, api_user
+from bids.data import EVALUATION_FIELDS
 from bids.models import Bid
-from bids.rules import EVALUATION_FIELDS
 from core.auth import Role, roles_required
 from core.db import db, reads_first, utcnow, writes_on_get, writing
 from core.templating import register_nav

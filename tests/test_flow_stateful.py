@@ -49,9 +49,9 @@ import core.pdf
 from accounts.models import User
 from accounts.services import AccountError, create_user
 from bids import services as bids
+from bids.lifecycle import BidStatus
+from bids.lifecycle import TransitionError as BidTransitionError
 from bids.models import Bid, BidVersion
-from bids.rules import BidStatus
-from bids.rules import TransitionError as BidTransitionError
 from board import services as board
 from board.models import Decision, Dossier, Vote
 from board.rules import DecisionError

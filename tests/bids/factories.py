@@ -12,7 +12,8 @@ import dataclasses
 from datetime import date, timedelta
 from decimal import Decimal
 
-from bids.rules import BankGuarantee, BidData, Evaluation, RoomRate, bid_to_json
+from bids.data import BankGuarantee, BidData, Evaluation, RoomRate
+from bids.shape import bid_to_json
 from events.regulation import Regulation, compliant_opening_dates, default_event_file, load_regulation_file
 from finance.rules import minimum_fide_contribution
 

@@ -13,7 +13,7 @@ from sqlalchemy import select, update
 from accounts.models import User
 from bids import services
 from bids.models import Bid, BidVersion
-from bids.rules import bid_to_json
+from bids.shape import bid_to_json
 from core.db import db, utcnow
 from events.models import Event
 from tests.bids.factories import valid_bid

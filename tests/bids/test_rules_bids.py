@@ -8,27 +8,19 @@ from decimal import Decimal
 
 import pytest
 
+from bids.data import EVALUATION_FIELDS, EVALUATION_MAX_CHARS, JSON_FIELDS, BankGuarantee, BidData, Evaluation, RoomRate
 from bids.rules import (
-    EVALUATION_FIELDS,
-    EVALUATION_MAX_CHARS,
-    JSON_FIELDS,
-    SECTIONS,
-    BankGuarantee,
-    BidData,
-    Evaluation,
-    RoomRate,
     check_bid,
     failures,
     findings_by_field,
-    findings_by_section,
     home_match,
     home_match_consequences,
     is_compliant,
-    parse_amount,
     pending,
-    section_of,
 )
+from bids.sections import SECTIONS, findings_by_section, section_of
 from core.findings import Outcome
+from core.validators import parse_amount
 from events.regulation import parse_regulation
 from tests.bids.factories import guarantee_for, regulation, today_for, valid_bid
 

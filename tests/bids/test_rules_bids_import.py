@@ -9,20 +9,9 @@ from decimal import Decimal
 
 import pytest
 
-from bids.rules import (
-    JSON_FIELDS,
-    BankGuarantee,
-    BidData,
-    BidImportError,
-    Evaluation,
-    RoomRate,
-    bid_from_json,
-    bid_to_json,
-    check_bid,
-    failures,
-    is_compliant,
-    pending,
-)
+from bids.data import JSON_FIELDS, BankGuarantee, BidData, Evaluation, RoomRate
+from bids.rules import check_bid, failures, is_compliant, pending
+from bids.shape import BidImportError, bid_from_json, bid_to_json
 from tests.bids.factories import regulation, today_for, valid_bid, valid_bid_json
 
 D = Decimal
@@ -203,3 +192,29 @@ def test_values_are_read_not_judged():
     bid = bid_from_json(data)
     codes = {f.code for f in failures(check_bid(REG, bid, today=today_for(REG)))}
     assert {"15.2c.minimum", "15.2g.stars", "15.2i.inspectors", "15.2b.venue_country"} <= codes
+
+
+def test_a_file_with_several_problems_is_told_the_first_a_person_meets():
+    # at each level: the unknown keys, then the missing ones, then the first refused value in the file's order
+    data = example()
+    del data["venue_city"]
+    data.update(sponsor_logo="x.png", prize_fund_eur=5.0, room_rates=[{"room_type": 1}])
+    assert str(_refusal(data)) == "sponsor_logo: unknown key"
+    del data["sponsor_logo"]
+    assert str(_refusal(data)) == "venue_city: missing"
+    data["venue_city"] = "Lviv"
+    assert str(_refusal(data)).startswith("prize_fund_eur: an amount is a string")
+    data["prize_fund_eur"] = "5.00"
+    assert str(_refusal(data)) == "room_rates[0].eur_per_night: missing"
+
+
+def test_a_value_with_braces_is_quoted_as_it_is():
+    data = example()
+    data["hotel_stars"] = "{problem}"
+    assert str(_refusal(data)) == "hotel_stars: expected a whole number or null, got '{problem}'"
+
+
+def _refusal(data) -> BidImportError:
+    with pytest.raises(BidImportError) as exc:
+        bid_from_json(data)
+    return exc.value

@@ -12,20 +12,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from bids import rules
-from bids.rules import (
-    APPLICANT_TYPES,
-    BankGuarantee,
-    BidData,
-    RoomRate,
-    bid_from_json,
-    bid_to_json,
-    check_bid,
-    failures,
-    is_compliant,
-    is_country_code,
-    pending,
-)
+from bids.data import APPLICANT_TYPES, BankGuarantee, BidData, RoomRate
+from bids.rules import check_bid, failures, is_compliant, pending
+from bids.shape import bid_from_json, bid_to_json
 from core.findings import Outcome
+from core.validators import is_country_code
 from events.regulation import Regulation, closing_latest_offset, compliant_opening_dates, pre_match_days
 from finance.rules import minimum_fide_contribution
 from tests.bids.factories import guarantee_for, regulation, today_for, valid_bid

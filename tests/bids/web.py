@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from bids.rules import BidData
+from bids.data import BidData
 from tests.pdfs import valid_pdf
 
 PDF = valid_pdf()

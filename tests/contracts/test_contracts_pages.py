@@ -8,7 +8,7 @@ import pytest
 from sqlalchemy import select
 
 from accounts.models import User
-from bids.rules import NO_GUARANTEE
+from bids.data import NO_GUARANTEE
 from contracts import queries
 from contracts.models import Contract, Payment
 from core.audit import AuditEntry, Checkpoint, verify_chain

@@ -112,7 +112,7 @@ def test_issuing_freezes_the_terms_stores_the_pdf_and_creates_the_milestones(app
 
 
 def test_without_a_guarantee_the_issue_asks_for_every_date_citing_15_6_1(app, ctx, event, make, admin):
-    from bids.rules import NO_GUARANTEE
+    from bids.data import NO_GUARANTEE
 
     bid = selected_bid(event, make.user(), bank_guarantee=NO_GUARANTEE)
     draft = services.create_contract(bid, actor=admin, now=ISSUED_AT)

@@ -12,7 +12,8 @@ from decimal import Decimal
 
 import pytest
 
-from bids.rules import BidData, check_bid
+from bids.data import BidData
+from bids.rules import check_bid
 from core.findings import Outcome
 from events.regulation import RegulationError, SourceKind, default_event_file, load_regulation_file
 from scoring.rules import score_problems

@@ -12,7 +12,7 @@ from datetime import UTC, datetime
 from decimal import Decimal
 
 from bids.models import Bid, BidVersion
-from bids.rules import bid_to_json
+from bids.shape import bid_to_json
 from core.db import db
 from events.models import Event
 from tests.bids.factories import valid_bid

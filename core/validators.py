@@ -1,0 +1,123 @@
+"""The validators every package shares: country codes, e-mail addresses, amounts in euros, YYYY-MM-DD days.
+
+Pure functions of what a person or a file gave; no domain here. A predicate answers True or False; a parser
+returns the value or raises ValueError with a sentence for the person, so a form, a file import and a query
+string refuse the same text alike. Where callers word a refusal their own way, the error's class says which
+problem it is (`NotADateError`, `NoSuchDayError`) and limits and examples are parameters.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import date
+from decimal import Decimal
+from typing import TypeGuard
+
+from babel import Locale
+from email_validator import EmailNotValidError, validate_email
+
+from core.money import CENTS
+
+# ---------------------------------------------------------------------------------------------- countries
+
+# Two-letter CLDR territories that are groupings or pseudo-regions, not countries.
+_NOT_COUNTRIES = frozenset({"EU", "EZ", "QO", "UN", "XA", "XB", "ZZ"})
+_TERRITORIES = Locale.parse("en").territories
+_COUNTRIES = frozenset(k for k in _TERRITORIES
+                       if isinstance(k, str) and len(k) == 2 and k.isalpha() and k not in _NOT_COUNTRIES)
+
+
+def is_country_code(value: object) -> TypeGuard[str]:
+    """An ISO 3166-1 alpha-2 country code in capitals ("UA"). Raises nothing."""
+    return isinstance(value, str) and value in _COUNTRIES
+
+
+def country_name(code: str) -> str:
+    """"Ukraine" for "UA"; the code itself if it is unknown. Raises nothing."""
+    return _TERRITORIES.get(code, code) if is_country_code(code) else code
+
+
+# ------------------------------------------------------------------------------------------------ e-mail
+
+EMAIL_MAX_CHARS = 254  # the longest address SMTP carries (RFC 5321 path, less the brackets)
+
+
+def is_email(value: object, *, max_chars: int = EMAIL_MAX_CHARS) -> bool:
+    """A syntactically valid e-mail address of at most `max_chars` characters (no DNS look-up). Raises nothing."""
+    if not isinstance(value, str) or not value.strip() or len(value) > max_chars:
+        return False
+    try:
+        validate_email(value.strip(), check_deliverability=False)
+    except EmailNotValidError:
+        return False
+    return True
+
+
+# ----------------------------------------------------------------------------------------------- amounts
+
+AMOUNT_MAX_INTEGER_DIGITS = 12  # money is stored as Numeric(14, 2)
+_PLAIN_AMOUNT = re.compile(r"[0-9]+(?:\.[0-9]+)?")
+
+
+def parse_amount(text: str, *, max_integer_digits: int = AMOUNT_MAX_INTEGER_DIGITS,
+                 example: str = "200000.00") -> Decimal:
+    """Read an amount in euros as a person types it: digits, then at most two decimals after a point.
+
+    Returns the amount with two decimals (Decimal("200000.00") for "200000"). Raises ValueError with a
+    sentence for the person (which quotes `example`): thousand separators and commas are refused (a comma could
+    be a decimal comma), as are negative numbers, NaN, infinities, exponents, more than `max_integer_digits`
+    digits before the point, and anything that is not a string.
+    """
+    for_example = f"for example {example}"
+    if not isinstance(text, str):
+        raise ValueError(f"Enter the amount in euros as text, {for_example}.")
+    s = text.strip()
+    if not s:
+        raise ValueError(f"Enter the amount in euros, {for_example}.")
+    if _PLAIN_AMOUNT.fullmatch(s):
+        whole, _, cents = s.partition(".")
+        if len(cents) > 2:
+            raise ValueError(f"Enter at most two decimals, whole cents, {for_example} (you entered '{s}').")
+        if len(whole.lstrip("0")) > max_integer_digits:
+            raise ValueError(f"The amount is too large: at most {max_integer_digits} digits before the "
+                             f"decimal point (you entered '{s}').")
+        return Decimal(s).quantize(CENTS)
+    if s.startswith("-") and _PLAIN_AMOUNT.fullmatch(s[1:].strip()):
+        raise ValueError(f"The amount cannot be negative (you entered '{s}').")
+    if any(c in s for c in ",' \u00a0\u202f") or s.count(".") > 1:
+        raise ValueError(
+            "Enter the amount in euros as digits only, with at most two decimals after a point, "
+            f"{for_example}: do not use thousand separators, and use a point, not a comma, before the "
+            f"cents, as a comma could be read either way (you entered '{s}').")
+    raise ValueError(
+        f"Enter the amount in euros as digits only, with at most two decimals after a point, {for_example} "
+        f"(you entered '{s}').")
+
+
+# -------------------------------------------------------------------------------------------------- days
+
+_DAY_SHAPE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
+
+
+class NotADateError(ValueError):
+    """The value is not written YYYY-MM-DD (ASCII digits, dashes, nothing before or after)."""
+
+
+class NoSuchDayError(NotADateError):
+    """The value is written YYYY-MM-DD but names no day of the calendar ("2015-02-30")."""
+
+
+def parse_day(value: object) -> date:
+    """The day written YYYY-MM-DD in `value`, exactly: no spaces, no other ISO 8601 form ("20151012",
+    "2015-W41-1"), no time. Callers strip what people type first where they allow that.
+
+    Raises NotADateError when `value` is not a string of that shape, NoSuchDayError (a NotADateError) when it
+    has the shape but no such day exists; each message quotes the value. Callers with their own wording catch
+    the class.
+    """
+    if not isinstance(value, str) or not _DAY_SHAPE.fullmatch(value):
+        raise NotADateError(f"{value!r:.80} is not a date written YYYY-MM-DD")
+    try:
+        return date.fromisoformat(value)
+    except ValueError:
+        raise NoSuchDayError(f"{value!r} is not a real date") from None
