@@ -170,7 +170,7 @@ def contract_detail(contract: Contract) -> ContractDetail:
                            valid_until=inputs.guarantee_valid_until) if inputs.guarantee_offered else None)
     return ContractDetail(
         id=contract.id, reference=contract.reference, bid=contract.bid_id, event=contract.bid.event.slug,
-        version=contract.version, status=contract.status, replaces=contract.replaces_id,
+        version=contract.version, status=ContractStatus(contract.status), replaces=contract.replaces_id,
         correction_reason=contract.correction_reason,
         regulation=ContractRegulation(title=reg.event.regulations_title, version=contract.regulation_version.number,
                                  sha256=contract.regulation_version.sha256, text_sha256=reg.regulations_text.sha256),
@@ -213,9 +213,9 @@ def contract_milestones(contract_id: int):
     return ContractMilestones(
         contract=found.id, reference=found.reference, as_of=as_of, due_soon_days=due_soon_days,
         milestones=[Milestone(
-            id=m.id, key=m.key, kind=m.kind, article=m.article, title=m.title, description=m.description,
-            payer=Payer(kind=m.payer_kind, name=m.payer_name),
-            payee=Payee(kind=m.payee_kind, name=m.payee_name, federation=m.payee_federation),
+            id=m.id, key=m.key, kind=m.milestone_kind, article=m.article, title=m.title, description=m.description,
+            payer=Payer(kind=PartyKind(m.payer_kind), name=m.payer_name),
+            payee=Payee(kind=PartyKind(m.payee_kind), name=m.payee_name, federation=m.payee_federation),
             amount=amount(m.amount), is_cap=m.is_cap, due=m.due,
             status=MilestoneStatus(state=st.state, label=st.label, paid=amount(st.paid),
                                    outstanding=amount(st.outstanding), completed_on=st.completed_on, days=st.days,

@@ -54,7 +54,7 @@ def decision(slug: str):
     if found is None:
         return api_error(404, "No decision is recorded for this call yet.")
     return Decision(
-        id=found.id, event=slug, method=found.method, decided_on=found.decided_on,
+        id=found.id, event=slug, method=found.how, decided_on=found.decided_on,
         selected_bid=SelectedBid(id=found.selected_bid_id, title=found.selected_bid.title),
         tally=found.loads("tally"), consultations=found.loads("consultations"), rationale=found.rationale,
         ranking=found.loads("ranking"), reviewed=found.loads("reviewed"), recorded_at=found.recorded_at,

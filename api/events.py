@@ -87,21 +87,22 @@ class EventList(Shape):
 
 
 def _summary_fields(event: Event) -> dict:
-    reg = event.regulation
-    return {"slug": event.slug, "title": event.title, "status": event.status, "practice": reg.event.practice,
+    reg, version = event.regulation, event.regulation_version
+    if version is None:  # a call is loaded with its regulation (events.services.load_event)
+        raise LookupError(f"the call {event.slug!r} has no regulation version")
+    return {"slug": event.slug, "title": event.title, "status": event.state, "practice": reg.event.practice,
             "bid_deadline": reg.event.bid_deadline,
-            "regulation": EventRegulation(version=event.regulation_version.number,
-                                        sha256=event.regulation_version.sha256),
+            "regulation": EventRegulation(version=version.number, sha256=version.sha256),
             "url": url_for("events.public", slug=event.slug, _external=True)}
 
 
 def event_summary(event: Event) -> EventSummary:
-    """The call as listed. Raises nothing."""
+    """The call as listed. Raises LookupError for a call without a regulation version (none is loaded so)."""
     return EventSummary(**_summary_fields(event))
 
 
 def event_detail(event: Event) -> EventDetail:
-    """The call with the figures of its regulation. Raises nothing."""
+    """The call with the figures of its regulation. Raises LookupError as event_summary does."""
     reg = event.regulation
     s = reg.schedule
     return EventDetail(
