@@ -67,7 +67,7 @@ def create_app(config: dict | None = None) -> Flask:
 
     from accounts.cli import cli as users_cli
     from accounts.views import bp as accounts_bp
-    from api.views import bp as api_bp
+    from api.blueprint import bp as api_bp
     from bids.cli import cli as bids_cli
     from bids.views import bp as bids_bp
     from board.jobs import cli as board_cli

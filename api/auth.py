@@ -8,11 +8,13 @@ from flask import g, jsonify, request
 from flask_login import current_user
 
 from accounts.services import user_for_token
+from api.shapes import Error
 from core.db import db, utcnow
 
 
 def api_user():
-    """The caller: a bearer token wins over the session cookie; None when neither identifies a user."""
+    """The caller: a bearer token wins over the session cookie; None when neither identifies a user. Raises
+    nothing."""
     if "api_user" in g:
         return g.api_user
     user = None
@@ -28,7 +30,8 @@ def api_user():
 
 
 def api_error(status: int, message: str):
-    response = jsonify({"error": message, "status": status})
+    """The JSON refusal (api.shapes.Error) with its status code. Raises nothing."""
+    response = jsonify(Error(error=message, status=status).model_dump(mode="json"))
     response.status_code = status
     return response
 

@@ -1,6 +1,6 @@
-"""Contract pages and the contract API: thin views that load, authorize, validate, call one service, commit and
-redirect. The secretariat sees every contract; the organizer (the bid's owner) sees what FIDE issued to it and
-what FIDE recorded against its obligations; anyone else gets 404."""
+"""Contract pages: thin views that load, authorize, validate, call one service, commit and redirect. The secretariat
+sees every contract; the organizer (the bid's owner) sees what FIDE issued to it and what FIDE recorded against its
+obligations; anyone else gets 404. The contract API is api.contracts."""
 
 from __future__ import annotations
 
@@ -10,7 +10,6 @@ from flask import (
     abort,
     current_app,
     flash,
-    jsonify,
     redirect,
     render_template,
     request,
@@ -21,7 +20,6 @@ from sqlalchemy.exc import IntegrityError
 from werkzeug.exceptions import RequestEntityTooLarge
 
 from accounts.forms import EmptyForm
-from api.auth import api_error, api_login_required, api_user
 from bids.lifecycle import BidStatus
 from bids.models import Bid
 from contracts import queries, services
@@ -42,7 +40,7 @@ from contracts.rules import ContractStatus, DueSetBy, MatchOutcome, allowed_acti
 from core import audit
 from core.auth import Role, roles_required
 from core.db import db, utcnow, writes_on_get
-from core.money import amount_str, format_day, format_eur
+from core.money import format_day, format_eur
 from core.pdf import PdfError
 from core.storage import send_verified
 from core.templating import register_nav
@@ -571,81 +569,3 @@ def export_payments(contract_id: int):
     contract = load_contract(contract_id)
     return Response(payments_csv(contract), mimetype="text/csv", headers={
         "Content-Disposition": f'attachment; filename="{contract.reference}-payments.csv"'})
-
-
-# ---------------------------------------------------------------------------------------------------- API
-
-
-def _api_contract(contract_id: int) -> Contract | None:
-    contract = db.session.get(Contract, contract_id)
-    if contract is None or not queries.may_view(api_user(), contract):
-        return None
-    return contract
-
-
-def contract_json(contract: Contract) -> dict:
-    """The contract as the API shows it: parties, event, status, hashes, versions."""
-    inputs = contract.inputs
-    reg = contract.regulation
-    return {
-        "id": contract.id, "reference": contract.reference, "bid": contract.bid_id, "event": contract.bid.event.slug,
-        "version": contract.version, "status": contract.status, "replaces": contract.replaces_id,
-        "correction_reason": contract.correction_reason,
-        "regulation": {"title": reg.event.regulations_title, "version": contract.regulation_version.number,
-                       "sha256": contract.regulation_version.sha256,
-                       "text_sha256": reg.regulations_text.sha256},
-        "parties": {"fide": reg.event.organiser, "organizer": inputs.applicant_name},
-        "venue": {"name": inputs.venue_name, "city": inputs.venue_city, "country": inputs.venue_country},
-        "opening_date": inputs.opening_date.isoformat(), "closing_date": inputs.closing_date.isoformat(),
-        "prize_fund": amount_str(inputs.prize_fund), "fide_contribution": amount_str(inputs.fide_contribution),
-        "guarantee": ({"bank": inputs.guarantee_bank, "amount": amount_str(inputs.guarantee_amount)
-                       if inputs.guarantee_amount is not None else None,
-                       "valid_until": inputs.guarantee_valid_until.isoformat()
-                       if inputs.guarantee_valid_until else None} if inputs.guarantee_offered else None),
-        "issued_at": contract.issued_at.isoformat() if contract.issued_at else None,
-        "pdf_sha256": contract.pdf_sha256,
-        "signed_at": contract.signed_at.isoformat() if contract.signed_at else None,
-        "signed_pdf_sha256": contract.signed_pdf_sha256,
-        "terms": contract.terms,
-        "url": url_for("contracts.view", contract_id=contract.id, _external=True),
-        "milestones_url": url_for("contracts.api_milestones", contract_id=contract.id, _external=True),
-    }
-
-
-@bp.route("/api/v1/contracts/<int:contract_id>")
-@api_login_required
-def api_contract(contract_id: int):
-    contract = _api_contract(contract_id)
-    if contract is None:
-        return api_error(404, f"No contract {contract_id} that you may see.")
-    return jsonify(contract_json(contract))
-
-
-@bp.route("/api/v1/contracts/<int:contract_id>/milestones")
-@api_login_required
-def api_milestones(contract_id: int):
-    contract = _api_contract(contract_id)
-    if contract is None:
-        return api_error(404, f"No contract {contract_id} that you may see.")
-    try:
-        as_of = parse_as_of(request.args.get("as_of"), utcnow().date())
-    except ValueError as exc:
-        return api_error(400, str(exc))
-    t = _tracker(contract, as_of)
-    return jsonify({
-        "contract": contract.id, "reference": contract.reference, "as_of": as_of.isoformat(),
-        "due_soon_days": due_soon_days(),
-        "milestones": [{
-            "id": m.id, "key": m.key, "kind": m.kind, "article": m.article, "title": m.title,
-            "description": m.description,
-            "payer": {"kind": m.payer_kind, "name": m.payer_name},
-            "payee": {"kind": m.payee_kind, "name": m.payee_name, "federation": m.payee_federation},
-            "amount": amount_str(m.amount), "is_cap": m.is_cap, "due": m.due.isoformat() if m.due else None,
-            "status": st.as_dict(),
-            "payments": [{"id": p.id, "kind": p.kind, "amount": amount_str(p.amount),
-                          "received_on": p.received_on.isoformat(), "reference": p.reference,
-                          "reverses": p.reverses_id, "reason": p.reason} for p in m.payments],
-        } for m, st in t.rows],
-        "totals": t.totals.as_dict(),
-        "warnings": t.warnings,
-    })

@@ -94,6 +94,11 @@ def get_event(slug: str) -> Event | None:
     return db.session.scalars(select(Event).where(Event.slug == slug)).first()
 
 
+def all_events() -> list[Event]:
+    """Every call, in the order they were loaded (the API's list). Raises nothing."""
+    return list(db.session.scalars(select(Event).order_by(Event.id)))
+
+
 def load_event(reg: Regulation, *, actor, now: datetime, source: str = "") -> tuple[Event, bool]:
     """Create the call, or give it a new regulation version when the file changed.
 

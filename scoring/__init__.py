@@ -11,5 +11,6 @@ models or pages) never loads numpy:
 Around them, the database layer and the pages: `scoring.models` (weights versions, conflict declarations,
 scorecards and their submitted versions), `scoring.services` (the only code that changes them, audited),
 `scoring.queries` (what the pages read, in a fixed number of queries, and the ranking built on it),
-`scoring.forms` and `scoring.views` (the WCOC's and the secretariat's pages, and the ranking in the API).
+`scoring.gates` (who reads scores, the first showing of them), `scoring.forms` and `scoring.views` (the WCOC's
+and the secretariat's pages; the ranking in the API is api.ranking).
 """

@@ -1,8 +1,8 @@
-"""The WCOC's pages (conflicts, scorecards, ranking, export), the secretariat's (weights, admission) and the
-ranking in the JSON API. Thin: load, authorize, validate, call one service, commit, redirect.
+"""The WCOC's pages (conflicts, scorecards, ranking, export) and the secretariat's (weights, admission). Thin:
+load, authorize, validate, call one service, commit, redirect. The ranking in the JSON API is api.ranking.
 
 Bidders never see a score: every page here answers 403 to an account holding the bidder role (unless it is
-also the secretariat's), and the API does the same.
+also the secretariat's), and the API does the same (scoring.gates).
 """
 
 from __future__ import annotations
@@ -10,23 +10,23 @@ from __future__ import annotations
 from datetime import date
 from functools import wraps
 
-from flask import Blueprint, Response, abort, flash, jsonify, redirect, render_template, request, url_for
+from flask import Blueprint, Response, abort, flash, redirect, render_template, request, url_for
 from flask_login import current_user
 from sqlalchemy import select
 from werkzeug.routing import BuildError
 
 from accounts.forms import EmptyForm
-from api.auth import api_error, api_login_required, api_user
 from bids.data import EVALUATION_FIELDS
 from bids.models import Bid
 from core.auth import Role, roles_required
-from core.db import db, reads_first, utcnow, writes_on_get, writing
+from core.db import db, reads_first, utcnow, writes_on_get
 from core.templating import register_nav
 from events.models import Event
 from events.services import get_event
 from scoring import reading, services
 from scoring.charts import criteria_chart, first_places_chart
 from scoring.forms import AdmitForm, ConflictsForm, scale, score_text, scorecard_form, weights_form
+from scoring.gates import REVIEWERS, is_bidder, record_first_showing
 from scoring.queries import (
     ScoringData,
     build_ranking,
@@ -46,8 +46,6 @@ from scoring.rules import (
 )
 
 bp = Blueprint("scoring", __name__)
-
-REVIEWERS = (Role.WCOC, Role.BOARD, Role.ADMIN)
 
 
 @bp.record_once
@@ -69,11 +67,6 @@ def _helpers() -> dict:
     return {"bid_url": bid_url, "score_text": score_text}
 
 
-def _is_bidder(user) -> bool:
-    roles = user.role_set
-    return Role.BIDDER in roles and Role.ADMIN not in roles
-
-
 def scoring_roles(*roles: Role):
     """roles_required, and 403 for a bidder account whatever else it holds: bidders never see scores."""
 
@@ -81,7 +74,7 @@ def scoring_roles(*roles: Role):
         @roles_required(*roles)
         @wraps(view)
         def wrapped(*args, **kwargs):
-            if _is_bidder(current_user):
+            if is_bidder(current_user):
                 abort(403)
             return view(*args, **kwargs)
 
@@ -109,26 +102,6 @@ def _declaration_gate(data: ScoringData):
         return None
     flash(message, "info")
     return redirect(url_for("scoring.conflicts", slug=data.event.slug))
-
-
-def _scores_shown(data: ScoringData, viewer) -> str | None:
-    """Before a WCOC member is shown other members' scores for the first time in the call, record it (their
-    declaration no longer changes from then on). Returns the refusal when their declaration changed meanwhile."""
-    decl = data.scores_shown_first_time(viewer)
-    if decl is None:
-        return None
-    declared_at = decl.confirmed_at
-    # A `reads_first` view (the ranking) read in a transaction without SQLite's write lock: end it, then record in
-    # a short writing one (a compare-and-swap on the declaration read, so the gap between the two is safe).
-    db.session.commit()
-    with writing():
-        try:
-            services.record_scores_shown(data.event, viewer, declared_at=declared_at, now=utcnow())
-        except services.ScoringError as exc:
-            db.session.rollback()
-            return str(exc)
-        db.session.commit()
-    return None
 
 
 def _scored_bid(data: ScoringData, bid_id: int) -> Bid:
@@ -244,7 +217,7 @@ def _render_scorecard(event, bid, data: ScoringData, form, *, card, stale=None, 
     texts = {f.criterion: (f.label, evaluation.get(f.key)) for f in EVALUATION_FIELDS}
     me = _me()
     others = data.others_on(bid, me)
-    refused = _scores_shown(data, me) if others else None
+    refused = record_first_showing(data, me) if others else None
     if refused:
         flash(refused, "error")
         others = []
@@ -337,12 +310,12 @@ def reopen(slug: str, bid_id: int):
 
 
 @bp.route("/events/<slug>/scoring/ranking")
-@reads_first  # writes only the first showing, briefly (_scores_shown)
+@reads_first  # writes only the first showing, briefly (record_first_showing)
 @scoring_roles(*REVIEWERS)
 def ranking(slug: str):
     event = _event(slug)
     data = load_scoring(event)
-    closed = data.ranking_closed_to(_me()) or _scores_shown(data, _me())
+    closed = data.ranking_closed_to(_me()) or record_first_showing(data, _me())
     if closed:
         return render_template("scoring/ranking_closed.html", event=event, reason=closed)
     report = build_ranking(data, _me())
@@ -360,37 +333,17 @@ def ranking(slug: str):
 
 
 @bp.route("/events/<slug>/scoring/scores.csv")
-@reads_first  # writes only the first showing, briefly (_scores_shown)
+@reads_first  # writes only the first showing, briefly (record_first_showing)
 @scoring_roles(Role.WCOC, Role.ADMIN)
 def export_csv(slug: str):
     event = _event(slug)
     data = load_scoring(event)
-    closed = data.ranking_closed_to(_me()) or _scores_shown(data, _me())
+    closed = data.ranking_closed_to(_me()) or record_first_showing(data, _me())
     if closed:
         flash(closed, "info")
         return redirect(url_for("scoring.ranking", slug=slug))
     return Response(scores_csv(data, _me()), mimetype="text/csv",
                     headers={"Content-Disposition": f'attachment; filename="{event.slug}-scores.csv"'})
-
-
-@bp.route("/api/v1/events/<slug>/ranking")
-@writes_on_get
-@api_login_required
-def api_ranking(slug: str):
-    user = api_user()
-    if not (user.role_set & set(REVIEWERS)) or _is_bidder(user):
-        return api_error(403, "Only the WCOC, the Presidential Board and the secretariat read the ranking.")
-    event = get_event(slug)
-    if event is None:
-        return api_error(404, f"No call with the slug {slug!r}.")
-    data = load_scoring(event)
-    closed = data.ranking_closed_to(user)
-    if closed:
-        return api_error(403, closed)
-    changed = _scores_shown(data, user)
-    if changed:
-        return api_error(409, changed)
-    return jsonify(build_ranking(data, user).as_dict())
 
 
 # ----------------------------------------------------------------------------------------- secretariat

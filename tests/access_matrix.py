@@ -132,7 +132,7 @@ MATRIX.update({
                         ("GET", "/events/no-such-call/scoring/ranking", only(REVIEWERS, 404))],
     "scoring.export_csv": [("GET", "/events/{slug}/scoring/scores.csv",
                             {"anon": 302, "bidder": 403, "wcoc": 302, "board": 403, "admin": 200})],
-    "scoring.api_ranking": [("GET", "/api/v1/events/{slug}/ranking",
+    "api.ranking": [("GET", "/api/v1/events/{slug}/ranking",
                              {"anon": 401, "bidder": 403, "wcoc": 403, "board": 200, "admin": 200}),
                             ("GET", "/api/v1/events/no-such-call/ranking",
                              {"anon": 401, "bidder": 403, "wcoc": 404, "board": 404, "admin": 404})],
@@ -191,9 +191,9 @@ MATRIX.update({
                                     ("GET", "/contracts/{contract}/milestones.csv", ADMIN_ONLY_404)],
     "contracts.export_payments": [("GET", "/contracts/{own_contract}/payments.csv", OWNER_AND_ADMIN),
                                   ("GET", "/contracts/{contract}/payments.csv", ADMIN_ONLY_404)],
-    "contracts.api_contract": [("GET", "/api/v1/contracts/{own_contract}", {**OWNER_AND_ADMIN, "anon": 401}),
+    "api.contract": [("GET", "/api/v1/contracts/{own_contract}", {**OWNER_AND_ADMIN, "anon": 401}),
                                ("GET", "/api/v1/contracts/{contract}", {**ADMIN_ONLY_404, "anon": 401})],
-    "contracts.api_milestones": [
+    "api.contract_milestones": [
         ("GET", "/api/v1/contracts/{own_contract}/milestones?as_of=2015-06-30", {**OWNER_AND_ADMIN, "anon": 401}),
         ("GET", "/api/v1/contracts/{own_contract}/milestones?as_of=30.06.2015",
          {**OWNER_AND_ADMIN, "anon": 401, "bidder": 400, "admin": 400}),

@@ -167,7 +167,7 @@ EXCLUDED: dict[str, str] = {
     "contracts.issue": "not reached yet: the demo has no draft contract, whose GET is the issue form (a GET of an "
                        "issued contract only redirects to the contract page, which is visited)",
 }
-EXCLUDED_PREFIXES = {"api.": "the JSON API", "contracts.api_": "the JSON API", "scoring.api_": "the JSON API"}
+EXCLUDED_PREFIXES = {"api.": "the JSON API"}
 
 
 def _excluded(endpoint: str) -> bool:

@@ -1,0 +1,62 @@
+"""The selection decision in force for a call (Art. 15.5): method, selected bid, tally, reasons, and what the Board
+reviewed. For the Board, the WCOC and the secretariat; bidders do not read the record."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from api.auth import api_error, api_user
+from api.routing import operation
+from api.shapes import Day, Instant, Shape
+from board.rules import DecisionMethod
+from board.services import current_decision
+from core.auth import Role
+from events.services import get_event
+
+
+class SelectedBid(Shape):
+    id: int
+    title: str
+
+
+class Decision(Shape):
+    """The record as stored: `tally`, `consultations`, `ranking` and `reviewed` are the JSON the Board's record
+    keeps (board.models.Decision)."""
+
+    id: int
+    event: str
+    method: DecisionMethod
+    decided_on: Day
+    selected_bid: SelectedBid
+    tally: Any
+    consultations: Any
+    rationale: str
+    ranking: Any
+    reviewed: list[Any]
+    recorded_at: Instant
+    recorded_by: str
+    corrects: int | None
+    correction_reason: str | None
+    minutes_sha256: str | None
+
+
+@operation("/events/<slug>/decision", operation_id="getDecision",
+           summary="The selection decision in force: method, selected bid, tally, reasons, what the Board reviewed",
+           response=Decision,
+           errors={403: "Bidders do not read the record", 404: "No call with this slug, or no decision recorded yet"})
+def decision(slug: str):
+    ev = get_event(slug)
+    if ev is None:
+        return api_error(404, f"No call with the slug {slug!r}.")
+    if not (api_user().role_set & {Role.BOARD, Role.ADMIN, Role.WCOC}):
+        return api_error(403, "The decision record is for the Board, the WCOC and the secretariat.")
+    found = current_decision(ev)
+    if found is None:
+        return api_error(404, "No decision is recorded for this call yet.")
+    return Decision(
+        id=found.id, event=slug, method=found.how, decided_on=found.decided_on,
+        selected_bid=SelectedBid(id=found.selected_bid_id, title=found.selected_bid.title),
+        tally=found.loads("tally"), consultations=found.loads("consultations"), rationale=found.rationale,
+        ranking=found.loads("ranking"), reviewed=found.loads("reviewed"), recorded_at=found.recorded_at,
+        recorded_by=found.recorded_by.name, corrects=found.corrects_id,
+        correction_reason=found.correction_reason or None, minutes_sha256=found.minutes_sha256)
