@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, cast
 from flask import current_app, has_request_context, request
 from flask_sqlalchemy import SQLAlchemy
 from sqlalchemy import DateTime, MetaData, TypeDecorator, event, update
-from sqlalchemy.engine import CursorResult, Engine
+from sqlalchemy.engine import CursorResult, Engine, Result
 from sqlalchemy.orm import DeclarativeBase, registry
 
 # Named constraints, so Alembic migrations are the same on SQLite and PostgreSQL.
@@ -56,6 +56,12 @@ if TYPE_CHECKING:
     Model = Base
 else:
     Model = db.Model
+
+
+def rowcount(result: Result[Any]) -> int:
+    """How many rows an UPDATE or DELETE matched. SQLAlchemy types session.execute() as a Result; for those
+    statements it is a CursorResult, which counts them. Raises nothing."""
+    return cast("CursorResult[Any]", result).rowcount
 
 
 @event.listens_for(Engine, "connect")
@@ -164,4 +170,4 @@ def swap_state(row: Any, *, expected: Any, values: Mapping[str, Any], column: st
         .values(**{k: (v.value if isinstance(v, enum.Enum) else v) for k, v in values.items()})
         .execution_options(synchronize_session=False))
     db.session.refresh(row)
-    return cast("CursorResult[Any]", result).rowcount == 1  # an UPDATE's result is a CursorResult
+    return rowcount(result) == 1
