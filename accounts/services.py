@@ -8,6 +8,7 @@ from __future__ import annotations
 import hashlib
 import secrets
 from datetime import datetime, timedelta
+from typing import Any
 
 from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError
@@ -19,7 +20,7 @@ from accounts.models import ApiToken, User, UserRole
 from accounts.rules import FEDERATION_CODE, normalise_email, password_problem, role_combination_problem
 from core import audit
 from core.auth import Role
-from core.db import db
+from core.db import db, rowcount
 
 # argon2id with the library's defaults (RFC 9106 low-memory profile); tests may lower the cost.
 hasher = PasswordHasher()
@@ -36,7 +37,7 @@ class AccountError(ValueError):
 
 def configure_hasher(time_cost: int | None = None, memory_cost: int | None = None) -> None:
     global hasher
-    kwargs = {}
+    kwargs: dict[str, Any] = {}
     if time_cost:
         kwargs["time_cost"] = time_cost
     if memory_cost:
@@ -144,6 +145,7 @@ def register_bidder(*, email: str, password: str, name: str, organisation: str, 
             if exc.field != "email":
                 raise
             existing = find_user_by_email(email)
+            assert existing is not None  # the account the other request made
     password_hash = hasher.hash(password)  # the same work as a new account, so the time does not tell either
     if existing.email_confirmed_at is None and existing.created_at <= now - confirm_window and not existing.active:
         # Never confirmed and its link expired: whoever holds the address may register it again.
@@ -346,7 +348,7 @@ def revoke_token(user: User, token_id: int, *, actor, now: datetime) -> ApiToken
     result = db.session.execute(update(ApiToken).where(ApiToken.id == row.id, ApiToken.revoked_at.is_(None))
                                 .values(revoked_at=now, revoked_reason="revoked by its owner")
                                 .execution_options(synchronize_session=False))
-    if result.rowcount != 1:
+    if rowcount(result) != 1:
         raise AccountError(f"API token {row.id} is revoked already.")
     db.session.refresh(row)
     audit.record("user.api_token_revoke", user, actor=actor, now=now, data={"token": row.id})
@@ -358,10 +360,11 @@ def revoke_all_tokens(user: User, *, actor, now: datetime, reason: str) -> int:
     result = db.session.execute(update(ApiToken).where(ApiToken.user_id == user.id, ApiToken.revoked_at.is_(None))
                                 .values(revoked_at=now, revoked_reason=reason)
                                 .execution_options(synchronize_session=False))
-    if result.rowcount:
+    count = rowcount(result)
+    if count:
         audit.record("user.api_tokens_revoked", user, actor=actor, now=now,
-                     data={"count": result.rowcount, "reason": reason})
-    return result.rowcount
+                     data={"count": count, "reason": reason})
+    return count
 
 
 def user_for_token(token: str, *, now: datetime | None = None) -> User | None:
