@@ -9,7 +9,7 @@ from datetime import date, datetime
 from sqlalchemy import Boolean, CheckConstraint, Date, ForeignKey, String, Text, UniqueConstraint, false
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
-from core.db import db, utcnow
+from core.db import Model, utcnow
 from events.regulation import Regulation, regulation_from_snapshot
 from events.rules import EventStatus, takes_online_bids
 
@@ -18,7 +18,7 @@ STATUS_VALUES = ", ".join(f"'{s.value}'" for s in EventStatus)
 _cache: dict[str, Regulation] = {}
 
 
-class Event(db.Model):
+class Event(Model):
     __tablename__ = "event"
     __table_args__ = (CheckConstraint(f"status IN ({STATUS_VALUES})", name="status"),)
 
@@ -40,6 +40,7 @@ class Event(db.Model):
     @property
     def regulation(self) -> Regulation:
         """The regulation in force, rebuilt from its stored snapshot (cached by hash)."""
+        assert self.regulation_version is not None  # services.load_event gives every event its first version
         return self.regulation_version.regulation
 
     @property
@@ -55,7 +56,7 @@ class Event(db.Model):
         return self.regulation.event.practice
 
 
-class RegulationVersion(db.Model):
+class RegulationVersion(Model):
     __tablename__ = "regulation_version"
     __table_args__ = (UniqueConstraint("event_id", "number", name="uq_regulation_version_number"),
                       UniqueConstraint("event_id", "sha256", name="uq_regulation_version_sha256"))
@@ -87,7 +88,7 @@ class RegulationVersion(db.Model):
         return f"v{self.number} ({self.sha256[:12]})"
 
 
-class Amendment(db.Model):
+class Amendment(Model):
     """A change of the call's regulation, as decided: who decided it (the Presidential Board on the WCOC's
     recommendation, or the FIDE President on grounds not covered; the articles come from the call's file), the
     date and reference of the decision, the reason, what changed between the two versions, and whose findings
