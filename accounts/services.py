@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import hashlib
 import secrets
+from collections.abc import Iterable
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -70,7 +71,7 @@ def _check_one_president(user: User | None, is_president: bool) -> None:
                            "Remove the title from that account first.", "is_president")
 
 
-def create_user(*, email: str, password: str, name: str, roles: list[Role | str], actor, now: datetime,
+def create_user(*, email: str, password: str, name: str, roles: Iterable[Role | str], actor, now: datetime,
                 organisation: str = "", federation: str | None = None, applicant_type: str | None = None,
                 is_president: bool = False, min_password_length: int = 12, confirmed: bool = True) -> User:
     """Create an account. Raises AccountError (with the field) for a taken email, a weak password, an unknown
@@ -282,7 +283,7 @@ def set_active(user: User, active: bool, *, actor, now: datetime) -> None:
     audit.record("user.activate" if active else "user.deactivate", user, actor=actor, now=now)
 
 
-def update_roles(user: User, *, roles: list[Role | str], is_president: bool, federation: str | None, actor,
+def update_roles(user: User, *, roles: Iterable[Role | str], is_president: bool, federation: str | None, actor,
                  now: datetime) -> None:
     """Replace a user's roles. Raises AccountError for no role, a President off the board or a second President,
     or an admin removing their own admin role."""
