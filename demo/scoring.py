@@ -95,7 +95,7 @@ def seed_scoring_demo(*, now: datetime, slug: str = "fwwcm-2015") -> list[str]:
             if db.session.scalars(select(Scorecard).where(Scorecard.bid_id == bid.id,
                                                           Scorecard.member_id == user.id)).first():
                 continue
-            base = LEANING.get(bid.host_federation, Decimal("3"))
+            base = LEANING.get(bid.host_federation or "", Decimal("3"))
             scores = {c.key: _score(reg, base, i, j + k) for k, c in enumerate(reg.criteria)}
             comments = {c.key: f"{c.label}: as the bid describes it, confirmed at the inspection."
                         for c in reg.criteria}
