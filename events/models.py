@@ -32,7 +32,9 @@ class Event(Model):
     regulation_version_id: Mapped[int | None] = mapped_column(
         ForeignKey("regulation_version.id", use_alter=True, name="fk_event_regulation_version"))
 
-    regulation_version: Mapped[RegulationVersion | None] = relationship(
+    # Never None once load_event has made the event (the column is nullable only because the two tables refer to
+    # each other); typed so, like the other required relationships.
+    regulation_version: Mapped[RegulationVersion] = relationship(
         foreign_keys=[regulation_version_id], lazy="joined", post_update=True)
     versions: Mapped[list[RegulationVersion]] = relationship(
         back_populates="event", foreign_keys="RegulationVersion.event_id", order_by="RegulationVersion.number")
@@ -40,7 +42,6 @@ class Event(Model):
     @property
     def regulation(self) -> Regulation:
         """The regulation in force, rebuilt from its stored snapshot (cached by hash)."""
-        assert self.regulation_version is not None  # services.load_event gives every event its first version
         return self.regulation_version.regulation
 
     @property
