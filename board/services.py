@@ -14,6 +14,7 @@ from sqlalchemy import func, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import selectinload
 
+from accounts.models import User
 from bids.models import CONSULTATION_LABELS, Bid
 from bids.rules import BidStatus
 from bids.services import BidError, document_signatures, has_stake, mark_decided
@@ -176,7 +177,7 @@ def reviewed_documents(event: Event) -> tuple[Dossier | None, dict[int, Dossier]
     rows = db.session.scalars(select(Dossier).where(Dossier.event_id == event.id,
                                                     Dossier.identifier.in_(identifiers))).all()
     return (next((d for d in rows if d.kind == "pack"), None),
-            {d.bid_id: d for d in rows if d.kind == "bid"})
+            {d.bid_id: d for d in rows if d.kind == "bid" and d.bid_id is not None})
 
 
 def _stored_bid_dossiers(event: Event, data, digests: dict[int, str] | None = None) -> list[Dossier] | None:
@@ -188,7 +189,7 @@ def _stored_bid_dossiers(event: Event, data, digests: dict[int, str] | None = No
     found = {d.inputs_sha256: d for d in db.session.scalars(select(Dossier).where(
         Dossier.event_id == event.id, Dossier.kind == "bid", Dossier.inputs_sha256.in_(sorted(set(digests.values())))))}
     dossiers = [found.get(digests[b.id]) for b in data.ranked]
-    return None if any(d is None for d in dossiers) else dossiers
+    return None if any(d is None for d in dossiers) else [d for d in dossiers if d is not None]
 
 
 def stored_current(event: Event, bid: Bid | None, data=None) -> tuple[str, Dossier | None]:
@@ -262,7 +263,7 @@ def ensure_pack(event: Event, *, actor, now: datetime, upload_dir: str) -> tuple
         raise DecisionError("The dossiers open to the Board once the WCOC's scoring is closed.")
     reviewed = reviewed_documents(event)
     if reviewed is not None and reviewed[0] is not None:
-        return reviewed[0], sorted(reviewed[1].values(), key=lambda d: d.bid_id)
+        return reviewed[0], sorted(reviewed[1].values(), key=lambda d: d.bid_id or 0)
     report = ranking_report(event, full=True)
     made = [_dossier_of(b, report, actor=actor, now=now) for b in report.data.ranked]
     dossiers = [d for d, _ in made]
@@ -504,8 +505,8 @@ def _check_method(event: Event, method: DecisionMethod, selected: Bid, contest: 
         check_board_vote(the_tally, selected.id, {b.id: b.title for b in contest}, article=article,
                          procedure=str(event.regulation.citation("board_vote")))
         votes, _ = _counted_votes(event, contest)
-        last_vote = max((v.cast_at for v in votes), default=None)
-        last_vote = last_vote.date() if last_vote else None
+        last_cast = max((v.cast_at for v in votes), default=None)
+        last_vote = last_cast.date() if last_cast else None
     else:
         if not getattr(actor, "is_president", False):
             raise DecisionError("Only the FIDE President decides alone, in consultation with the WCOC "
@@ -537,7 +538,7 @@ def _move_bids(contest: list[Bid], selected: Bid, decision: Decision, *, actor, 
 
 
 def record_decision(event: Event, *, method: str, selected: Bid, rationale: str, decided_on: date,
-                    consultations: list[tuple[object, str]], actor, now: datetime, upload_dir: str = "",
+                    consultations: list[tuple[User, str]], actor, now: datetime, upload_dir: str = "",
                     corrects: Decision | None = None, correction_reason: str = "") -> Decision:
     """Record the decision of Art. 15.5 (or, with `corrects`, a correction of the decision in force): the one
     decision in force for the call.
