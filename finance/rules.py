@@ -33,7 +33,7 @@ from events.regulation import InKind, Instalment, Player, Regulation
 from finance.money import as_amount, round_cents, share_of, split
 
 DecidedIn = Literal["regular", "tiebreak"]
-DECIDED_IN: tuple[str, ...] = ("regular", "tiebreak")
+DECIDED_IN: tuple[DecidedIn, ...] = ("regular", "tiebreak")
 
 
 def contract_article(reg: Regulation) -> str:
