@@ -102,6 +102,10 @@ def contract_inputs(bid: Bid, *, signal_blocker_required: bool = True) -> Contra
     if missing:
         raise ContractError(f"Art. {contract_article(bid.event.regulation)}: bid {bid.id} does not state "
                             f"{', '.join(missing)}; a contract cannot be generated without it.")
+    # missing_bid_facts refused each of these being empty
+    assert bid.applicant_name is not None and bid.venue_city is not None and bid.venue_country is not None
+    assert bid.opening_date is not None and bid.closing_date is not None
+    assert bid.prize_fund_eur is not None and bid.fide_contribution_eur is not None
     offered = bool(bid.guarantee_offered)
     return ContractInputs(
         bid_id=bid.id, applicant_name=bid.applicant_name, applicant_type=bid.applicant_type or "",
@@ -142,7 +146,7 @@ def _snapshot(terms: ContractTerms) -> str:
 def _regulation_version_id(bid: Bid) -> int:
     """The regulation version that judged the bid's last submission, else the one in force for the call."""
     last = bid.last_version
-    return last.regulation_version_id if last is not None else bid.event.regulation_version_id
+    return last.regulation_version_id if last is not None else bid.event.regulation_version.id
 
 
 def create_contract(bid: Bid, *, actor, now: datetime, signal_blocker_required: bool = True) -> Contract:
@@ -161,7 +165,7 @@ def create_contract(bid: Bid, *, actor, now: datetime, signal_blocker_required: 
     version_id = _regulation_version_id(bid)
     from events.models import RegulationVersion
 
-    reg = db.session.get(RegulationVersion, version_id).regulation
+    reg = db.session.get_one(RegulationVersion, version_id).regulation
     terms = _terms(reg, inputs)
     contract = Contract(bid_id=bid.id, regulation_version_id=version_id,
                         version=max((c.version for c in versions), default=0) + 1,
@@ -209,7 +213,7 @@ def close_for_correction(decision, *, superseded, actor, now: datetime) -> list[
     discarded). What was paid stays on record, and is refunded by reversing it. Each change is a
     compare-and-swap on the contract's status. Raises ContractError when a contract changed at the same moment.
     Writes `contract.close` / `contract.discard` to the audit log. Registered with board.services below."""
-    selected = db.session.get(Bid, decision.selected_bid_id)
+    selected = db.session.get_one(Bid, decision.selected_bid_id)
     reason = (f"Decision {superseded.id} was corrected by decision {decision.id} on {format_day(now.date())}, "
               f"which selects {selected.title}: {decision.correction_reason}")
     closed = []
@@ -401,11 +405,11 @@ def _carry_over(old: Contract, rows: Mapping[str, Milestone], payments: list[Pay
                                carried_from_id=p.id, idempotency_key=f"carried-{p.id}", recorded_at=now,
                                recorded_by_id=getattr(actor, "id", None)))
     for om in old.milestones:
-        target = rows.get(om.key)
-        if target is None or target.due != om.due:
+        same = rows.get(om.key)
+        if same is None or same.due != om.due:
             continue  # a new deadline deserves its own reminders
         for r in om.reminders:
-            db.session.add(Reminder(milestone_id=target.id, kind=r.kind, as_of=r.as_of, sent_at=r.sent_at,
+            db.session.add(Reminder(milestone_id=same.id, kind=r.kind, as_of=r.as_of, sent_at=r.sent_at,
                                     sent_to=r.sent_to, carried=True))
 
 
@@ -441,6 +445,7 @@ def sign_contract(contract: Contract, *, filename: str, content: bytes, max_byte
                             "was stored; upload it again once the secretariat has restored the identity.",
                             "file") from None
     inspection = inspect_pdf(content, trust_roots=trust.trusted_roots(), now=now)
+    assert contract.pdf_sha256 is not None  # an issued contract's PDF is on file (read above)
     problem = countersign_problem(
         name=name, reference=contract.reference, issued_sha256=contract.pdf_sha256, issued_size=len(issued),
         content_sha256=hashlib.sha256(content).hexdigest(), keeps_issued=content.startswith(issued),
@@ -608,7 +613,7 @@ def reverse_payment(payment: Payment, *, reason: str, idempotency_key: str, acto
     if found is not None:
         return found, False
     db.session.refresh(payment)
-    if payment.is_reversed:
+    if payment.reversed_by is not None:
         raise ContractError(f"This payment of {format_eur(payment.amount)} was already reversed on "
                             f"{format_day(payment.reversed_by.recorded_at)}.")
     reversal = Payment(kind="reversal", amount=-payment.amount, received_on=payment.received_on,
@@ -699,6 +704,7 @@ def record_deduction(contract: Contract, *, federation: str, rule_key: str, amou
     errors = check_deduction(rule, amount=amount, prize=prize, balance_left=left, reason=reason)
     if errors:
         raise ContractError(next(iter(errors.values())), errors=errors)
+    assert rule is not None  # check_deduction refuses a deduction under no rule
     row = PrizeDeduction(milestone_id=milestone.id, rule_key=rule.key, article=rule.article, amount=amount,
                          reason=reason.strip(), decided_on=decided_on, recorded_at=now,
                          recorded_by_id=getattr(actor, "id", None))
