@@ -36,7 +36,7 @@ from bids.rules import (
 )
 from core import audit, trust
 from core.auth import Role
-from core.db import db
+from core.db import db, rowcount
 from core.pdf import pdf_problem
 from core.signing import inspect_pdf
 from core.storage import display_name
@@ -87,7 +87,7 @@ def situation(bid_or_event, actor, now: datetime, *, paper: bool | None = None,
     made yet (then `paper` says which kind it will be)."""
     bid = bid_or_event if isinstance(bid_or_event, Bid) else None
     event = bid.event if bid is not None else bid_or_event
-    roles = getattr(actor, "role_set", set())
+    roles: set[Role] = getattr(actor, "role_set", set())
     return BidSituation(
         event_status=event.state, deadline=event.regulation.event.bid_deadline, now=now,
         by_owner=bid is not None and actor is not None and actor.id == bid.owner_id,
@@ -189,7 +189,7 @@ def save_section(bid: Bid, section: str, values: dict, *, actor, now: datetime, 
     result = db.session.execute(update(Bid).where(Bid.id == bid.id, Bid.revision == bid.revision)
                                 .values(revision=Bid.revision + 1, updated_at=now)
                                 .execution_options(synchronize_session=False))
-    if result.rowcount != 1:
+    if rowcount(result) != 1:
         raise StaleBidError("This bid was changed in another window at the same moment; reload it and save again.")
     db.session.flush()
     db.session.refresh(bid)
@@ -309,7 +309,7 @@ def _transition(bid: Bid, action: BidAction, *, actor, now: datetime, values: di
     result = db.session.execute(update(Bid).where(*condition).values(
         status=after.value, revision=Bid.revision + 1, updated_at=now, **(values or {}))
         .execution_options(synchronize_session=False))
-    if result.rowcount != 1:
+    if rowcount(result) != 1:
         db.session.refresh(bid)
         raise BidError(f"This bid changed at the same moment (it is now {bid.state.label.lower()}); reload the page."
                        if bid.state is not before else
@@ -419,7 +419,7 @@ def admit_late_bid(bid: Bid, *, reason: str, actor, now: datetime) -> None:
         late_admitted_at=now, late_admitted_reason=reason, late_admitted_by_id=actor.id,
         revision=Bid.revision + 1, updated_at=now).execution_options(synchronize_session=False))
     db.session.refresh(bid)
-    if result.rowcount != 1:
+    if rowcount(result) != 1:
         raise BidError("This bid changed at the same moment; reload the page.")
     audit.record("bid.late_admission", bid, actor=actor, now=now, data={"reason": reason})
 
@@ -429,8 +429,8 @@ def has_stake(user, event: Event) -> bool:
     rival's bid (a rule of Gambit's, on conflicts of interest; not an article of the regulations)."""
     if user is None or getattr(user, "id", None) is None:
         return False
-    return db.session.scalar(select(func.count(Bid.id)).where(
-        Bid.event_id == event.id, (Bid.owner_id == user.id) | (Bid.entered_by_id == user.id))) > 0
+    return (db.session.scalar(select(func.count(Bid.id)).where(
+        Bid.event_id == event.id, (Bid.owner_id == user.id) | (Bid.entered_by_id == user.id))) or 0) > 0
 
 
 def record_consultation(bid: Bid, *, outcome: str, note: str, actor, now: datetime) -> None:
@@ -500,13 +500,13 @@ def judge_again(event: Event, old_version, new_version, *, now: datetime) -> lis
         if changed:
             report.append({"bid": bid.id, "title": bid.title, "compliant_before": before.compliant,
                            "compliant_after": after.compliant,
-                           "changed": [{"code": c, "article": (new.get(c) or old.get(c))["article"],
+                           "changed": [{"code": c, "article": (new.get(c) or old[c])["article"],
                                         # what the finding cites, as said everywhere ("Art. 13.1", "Bidding
                                         # procedure: …", "Sanity check: …")
-                                        "cite": (new.get(c) or old.get(c)).get("cite", ""),
+                                        "cite": (new.get(c) or old[c]).get("cite", ""),
                                         "before": (old.get(c) or {}).get("outcome"),
                                         "after": (new.get(c) or {}).get("outcome"),
-                                        "message": (new.get(c) or old.get(c))["message"]} for c in changed]})
+                                        "message": (new.get(c) or old[c])["message"]} for c in changed]})
     return report
 
 
