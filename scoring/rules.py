@@ -34,7 +34,7 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime
 from decimal import ROUND_HALF_UP, Decimal
 from fractions import Fraction
-from typing import Literal
+from typing import Literal, TypeGuard, cast
 
 from core.lifecycle import Lifecycle
 from core.money import format_instant
@@ -89,7 +89,7 @@ def _anchor_label(sc: Scoring, score: Decimal) -> str | None:
     return None
 
 
-def _is_number(value: object) -> bool:
+def _is_number(value: object) -> TypeGuard[Decimal | int]:
     return isinstance(value, Decimal | int) and not isinstance(value, bool)
 
 
@@ -358,10 +358,15 @@ def _checked_score(reg: Regulation, s: object, where: str) -> Decimal:
     return Decimal(s)
 
 
+def _exponent(value: Decimal) -> int:
+    # A finite Decimal's exponent is an int (only NaN and infinities have a letter), and scales and weights are finite.
+    return cast(int, value.as_tuple().exponent)
+
+
 @functools.lru_cache(maxsize=16)
 def _scale_units(scale_min: Decimal, scale_max: Decimal, step: Decimal) -> tuple[Decimal, dict[Decimal, int]]:
     """The smallest decimal of the scale, and every score on the scale mapped to its count of that unit."""
-    places = max(0, -min(step.as_tuple().exponent, scale_min.as_tuple().exponent, scale_max.as_tuple().exponent))
+    places = max(0, -min(_exponent(step), _exponent(scale_min), _exponent(scale_max)))
     units: dict[Decimal, int] = {}
     value = scale_min
     while value <= scale_max:
@@ -425,7 +430,7 @@ def score_table(reg: Regulation, scorecards: Scorecards) -> ScoreTable:
                 if u is None:  # the slow path only for what is not a plain score on the scale
                     s = _checked_score(reg, s, where)
                     u = on_scale_units[s]
-                per_key[index[key]][member] = s
+                per_key[index[key]][member] = cast(Decimal, s)  # an int went the slow way, which made it one
                 per_key_units[index[key]][member] = u
         members[bid] = tuple(cards)
         scores[bid] = per_key
@@ -435,7 +440,7 @@ def score_table(reg: Regulation, scorecards: Scorecards) -> ScoreTable:
 
 
 def _integer_weights(weights: Sequence[Decimal]) -> tuple[int, ...]:
-    places = max(0, -min(w.as_tuple().exponent for w in weights))
+    places = max(0, -min(_exponent(w) for w in weights))
     return tuple(int(w.scaleb(places)) for w in weights)
 
 
@@ -477,16 +482,17 @@ def bid_totals(table: ScoreTable, weights: Sequence[Decimal], statistic: str = "
         if not members:
             out[b] = None
             continue
-        pairs = []
+        pairs: list[tuple[int, tuple[int, int]]] = []
+        complete = True
         for w, units, total in zip(wint, table.cells[b], table.sums[b], strict=True):
             if w == 0:
                 continue
             value = _cell_value(units, total, statistic, skip_member)
             if value is None:
-                pairs = None
+                complete = False
                 break
             pairs.append((w, value))
-        if pairs is None:
+        if not complete:
             out[b] = None
             continue
         lcm = math.lcm(*(den for _, (_, den) in pairs))
@@ -560,6 +566,7 @@ def red_flags(reg: Regulation, criteria: Sequence[CriterionStats], total_exact: 
         if exact is None or exact >= Fraction(sc.red_flag_threshold):
             continue
         shown = cs.mean if statistic == "mean" else cs.median
+        assert shown is not None  # a statistic with an exact value shows it
         label = _anchor_label(sc, sc.red_flag_threshold)
         named = f"{_num(sc.red_flag_threshold)} ({label})" if label else _num(sc.red_flag_threshold)
         flags.append(RedFlag(
@@ -686,7 +693,8 @@ def rank_bids(reg: Regulation, scorecards: Scorecards, weights: Weights | None =
                 note = f"No score yet for {unscored}: no total, listed after the ranked bids."
             results[b] = BidResult(b, None, "unranked", False, len(table.members[b]), None, tuple(stats), (), note)
             continue
-        exact = [None if w == 0 else w * (s.mean_exact if statistic == "mean" else s.median_exact)
+        # a bid with a total has a value for every weighted criterion
+        exact = [None if w == 0 else w * cast(Fraction, s.mean_exact if statistic == "mean" else s.median_exact)
                  for w, s in zip(norm, stats, strict=True)]
         shown = round_half_up(total)
         parts = _allocate([x or Fraction(0) for x in exact], int(shown.scaleb(DISPLAY_PLACES)))
@@ -707,6 +715,7 @@ def rank_bids(reg: Regulation, scorecards: Scorecards, weights: Weights | None =
     ranked = [results[b] for b in order if totals[b] is not None]
     for x, y in zip(ranked, ranked[1:], strict=False):
         if x.total == y.total and x.total_exact != y.total_exact:
+            assert x.total_exact is not None and y.total_exact is not None  # ranked: both have a total
             ex, ey = _distinguishing(x.total_exact, y.total_exact)
             notes.append(f"{name(x.bid_id)} and {name(y.bid_id)} both show {x.total} but are not tied: the ranking "
                          f"compares exact totals ({ex} and {ey}).")

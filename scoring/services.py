@@ -18,7 +18,7 @@ from sqlalchemy.exc import IntegrityError
 from bids.models import Bid
 from bids.services import has_stake
 from core import audit
-from core.db import db
+from core.db import db, rowcount
 from events.models import Event
 from scoring.models import ConflictDeclaration, Scorecard, ScorecardScore, ScorecardVersion, WeightsVersion
 from scoring.queries import current_weights_version, declaration_of, recusal_for, weights_of
@@ -218,7 +218,7 @@ def declare_conflicts(event: Event, member, *, has_conflict: bool, conflicted: S
                 .where(ConflictDeclaration.id == decl.id, ConflictDeclaration.scores_first_shown_at.is_(None))
                 .values(confirmed_at=now).execution_options(synchronize_session=False))
             db.session.refresh(decl)
-            if changed.rowcount != 1:
+            if rowcount(changed) != 1:
                 raise ScoringError(declaration_change_refused(
                     first_shown_at=decl.scores_first_shown_at, before={b: b in old_conflicts for b in kept},
                     after={b: b in conflicted_ids for b in kept},
@@ -266,7 +266,7 @@ def record_scores_shown(event: Event, member, *, declared_at: datetime, now: dat
     decl = declaration_of(event, member)
     if decl is not None:
         db.session.refresh(decl)
-    if result.rowcount == 1:
+    if rowcount(result) == 1:
         audit.record("scoring.scores_first_shown", decl, actor=member, now=now,
                      data={"event": event.slug, "member": member.id})
         return True
@@ -308,7 +308,7 @@ def _bump(card: Scorecard, revision: int, status: ScorecardStatus, values: dict)
                                 Scorecard.status == status.value)
         .values(revision=Scorecard.revision + 1, **values).execution_options(synchronize_session=False))
     db.session.refresh(card)
-    return result.rowcount == 1
+    return rowcount(result) == 1
 
 
 def save_scorecard(bid: Bid, member, *, scores: Mapping[str, Decimal | None], comments: Mapping[str, str],
