@@ -12,6 +12,7 @@ from pathlib import Path
 
 from sqlalchemy import func, select, update
 
+from accounts.models import User
 from bids import lifecycle
 from bids.lifecycle import BidAction, BidSituation, BidStatus, TransitionError
 from bids.models import (
@@ -80,7 +81,7 @@ def _audit_value(value):
     return value
 
 
-def situation(bid_or_event, actor, now: datetime, *, paper: bool | None = None,
+def situation(bid_or_event, actor: User | None, now: datetime, *, paper: bool | None = None,
               by_decision: bool = False) -> BidSituation:
     """What the bid lifecycle's guard judges besides the status: who acts, the call's state, the deadline, whether
     the bid is a paper bid and whether it was admitted late. `bid_or_event` is a Bid, or the Event of a bid not
@@ -97,12 +98,12 @@ def situation(bid_or_event, actor, now: datetime, *, paper: bool | None = None,
         deadline_source=str(event.regulation.citation("bid_deadline")))
 
 
-def offered_actions(bid: Bid, actor, now: datetime) -> list[BidAction]:
+def offered_actions(bid: Bid, actor: User | None, now: datetime) -> list[BidAction]:
     """The moves of the bid's lifecycle this actor can make now, for the page to offer (decision moves excepted)."""
     return lifecycle.offered_actions(bid.state, situation(bid, actor, now))
 
 
-def refusal(bid: Bid, action: BidAction, actor, now: datetime) -> str | None:
+def refusal(bid: Bid, action: BidAction, actor: User | None, now: datetime) -> str | None:
     """Why the guard refuses `action` on the bid by this actor now (None: it would allow it), for the page to say
     why a button is missing."""
     try:
@@ -112,19 +113,19 @@ def refusal(bid: Bid, action: BidAction, actor, now: datetime) -> str | None:
     return None
 
 
-def late_admission_refusal(bid: Bid, actor, now: datetime) -> str | None:
+def late_admission_refusal(bid: Bid, actor: User | None, now: datetime) -> str | None:
     """Why this actor cannot admit the bid late now (None: the page may offer the form)."""
     return lifecycle.late_admission_refusal(bid.state, situation(bid, actor, now))
 
 
-def draft_refusal(bid: Bid, actor, now: datetime) -> str | None:
+def draft_refusal(bid: Bid, actor: User | None, now: datetime) -> str | None:
     """Why this actor cannot change the draft now (None: they can), for the page to say before a form is filled."""
     if not bid.state.is_editable:
         return None
     return lifecycle.draft_refusal(situation(bid, actor, now))
 
 
-def create_bid(event: Event, *, owner, actor, now: datetime, entered_by=None) -> Bid:
+def create_bid(event: Event, *, owner, actor: User, now: datetime, entered_by=None) -> Bid:
     """Start a draft for a call, pre-filled from the owner's account.
 
     A paper bid (`entered_by`, who must be the secretariat) is keyed in on the owner's behalf while the call is
@@ -150,7 +151,7 @@ def create_bid(event: Event, *, owner, actor, now: datetime, entered_by=None) ->
     return bid
 
 
-def _check_editable(bid: Bid, revision: int | None, *, actor, now: datetime) -> None:
+def _check_editable(bid: Bid, revision: int | None, *, actor: User, now: datetime) -> None:
     if not bid.state.is_editable:
         raise BidError(f"This bid is {bid.state.label.lower()} and can no longer be changed"
                        + (": reopen it as a new version first." if bid.state is BidStatus.SUBMITTED else "."))
@@ -162,7 +163,7 @@ def _check_editable(bid: Bid, revision: int | None, *, actor, now: datetime) -> 
                             "page. Your input is shown below but was not saved: check the bid, then save again.")
 
 
-def save_section(bid: Bid, section: str, values: dict, *, actor, now: datetime, revision: int | None,
+def save_section(bid: Bid, section: str, values: dict, *, actor: User, now: datetime, revision: int | None,
                  room_rates: list[tuple[str | None, Decimal | None]] | None = None) -> list[str]:
     """Save one section of a draft, without the submission rules (the form has checked types and formats).
 
@@ -199,7 +200,7 @@ def save_section(bid: Bid, section: str, values: dict, *, actor, now: datetime, 
 
 
 def store_document(bid: Bid, kind: str, *, filename: str, content: bytes, upload_dir: str, max_bytes: int,
-                   actor, now: datetime) -> BidDocument:
+                   actor: User, now: datetime) -> BidDocument:
     """Attach a PDF to a draft: checked by its content (not its name; see core.pdf.pdf_problem) and its size,
     stored under a server-made name, SHA-256 recorded; the uploaded name is kept only as display text. Raises
     BidError with a message for the person uploading."""
@@ -249,7 +250,7 @@ def document_signatures(bid: Bid) -> list[SignatureNote]:
     return signature_notes(reg, docs)
 
 
-def recheck_document_signatures(*, actor, now: datetime, upload_dir: str) -> int:
+def recheck_document_signatures(*, actor: User, now: datetime, upload_dir: str) -> int:
     """Judge the signatures of every stored letter and guarantee again against the trust list as it now is (a
     file that can no longer be read keeps its last judgement). Returns how many were checked."""
     roots = trust.trusted_roots()
@@ -293,7 +294,7 @@ def _sentence(exc: Exception) -> str:
     return text[:1].upper() + text[1:] + ("" if text.endswith(".") else ".")
 
 
-def _transition(bid: Bid, action: BidAction, *, actor, now: datetime, values: dict | None = None,
+def _transition(bid: Bid, action: BidAction, *, actor: User, now: datetime, values: dict | None = None,
                 revision: int | None = None, data: dict | None = None, by_decision: bool = False) -> BidStatus:
     """The one guarded transition of a bid: `lifecycle.check_transition` (who acts, the call's state, the deadline,
     the status), then a compare-and-swap on the status read (and on `revision` when given), then the audit entry.
@@ -321,7 +322,7 @@ def _transition(bid: Bid, action: BidAction, *, actor, now: datetime, values: di
     return after
 
 
-def submit_bid(bid: Bid, *, actor, now: datetime, revision: int | None = None) -> BidVersion:
+def submit_bid(bid: Bid, *, actor: User, now: datetime, revision: int | None = None) -> BidVersion:
     """Run every rule; if all pass, freeze the bid as a new version and mark it submitted.
 
     The guard (`bids.lifecycle.check_transition`) applies whatever the path: the bidder submits an online bid, the
@@ -348,7 +349,7 @@ def submit_bid(bid: Bid, *, actor, now: datetime, revision: int | None = None) -
     return _freeze(bid, findings, actor=actor, now=now, revision=revision)
 
 
-def _freeze(bid: Bid, findings, *, actor, now: datetime, revision: int | None) -> BidVersion:
+def _freeze(bid: Bid, findings, *, actor: User, now: datetime, revision: int | None) -> BidVersion:
     try:
         _transition(bid, BidAction.SUBMIT, actor=actor, now=now, revision=revision, values={
             "version": Bid.version + 1, "submitted_at": now,
@@ -374,18 +375,18 @@ def _freeze(bid: Bid, findings, *, actor, now: datetime, revision: int | None) -
     return version
 
 
-def withdraw_bid(bid: Bid, *, actor, now: datetime) -> None:
+def withdraw_bid(bid: Bid, *, actor: User, now: datetime) -> None:
     """Withdraw a submitted bid while the call is open and before the deadline. Raises BidError otherwise."""
     _transition(bid, BidAction.WITHDRAW, actor=actor, now=now)
 
 
-def reopen_bid(bid: Bid, *, actor, now: datetime) -> None:
+def reopen_bid(bid: Bid, *, actor: User, now: datetime) -> None:
     """Turn a submitted bid back into a draft, to be submitted again as a new version; the submitted version is
     kept. Raises BidError once the call is closed or the deadline passed, or from another state."""
     _transition(bid, BidAction.REOPEN, actor=actor, now=now, data={"from_version": bid.version})
 
 
-def reject_bid(bid: Bid, *, reason: str, actor, now: datetime) -> None:
+def reject_bid(bid: Bid, *, reason: str, actor: User, now: datetime) -> None:
     """Reject a bid under Art. 15.3 with a reason the bidder will read. Raises BidError without a reason, for an
     actor who is not the secretariat, or once the call is decided."""
     reason = (reason or "").strip()
@@ -396,7 +397,7 @@ def reject_bid(bid: Bid, *, reason: str, actor, now: datetime) -> None:
                 data={"reason": reason})
 
 
-def mark_decided(bid: Bid, *, selected: bool, decision_id: int, actor, now: datetime) -> None:
+def mark_decided(bid: Bid, *, selected: bool, decision_id: int, actor: User, now: datetime) -> None:
     """Move a bid to selected (or not selected) as part of recording the decision of Art. 15.5; only
     board.services.record_decision calls it, having checked who records the decision. A correction moves a decided
     bid to the other outcome. Raises BidError when the lifecycle refuses or the bid changed at the same moment."""
@@ -404,7 +405,7 @@ def mark_decided(bid: Bid, *, selected: bool, decision_id: int, actor, now: date
                 data={"decision": decision_id}, by_decision=True)
 
 
-def admit_late_bid(bid: Bid, *, reason: str, actor, now: datetime) -> None:
+def admit_late_bid(bid: Bid, *, reason: str, actor: User, now: datetime) -> None:
     """Admit a draft after the deadline (or once the call is closed), with the secretariat's reason, so that it
     can be submitted until scoring opens. The call's bidding procedure, not an article of the regulations.
     Raises BidError (field "reason") with the refusal of `bids.lifecycle.late_admission_refusal`."""
@@ -433,7 +434,7 @@ def has_stake(user, event: Event) -> bool:
         Bid.event_id == event.id, (Bid.owner_id == user.id) | (Bid.entered_by_id == user.id))) or 0) > 0
 
 
-def record_consultation(bid: Bid, *, outcome: str, note: str, actor, now: datetime) -> None:
+def record_consultation(bid: Bid, *, outcome: str, note: str, actor: User, now: datetime) -> None:
     """Record the host federation's answer to FIDE's consultation (Art. 15.1). A refusal does not bar the bid."""
     if outcome not in CONSULTATION:
         raise BidError(f"Choose one of: {', '.join(CONSULTATION)}.", "outcome")
@@ -445,7 +446,7 @@ def record_consultation(bid: Bid, *, outcome: str, note: str, actor, now: dateti
                  data={"from": before, "to": outcome, "note": bid.consultation_note})
 
 
-def set_aside_consultation(bid: Bid, *, reason: str, actor, now: datetime) -> None:
+def set_aside_consultation(bid: Bid, *, reason: str, actor: User, now: datetime) -> None:
     """The FIDE President sets aside the consultation of the host federation on a sponsor's bid, with a reason, so
     that the Board may select it without the federation's answer. Raises BidError when the actor is not the
     President, the bid is not a sponsor's, or the reason is empty."""
@@ -537,7 +538,7 @@ def apply_data(bid: Bid, data: BidData) -> None:
                       for i, r in enumerate(data.room_rates)]
 
 
-def import_bid(event: Event, data: BidData, *, owner, actor, now: datetime) -> Bid:
+def import_bid(event: Event, data: BidData, *, owner, actor: User, now: datetime) -> Bid:
     """Key in a paper bid from the JSON shape (flask bids import): a draft holding every value of the file, entered
     by `actor` (the secretariat) on the owner's behalf. Documents are attached later in the web form; the secretariat
     submits it. Raises BidError when `actor` is not the secretariat or the call no longer takes paper bids."""
