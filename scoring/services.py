@@ -15,6 +15,7 @@ from decimal import Decimal
 from sqlalchemy import select, update
 from sqlalchemy.exc import IntegrityError
 
+from accounts.models import User
 from bids.models import Bid
 from bids.services import has_stake
 from core import audit
@@ -91,7 +92,7 @@ def weights_in_force(event: Event) -> list[WeightShare]:
     return list(weight_shares(reg, weights_of(reg, current_weights_version(event))))
 
 
-def change_weights(event: Event, weights: Mapping[str, Decimal], *, reason: str = "", actor, now: datetime,
+def change_weights(event: Event, weights: Mapping[str, Decimal], *, reason: str = "", actor: User, now: datetime,
                    based_on: int | None = None) -> WeightsVersion:
     """Record new weights for the call as the next weights version.
 
@@ -132,7 +133,7 @@ def change_weights(event: Event, weights: Mapping[str, Decimal], *, reason: str 
 # --------------------------------------------------------------------------------------------- admission
 
 
-def admit_bid(bid: Bid, reason: str, *, actor, now: datetime) -> None:
+def admit_bid(bid: Bid, reason: str, *, actor: User, now: datetime) -> None:
     """Admit to scoring a bid that failed the compliance gate, with the secretariat's reason (Bid.admitted_reason).
 
     Raises ScoringError (field "reason") when the reason is blank; ScoringError when the bid is not in the
@@ -164,7 +165,7 @@ def admit_bid(bid: Bid, reason: str, *, actor, now: datetime) -> None:
 
 
 def declare_conflicts(event: Event, member, *, has_conflict: bool, conflicted: Sequence[Bid], reason: str,
-                      listed: Sequence[Bid], actor, now: datetime) -> ConflictDeclaration:
+                      listed: Sequence[Bid], actor: User, now: datetime) -> ConflictDeclaration:
     """Record (or confirm again) a member's declaration of conflicts of interest for the call.
 
     `listed` are the bids the form showed (the declaration covers them; a bid not among them needs a new
@@ -312,7 +313,7 @@ def _bump(card: Scorecard, revision: int, status: ScorecardStatus, values: dict)
 
 
 def save_scorecard(bid: Bid, member, *, scores: Mapping[str, Decimal | None], comments: Mapping[str, str],
-                   revision: int, submit: bool, actor, now: datetime) -> Scorecard:
+                   revision: int, submit: bool, actor: User, now: datetime) -> Scorecard:
     """Save the member's scorecard for a bid as a draft, or save and submit it (`submit`).
 
     `revision` is the scorecard's revision when the form was loaded (0 for a scorecard not created yet); a
@@ -377,7 +378,7 @@ def save_scorecard(bid: Bid, member, *, scores: Mapping[str, Decimal | None], co
     return card
 
 
-def reopen_scorecard(card: Scorecard, *, actor, now: datetime) -> None:
+def reopen_scorecard(card: Scorecard, *, actor: User, now: datetime) -> None:
     """Turn the author's submitted scorecard back into a draft; its next submission is a new version, and the
     submitted versions are kept. Until then it does not count in the ranking.
 
