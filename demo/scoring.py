@@ -84,6 +84,7 @@ def seed_scoring_demo(*, now: datetime, slug: str = "fwwcm-2015") -> list[str]:
         criterion = reg.criterion(key)  # its article from the call's data, like every citation shown
         reason = (f"After the venue inspections the WCOC asked for more weight on {criterion.label[0].lower()}"
                   f"{criterion.label[1:]} (Art. {criterion.article}).")
+        assert admin is not None  # seed_demo made the admin account first
         services.change_weights(event, weights, reason=reason, actor=admin, now=day + timedelta(days=4))
         out.append("demo weights: version 1")
 
