@@ -14,12 +14,13 @@ export FLASK_APP := app
 APT_PACKAGES := libpango-1.0-0 libpangoft2-1.0-0 libharfbuzz-subset0 fonts-dejavu-core fonts-dejavu-extra chromium poppler-utils \
                 redis-server nodejs
 
-.PHONY: run test lint serve bench venv node-deps system-deps services migrate seed clean
+.PHONY: run test lint lock serve bench venv node-deps system-deps services migrate seed clean
 
-$(BIN)/.installed: requirements.txt requirements-dev.txt
+# Installed from the lock (every package, transitive ones and pip itself, pinned and hashed); requirements*.txt are
+# what a person edits, and `make lock` turns them into the locks.
+$(BIN)/.installed: requirements.lock requirements-dev.lock
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -r requirements-dev.txt
+	$(BIN)/python -m pip install --quiet --require-hashes -r requirements-dev.lock
 	touch $@
 
 venv: $(BIN)/.installed
@@ -64,8 +65,19 @@ serve: system-deps migrate services
 test: system-deps venv node-deps services
 	$(BIN)/pytest
 
+# Style, the lock against requirements*.txt, the import contracts (pyproject's [tool.importlinter]), the types.
 lint: venv
 	$(BIN)/ruff check .
+	$(BIN)/python .ci/lock_is_current.py
+	$(BIN)/lint-imports
+	$(BIN)/mypy
+
+# After editing requirements.txt or requirements-dev.txt (needs PyPI): every transitive dependency pinned, with the
+# hashes of all its files. The index settings of the machine that runs it stay out of the files.
+PIP_COMPILE := $(BIN)/pip-compile --quiet --generate-hashes --allow-unsafe --no-emit-index-url --no-emit-find-links
+lock: venv
+	$(PIP_COMPILE) -o requirements.lock requirements.txt
+	$(PIP_COMPILE) -o requirements-dev.lock requirements-dev.txt
 
 # bench/results.md holds this run beside the code before issue 15 (see `python -m bench --help`):
 #   git worktree add /tmp/before 4fe93ed; python -m bench --code /tmp/before --json b.json --output b.md

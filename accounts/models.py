@@ -8,12 +8,12 @@ from sqlalchemy import Boolean, CheckConstraint, ForeignKey, Index, String, Uniq
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
 from core.auth import Role
-from core.db import db, utcnow
+from core.db import Model, utcnow
 
 ROLE_VALUES = ", ".join(f"'{r.value}'" for r in Role)
 
 
-class User(db.Model):
+class User(Model):
     __tablename__ = "user"
     __table_args__ = (
         CheckConstraint("applicant_type IS NULL OR applicant_type IN ('federation', 'sponsor')",
@@ -82,7 +82,7 @@ class User(db.Model):
         return f"<User {self.email}>"
 
 
-class UserRole(db.Model):
+class UserRole(Model):
     __tablename__ = "user_role"
     __table_args__ = (
         UniqueConstraint("user_id", "role", name="uq_user_role_user_role"),
@@ -96,7 +96,7 @@ class UserRole(db.Model):
     user: Mapped[User] = relationship(back_populates="roles")
 
 
-class ApiToken(db.Model):
+class ApiToken(Model):
     """One API token of a user: only its SHA-256 is kept. Revoked one by one from the account page, and all at
     once when the password changes or the account is deactivated."""
 

@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import hashlib
 import secrets
+from collections.abc import Iterable
 from datetime import datetime, timedelta
+from typing import Any
 
 from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError
@@ -19,7 +21,7 @@ from accounts.models import ApiToken, User, UserRole
 from accounts.rules import FEDERATION_CODE, normalise_email, password_problem, role_combination_problem
 from core import audit
 from core.auth import Role
-from core.db import db
+from core.db import db, rowcount
 
 # argon2id with the library's defaults (RFC 9106 low-memory profile); tests may lower the cost.
 hasher = PasswordHasher()
@@ -36,7 +38,7 @@ class AccountError(ValueError):
 
 def configure_hasher(time_cost: int | None = None, memory_cost: int | None = None) -> None:
     global hasher
-    kwargs = {}
+    kwargs: dict[str, Any] = {}
     if time_cost:
         kwargs["time_cost"] = time_cost
     if memory_cost:
@@ -69,7 +71,7 @@ def _check_one_president(user: User | None, is_president: bool) -> None:
                            "Remove the title from that account first.", "is_president")
 
 
-def create_user(*, email: str, password: str, name: str, roles: list[Role | str], actor, now: datetime,
+def create_user(*, email: str, password: str, name: str, roles: Iterable[Role | str], actor: User | None, now: datetime,
                 organisation: str = "", federation: str | None = None, applicant_type: str | None = None,
                 is_president: bool = False, min_password_length: int = 12, confirmed: bool = True) -> User:
     """Create an account. Raises AccountError (with the field) for a taken email, a weak password, an unknown
@@ -144,6 +146,7 @@ def register_bidder(*, email: str, password: str, name: str, organisation: str, 
             if exc.field != "email":
                 raise
             existing = find_user_by_email(email)
+            assert existing is not None  # the account the other request made
     password_hash = hasher.hash(password)  # the same work as a new account, so the time does not tell either
     if existing.email_confirmed_at is None and existing.created_at <= now - confirm_window and not existing.active:
         # Never confirmed and its link expired: whoever holds the address may register it again.
@@ -233,14 +236,14 @@ def record_login(user: User, *, now: datetime, new_hash: str | None = None, veri
     return True
 
 
-def end_sessions(user: User, *, actor, now: datetime, reason: str) -> None:
+def end_sessions(user: User, *, actor: User, now: datetime, reason: str) -> None:
     """Invalidate every session of the user (logout, deactivation, password change)."""
     user.session_nonce = _new_nonce()
     db.session.flush()
     audit.record("user.sessions_ended", user, actor=actor, now=now, data={"reason": reason})
 
 
-def log_out(user: User, *, actor, now: datetime) -> int:
+def log_out(user: User, *, actor: User, now: datetime) -> int:
     """Log the user out everywhere: end every session and revoke every API token (a token must not outlive the
     logout that a user takes to end their access). Returns how many tokens were revoked. Raises nothing."""
     revoked = revoke_all_tokens(user, actor=actor, now=now, reason="logged out")
@@ -248,7 +251,7 @@ def log_out(user: User, *, actor, now: datetime) -> int:
     return revoked
 
 
-def change_password(user: User, *, current: str, new: str, actor, now: datetime, min_password_length: int = 12,
+def change_password(user: User, *, current: str, new: str, actor: User, now: datetime, min_password_length: int = 12,
                     check_current: bool = True) -> None:
     """Set a new password, end every other session and revoke every API token. Raises AccountError for a wrong
     current password or a weak new one."""
@@ -266,7 +269,7 @@ def change_password(user: User, *, current: str, new: str, actor, now: datetime,
     end_sessions(user, actor=actor, now=now, reason="password changed")
 
 
-def set_active(user: User, active: bool, *, actor, now: datetime) -> None:
+def set_active(user: User, active: bool, *, actor: User, now: datetime) -> None:
     """Activate or deactivate an account; deactivation ends its sessions and revokes its API token.
     Raises AccountError when an admin tries to deactivate themselves."""
     if not active and actor is not None and actor.id == user.id:
@@ -280,7 +283,7 @@ def set_active(user: User, active: bool, *, actor, now: datetime) -> None:
     audit.record("user.activate" if active else "user.deactivate", user, actor=actor, now=now)
 
 
-def update_roles(user: User, *, roles: list[Role | str], is_president: bool, federation: str | None, actor,
+def update_roles(user: User, *, roles: Iterable[Role | str], is_president: bool, federation: str | None, actor: User,
                  now: datetime) -> None:
     """Replace a user's roles. Raises AccountError for no role, a President off the board or a second President,
     or an admin removing their own admin role."""
@@ -322,7 +325,7 @@ def _token_digest(token: str) -> str:
 LAST_USED_GRANULARITY = timedelta(minutes=1)
 
 
-def issue_api_token(user: User, *, actor, now: datetime) -> str:
+def issue_api_token(user: User, *, actor: User, now: datetime) -> str:
     """Make a new API token beside the others and return it (shown once); only its SHA-256 is stored."""
     token = TOKEN_PREFIX + secrets.token_urlsafe(32)
     row = ApiToken(user_id=user.id, token_hash=_token_digest(token), created_at=now)
@@ -338,7 +341,7 @@ def tokens_of(user: User) -> list[ApiToken]:
                                    .order_by(ApiToken.id.desc())))
 
 
-def revoke_token(user: User, token_id: int, *, actor, now: datetime) -> ApiToken:
+def revoke_token(user: User, token_id: int, *, actor: User, now: datetime) -> ApiToken:
     """Revoke one of the user's tokens. Raises AccountError if it is not theirs or already revoked."""
     row = db.session.get(ApiToken, token_id)
     if row is None or row.user_id != user.id:
@@ -346,22 +349,23 @@ def revoke_token(user: User, token_id: int, *, actor, now: datetime) -> ApiToken
     result = db.session.execute(update(ApiToken).where(ApiToken.id == row.id, ApiToken.revoked_at.is_(None))
                                 .values(revoked_at=now, revoked_reason="revoked by its owner")
                                 .execution_options(synchronize_session=False))
-    if result.rowcount != 1:
+    if rowcount(result) != 1:
         raise AccountError(f"API token {row.id} is revoked already.")
     db.session.refresh(row)
     audit.record("user.api_token_revoke", user, actor=actor, now=now, data={"token": row.id})
     return row
 
 
-def revoke_all_tokens(user: User, *, actor, now: datetime, reason: str) -> int:
+def revoke_all_tokens(user: User, *, actor: User, now: datetime, reason: str) -> int:
     """Revoke every live token of the user; returns how many. Writes the audit entry when there were any."""
     result = db.session.execute(update(ApiToken).where(ApiToken.user_id == user.id, ApiToken.revoked_at.is_(None))
                                 .values(revoked_at=now, revoked_reason=reason)
                                 .execution_options(synchronize_session=False))
-    if result.rowcount:
+    count = rowcount(result)
+    if count:
         audit.record("user.api_tokens_revoked", user, actor=actor, now=now,
-                     data={"count": result.rowcount, "reason": reason})
-    return result.rowcount
+                     data={"count": count, "reason": reason})
+    return count
 
 
 def user_for_token(token: str, *, now: datetime | None = None) -> User | None:

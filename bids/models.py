@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 from datetime import date, datetime
 from decimal import Decimal
+from typing import cast
 
 from sqlalchemy import (
     Boolean,
@@ -19,6 +20,7 @@ from sqlalchemy import (
     Integer,
     Numeric,
     String,
+    Table,
     Text,
     UniqueConstraint,
     event,
@@ -30,7 +32,7 @@ from sqlalchemy.orm.attributes import set_committed_value
 from accounts.models import User
 from bids.data import NO_GUARANTEE, BankGuarantee, BidData, Evaluation, RoomRate
 from bids.lifecycle import BidStatus
-from core.db import db, utcnow
+from core.db import Model, utcnow
 from core.signing import Inspection
 from events.models import Event
 
@@ -42,7 +44,7 @@ CONSULTATION_LABELS = {"pending": "Pending", "agreed": "The federation agreed",
 Money = Numeric(14, 2, asdecimal=True)
 
 
-class Bid(db.Model):
+class Bid(Model):
     __tablename__ = "bid"
     __table_args__ = (
         CheckConstraint(f"status IN ({STATUS_VALUES})", name="status"),
@@ -202,7 +204,7 @@ EVALUATION_KEYS = ("playing_conditions", "visas", "security", "chess_activity", 
                    "taxation")
 
 
-class BidRoomRate(db.Model):
+class BidRoomRate(Model):
     __tablename__ = "bid_room_rate"
     __table_args__ = (CheckConstraint("eur_per_night IS NULL OR eur_per_night >= 0", name="rate"),)
 
@@ -223,7 +225,7 @@ DOCUMENT_KINDS = {
 }
 
 
-class BidDocument(db.Model):
+class BidDocument(Model):
     __tablename__ = "bid_document"
     __table_args__ = (CheckConstraint("size_bytes > 0", name="size"),)
 
@@ -264,7 +266,7 @@ class BidDocument(db.Model):
         return out
 
 
-class BidVersion(db.Model):
+class BidVersion(Model):
     """What was submitted, frozen: reviewers, dossiers and the API read this."""
 
     __tablename__ = "bid_version"
@@ -301,7 +303,7 @@ class BidVersion(db.Model):
 def _copy_compliance(mapper, connection, version: BidVersion) -> None:
     """A new version is the bid's last: copy its compliance onto the bid's row (and onto the bid object already in
     the session, as if loaded)."""
-    connection.execute(update(Bid.__table__).where(Bid.__table__.c.id == version.bid_id)
+    connection.execute(update(cast(Table, Bid.__table__)).where(Bid.__table__.c.id == version.bid_id)
                        .values(submitted_compliant=version.compliant))
     session = object_session(version)
     bid = session.identity_map.get(session.identity_key(Bid, version.bid_id)) if session is not None else None
@@ -309,7 +311,7 @@ def _copy_compliance(mapper, connection, version: BidVersion) -> None:
         set_committed_value(bid, "submitted_compliant", version.compliant)
 
 
-class BidJudgement(db.Model):
+class BidJudgement(Model):
     """A bid's findings under one version of the call's regulation: kept when the regulation is amended, so the
     old findings stay on record with the version they were judged under."""
 

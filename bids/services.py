@@ -12,6 +12,7 @@ from pathlib import Path
 
 from sqlalchemy import func, select, update
 
+from accounts.models import User
 from bids import lifecycle
 from bids.data import BidData
 from bids.lifecycle import BidAction, BidSituation, BidStatus, TransitionError
@@ -30,7 +31,7 @@ from bids.sections import SECTIONS
 from bids.shape import bid_to_json
 from core import audit, trust
 from core.auth import Role
-from core.db import db
+from core.db import db, rowcount
 from core.pdf import pdf_problem
 from core.signing import inspect_pdf
 from core.storage import display_name
@@ -74,14 +75,14 @@ def _audit_value(value):
     return value
 
 
-def situation(bid_or_event, actor, now: datetime, *, paper: bool | None = None,
+def situation(bid_or_event, actor: User | None, now: datetime, *, paper: bool | None = None,
               by_decision: bool = False) -> BidSituation:
     """What the bid lifecycle's guard judges besides the status: who acts, the call's state, the deadline, whether
     the bid is a paper bid and whether it was admitted late. `bid_or_event` is a Bid, or the Event of a bid not
     made yet (then `paper` says which kind it will be)."""
     bid = bid_or_event if isinstance(bid_or_event, Bid) else None
     event = bid.event if bid is not None else bid_or_event
-    roles = getattr(actor, "role_set", set())
+    roles: set[Role] = getattr(actor, "role_set", set())
     return BidSituation(
         event_status=event.state, deadline=event.regulation.event.bid_deadline, now=now,
         by_owner=bid is not None and actor is not None and actor.id == bid.owner_id,
@@ -91,12 +92,12 @@ def situation(bid_or_event, actor, now: datetime, *, paper: bool | None = None,
         deadline_source=str(event.regulation.citation("bid_deadline")))
 
 
-def offered_actions(bid: Bid, actor, now: datetime) -> list[BidAction]:
+def offered_actions(bid: Bid, actor: User | None, now: datetime) -> list[BidAction]:
     """The moves of the bid's lifecycle this actor can make now, for the page to offer (decision moves excepted)."""
     return lifecycle.offered_actions(bid.state, situation(bid, actor, now))
 
 
-def refusal(bid: Bid, action: BidAction, actor, now: datetime) -> str | None:
+def refusal(bid: Bid, action: BidAction, actor: User | None, now: datetime) -> str | None:
     """Why the guard refuses `action` on the bid by this actor now (None: it would allow it), for the page to say
     why a button is missing."""
     try:
@@ -106,19 +107,19 @@ def refusal(bid: Bid, action: BidAction, actor, now: datetime) -> str | None:
     return None
 
 
-def late_admission_refusal(bid: Bid, actor, now: datetime) -> str | None:
+def late_admission_refusal(bid: Bid, actor: User | None, now: datetime) -> str | None:
     """Why this actor cannot admit the bid late now (None: the page may offer the form)."""
     return lifecycle.late_admission_refusal(bid.state, situation(bid, actor, now))
 
 
-def draft_refusal(bid: Bid, actor, now: datetime) -> str | None:
+def draft_refusal(bid: Bid, actor: User | None, now: datetime) -> str | None:
     """Why this actor cannot change the draft now (None: they can), for the page to say before a form is filled."""
     if not bid.state.is_editable:
         return None
     return lifecycle.draft_refusal(situation(bid, actor, now))
 
 
-def create_bid(event: Event, *, owner, actor, now: datetime, entered_by=None) -> Bid:
+def create_bid(event: Event, *, owner, actor: User, now: datetime, entered_by=None) -> Bid:
     """Start a draft for a call, pre-filled from the owner's account.
 
     A paper bid (`entered_by`, who must be the secretariat) is keyed in on the owner's behalf while the call is
@@ -144,7 +145,7 @@ def create_bid(event: Event, *, owner, actor, now: datetime, entered_by=None) ->
     return bid
 
 
-def _check_editable(bid: Bid, revision: int | None, *, actor, now: datetime) -> None:
+def _check_editable(bid: Bid, revision: int | None, *, actor: User, now: datetime) -> None:
     if not bid.state.is_editable:
         raise BidError(f"This bid is {bid.state.label.lower()} and can no longer be changed"
                        + (": reopen it as a new version first." if bid.state is BidStatus.SUBMITTED else "."))
@@ -156,7 +157,7 @@ def _check_editable(bid: Bid, revision: int | None, *, actor, now: datetime) -> 
                             "page. Your input is shown below but was not saved: check the bid, then save again.")
 
 
-def save_section(bid: Bid, section: str, values: dict, *, actor, now: datetime, revision: int | None,
+def save_section(bid: Bid, section: str, values: dict, *, actor: User, now: datetime, revision: int | None,
                  room_rates: list[tuple[str | None, Decimal | None]] | None = None) -> list[str]:
     """Save one section of a draft, without the submission rules (the form has checked types and formats).
 
@@ -183,7 +184,7 @@ def save_section(bid: Bid, section: str, values: dict, *, actor, now: datetime, 
     result = db.session.execute(update(Bid).where(Bid.id == bid.id, Bid.revision == bid.revision)
                                 .values(revision=Bid.revision + 1, updated_at=now)
                                 .execution_options(synchronize_session=False))
-    if result.rowcount != 1:
+    if rowcount(result) != 1:
         raise StaleBidError("This bid was changed in another window at the same moment; reload it and save again.")
     db.session.flush()
     db.session.refresh(bid)
@@ -193,7 +194,7 @@ def save_section(bid: Bid, section: str, values: dict, *, actor, now: datetime, 
 
 
 def store_document(bid: Bid, kind: str, *, filename: str, content: bytes, upload_dir: str, max_bytes: int,
-                   actor, now: datetime) -> BidDocument:
+                   actor: User, now: datetime) -> BidDocument:
     """Attach a PDF to a draft: checked by its content (not its name; see core.pdf.pdf_problem) and its size,
     stored under a server-made name, SHA-256 recorded; the uploaded name is kept only as display text. Raises
     BidError with a message for the person uploading."""
@@ -243,7 +244,7 @@ def document_signatures(bid: Bid) -> list[SignatureNote]:
     return signature_notes(reg, docs)
 
 
-def recheck_document_signatures(*, actor, now: datetime, upload_dir: str) -> int:
+def recheck_document_signatures(*, actor: User, now: datetime, upload_dir: str) -> int:
     """Judge the signatures of every stored letter and guarantee again against the trust list as it now is (a
     file that can no longer be read keeps its last judgement). Returns how many were checked."""
     roots = trust.trusted_roots()
@@ -287,7 +288,7 @@ def _sentence(exc: Exception) -> str:
     return text[:1].upper() + text[1:] + ("" if text.endswith(".") else ".")
 
 
-def _transition(bid: Bid, action: BidAction, *, actor, now: datetime, values: dict | None = None,
+def _transition(bid: Bid, action: BidAction, *, actor: User, now: datetime, values: dict | None = None,
                 revision: int | None = None, data: dict | None = None, by_decision: bool = False) -> BidStatus:
     """The one guarded transition of a bid: `lifecycle.check_transition` (who acts, the call's state, the deadline,
     the status), then a compare-and-swap on the status read (and on `revision` when given), then the audit entry.
@@ -303,7 +304,7 @@ def _transition(bid: Bid, action: BidAction, *, actor, now: datetime, values: di
     result = db.session.execute(update(Bid).where(*condition).values(
         status=after.value, revision=Bid.revision + 1, updated_at=now, **(values or {}))
         .execution_options(synchronize_session=False))
-    if result.rowcount != 1:
+    if rowcount(result) != 1:
         db.session.refresh(bid)
         raise BidError(f"This bid changed at the same moment (it is now {bid.state.label.lower()}); reload the page."
                        if bid.state is not before else
@@ -315,7 +316,7 @@ def _transition(bid: Bid, action: BidAction, *, actor, now: datetime, values: di
     return after
 
 
-def submit_bid(bid: Bid, *, actor, now: datetime, revision: int | None = None) -> BidVersion:
+def submit_bid(bid: Bid, *, actor: User, now: datetime, revision: int | None = None) -> BidVersion:
     """Run every rule; if all pass, freeze the bid as a new version and mark it submitted.
 
     The guard (`bids.lifecycle.check_transition`) applies whatever the path: the bidder submits an online bid, the
@@ -342,7 +343,7 @@ def submit_bid(bid: Bid, *, actor, now: datetime, revision: int | None = None) -
     return _freeze(bid, findings, actor=actor, now=now, revision=revision)
 
 
-def _freeze(bid: Bid, findings, *, actor, now: datetime, revision: int | None) -> BidVersion:
+def _freeze(bid: Bid, findings, *, actor: User, now: datetime, revision: int | None) -> BidVersion:
     try:
         _transition(bid, BidAction.SUBMIT, actor=actor, now=now, revision=revision, values={
             "version": Bid.version + 1, "submitted_at": now,
@@ -368,18 +369,18 @@ def _freeze(bid: Bid, findings, *, actor, now: datetime, revision: int | None) -
     return version
 
 
-def withdraw_bid(bid: Bid, *, actor, now: datetime) -> None:
+def withdraw_bid(bid: Bid, *, actor: User, now: datetime) -> None:
     """Withdraw a submitted bid while the call is open and before the deadline. Raises BidError otherwise."""
     _transition(bid, BidAction.WITHDRAW, actor=actor, now=now)
 
 
-def reopen_bid(bid: Bid, *, actor, now: datetime) -> None:
+def reopen_bid(bid: Bid, *, actor: User, now: datetime) -> None:
     """Turn a submitted bid back into a draft, to be submitted again as a new version; the submitted version is
     kept. Raises BidError once the call is closed or the deadline passed, or from another state."""
     _transition(bid, BidAction.REOPEN, actor=actor, now=now, data={"from_version": bid.version})
 
 
-def reject_bid(bid: Bid, *, reason: str, actor, now: datetime) -> None:
+def reject_bid(bid: Bid, *, reason: str, actor: User, now: datetime) -> None:
     """Reject a bid under Art. 15.3 with a reason the bidder will read. Raises BidError without a reason, for an
     actor who is not the secretariat, or once the call is decided."""
     reason = (reason or "").strip()
@@ -390,7 +391,7 @@ def reject_bid(bid: Bid, *, reason: str, actor, now: datetime) -> None:
                 data={"reason": reason})
 
 
-def mark_decided(bid: Bid, *, selected: bool, decision_id: int, actor, now: datetime) -> None:
+def mark_decided(bid: Bid, *, selected: bool, decision_id: int, actor: User, now: datetime) -> None:
     """Move a bid to selected (or not selected) as part of recording the decision of Art. 15.5; only
     board.services.record_decision calls it, having checked who records the decision. A correction moves a decided
     bid to the other outcome. Raises BidError when the lifecycle refuses or the bid changed at the same moment."""
@@ -398,7 +399,7 @@ def mark_decided(bid: Bid, *, selected: bool, decision_id: int, actor, now: date
                 data={"decision": decision_id}, by_decision=True)
 
 
-def admit_late_bid(bid: Bid, *, reason: str, actor, now: datetime) -> None:
+def admit_late_bid(bid: Bid, *, reason: str, actor: User, now: datetime) -> None:
     """Admit a draft after the deadline (or once the call is closed), with the secretariat's reason, so that it
     can be submitted until scoring opens. The call's bidding procedure, not an article of the regulations.
     Raises BidError (field "reason") with the refusal of `bids.lifecycle.late_admission_refusal`."""
@@ -413,7 +414,7 @@ def admit_late_bid(bid: Bid, *, reason: str, actor, now: datetime) -> None:
         late_admitted_at=now, late_admitted_reason=reason, late_admitted_by_id=actor.id,
         revision=Bid.revision + 1, updated_at=now).execution_options(synchronize_session=False))
     db.session.refresh(bid)
-    if result.rowcount != 1:
+    if rowcount(result) != 1:
         raise BidError("This bid changed at the same moment; reload the page.")
     audit.record("bid.late_admission", bid, actor=actor, now=now, data={"reason": reason})
 
@@ -423,11 +424,11 @@ def has_stake(user, event: Event) -> bool:
     rival's bid (a rule of Gambit's, on conflicts of interest; not an article of the regulations)."""
     if user is None or getattr(user, "id", None) is None:
         return False
-    return db.session.scalar(select(func.count(Bid.id)).where(
-        Bid.event_id == event.id, (Bid.owner_id == user.id) | (Bid.entered_by_id == user.id))) > 0
+    return (db.session.scalar(select(func.count(Bid.id)).where(
+        Bid.event_id == event.id, (Bid.owner_id == user.id) | (Bid.entered_by_id == user.id))) or 0) > 0
 
 
-def record_consultation(bid: Bid, *, outcome: str, note: str, actor, now: datetime) -> None:
+def record_consultation(bid: Bid, *, outcome: str, note: str, actor: User, now: datetime) -> None:
     """Record the host federation's answer to FIDE's consultation (Art. 15.1). A refusal does not bar the bid."""
     if outcome not in CONSULTATION:
         raise BidError(f"Choose one of: {', '.join(CONSULTATION)}.", "outcome")
@@ -439,7 +440,7 @@ def record_consultation(bid: Bid, *, outcome: str, note: str, actor, now: dateti
                  data={"from": before, "to": outcome, "note": bid.consultation_note})
 
 
-def set_aside_consultation(bid: Bid, *, reason: str, actor, now: datetime) -> None:
+def set_aside_consultation(bid: Bid, *, reason: str, actor: User, now: datetime) -> None:
     """The FIDE President sets aside the consultation of the host federation on a sponsor's bid, with a reason, so
     that the Board may select it without the federation's answer. Raises BidError when the actor is not the
     President, the bid is not a sponsor's, or the reason is empty."""
@@ -494,13 +495,13 @@ def judge_again(event: Event, old_version, new_version, *, now: datetime) -> lis
         if changed:
             report.append({"bid": bid.id, "title": bid.title, "compliant_before": before.compliant,
                            "compliant_after": after.compliant,
-                           "changed": [{"code": c, "article": (new.get(c) or old.get(c))["article"],
+                           "changed": [{"code": c, "article": (new.get(c) or old[c])["article"],
                                         # what the finding cites, as said everywhere ("Art. 13.1", "Bidding
                                         # procedure: …", "Sanity check: …")
-                                        "cite": (new.get(c) or old.get(c)).get("cite", ""),
+                                        "cite": (new.get(c) or old[c]).get("cite", ""),
                                         "before": (old.get(c) or {}).get("outcome"),
                                         "after": (new.get(c) or {}).get("outcome"),
-                                        "message": (new.get(c) or old.get(c))["message"]} for c in changed]})
+                                        "message": (new.get(c) or old[c])["message"]} for c in changed]})
     return report
 
 
@@ -531,7 +532,7 @@ def apply_data(bid: Bid, data: BidData) -> None:
                       for i, r in enumerate(data.room_rates)]
 
 
-def import_bid(event: Event, data: BidData, *, owner, actor, now: datetime) -> Bid:
+def import_bid(event: Event, data: BidData, *, owner, actor: User, now: datetime) -> Bid:
     """Key in a paper bid from the JSON shape (flask bids import): a draft holding every value of the file, entered
     by `actor` (the secretariat) on the owner's behalf. Documents are attached later in the web form; the secretariat
     submits it. Raises BidError when `actor` is not the secretariat or the call no longer takes paper bids."""

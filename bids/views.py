@@ -301,7 +301,7 @@ def _lifecycle(bid_id: int, action: str):
         if action == "submit":
             revision = request.form.get("revision")
             version = services.submit_bid(bid, actor=current_user, now=now,
-                                          revision=int(revision) if (revision or "").isdigit() else None)
+                                          revision=int(revision) if revision and revision.isdigit() else None)
             message = f"Your bid is submitted as version {version.number}. FIDE has received it."
         elif action == "withdraw":
             services.withdraw_bid(bid, actor=current_user, now=now)

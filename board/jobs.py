@@ -62,7 +62,7 @@ def render_all(event_id: int, bid_id: int | None, actor_id: int | None, progress
         return made_id
 
     def event() -> Event:
-        return db.session.get(Event, event_id)
+        return db.session.get_one(Event, event_id)
 
     # The same guards as ensure_dossier / ensure_pack: nothing before scoring is closed, and after the decision
     # the documents it reviewed are the call's (a new pack nobody reviewed is never made).
@@ -77,18 +77,18 @@ def render_all(event_id: int, bid_id: int | None, actor_id: int | None, progress
     if found_id is not None:
         return found_id
     if bid_id is not None:
-        return step(lambda actor: services.dossier_of(db.session.get(Bid, bid_id), actor=actor, now=utcnow()))
+        return step(lambda actor: services.dossier_of(db.session.get_one(Bid, bid_id), actor=actor, now=utcnow()))
     with reading():
         missing = [b.id for b, _ in services.missing_dossiers(event())]
     db.session.commit()
     for done, missing_id in enumerate(missing, start=1):
-        step(lambda actor, b=missing_id: services.dossier_of(db.session.get(Bid, b), actor=actor, now=utcnow()))
+        step(lambda actor, b=missing_id: services.dossier_of(db.session.get_one(Bid, b), actor=actor, now=utcnow()))
         if progress:
             progress(done, len(missing) + 1)
-    found = step(lambda actor: services.pack_of(event(), actor=actor, now=utcnow()))
+    pack_id = step(lambda actor: services.pack_of(event(), actor=actor, now=utcnow()))
     if progress:
         progress(len(missing) + 1, len(missing) + 1)
-    return found
+    return pack_id
 
 
 def render_job(event_id: int, bid_id: int | None, actor_id: int | None) -> int:
@@ -123,7 +123,8 @@ def start_thread(event_id: int, bid_id: int | None, actor_id: int | None, digest
     """Render in a daemon thread of this process (one per snapshot at a time); returns its status dict
     ({"status": "started" | "finished" | "failed", "error": str | None}). Another process may render the same
     snapshot at the same moment: the stored row is unique by its inputs, one of the two is kept."""
-    app = current_app._get_current_object()
+    # Flask types current_app as the app it proxies, without the proxy's own methods.
+    app = current_app._get_current_object()  # type: ignore[attr-defined]
     key = f"{event_id}-{bid_id or 'pack'}-{digest}"
     with _LOCK:
         state = _THREADS.get(key)

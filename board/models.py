@@ -22,11 +22,11 @@ from sqlalchemy.orm import Mapped, mapped_column, relationship
 from accounts.models import User
 from bids.models import Bid
 from board.rules import DecisionMethod, DecisionStatus
-from core.db import db, utcnow
+from core.db import Model, utcnow
 from events.models import Event, RegulationVersion
 
 
-class Dossier(db.Model):
+class Dossier(Model):
     """A PDF the board reads: one bid's dossier, or the board pack (bid_id NULL). Built from a snapshot of its
     inputs; the same snapshot gives the same stored file (unique inputs_sha256)."""
 
@@ -57,7 +57,7 @@ class Dossier(db.Model):
     bid: Mapped[Bid | None] = relationship()
 
 
-class DossierView(db.Model):
+class DossierView(Model):
     """Who opened which dossier first, so the board sees what it has already read."""
 
     __tablename__ = "dossier_view"
@@ -69,7 +69,7 @@ class DossierView(db.Model):
     opened_at: Mapped[datetime] = mapped_column(default=utcnow)
 
 
-class Vote(db.Model):
+class Vote(Model):
     """A board member's vote in a call: for one bid, or an abstention (bid_id NULL). One per member; a member may
     change it until the decision is recorded."""
 
@@ -90,7 +90,7 @@ METHODS = tuple(m.value for m in DecisionMethod)
 _IN_FORCE = DecisionStatus.IN_FORCE.value
 
 
-class Decision(db.Model):
+class Decision(Model):
     """The decision of Art. 15.5, as recorded. Never edited: a correction is a new record that names the one it
     corrects, and the corrected one is marked superseded (compare-and-swap on its status). At most one decision
     per call is in force: a unique index over the call's records in force refuses a second."""

@@ -14,6 +14,7 @@ from sqlalchemy import func, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import selectinload
 
+from accounts.models import User
 from bids.lifecycle import BidStatus
 from bids.models import CONSULTATION_LABELS, Bid
 from bids.services import BidError, document_signatures, has_stake, mark_decided
@@ -115,7 +116,7 @@ def _pages(data: bytes) -> int:
     return len(PdfReader(io.BytesIO(data)).pages)
 
 
-def _render_dossier(event: Event, bid: Bid | None, kind: str, inputs: dict, digest: str, render, *, actor,
+def _render_dossier(event: Event, bid: Bid | None, kind: str, inputs: dict, digest: str, render, *, actor: User | None,
                     now: datetime) -> tuple[Dossier, bytes]:
     """Render a new dossier (or pack) and build its row, without adding it to the session: every PDF is made
     before the transaction writes anything (and so before it takes the audit lock)."""
@@ -133,7 +134,7 @@ def _render_dossier(event: Event, bid: Bid | None, kind: str, inputs: dict, dige
     return dossier, data
 
 
-def _keep(dossier: Dossier, data: bytes, *, actor, now: datetime, upload_dir: str) -> Dossier:
+def _keep(dossier: Dossier, data: bytes, *, actor: User | None, now: datetime, upload_dir: str) -> Dossier:
     """Store a rendered dossier and its row, and audit it. Made at the same moment by someone else (the unique
     inputs hash): theirs is kept and returned."""
     dossier.stored_name = _store(data, upload_dir)
@@ -176,7 +177,7 @@ def reviewed_documents(event: Event) -> tuple[Dossier | None, dict[int, Dossier]
     rows = db.session.scalars(select(Dossier).where(Dossier.event_id == event.id,
                                                     Dossier.identifier.in_(identifiers))).all()
     return (next((d for d in rows if d.kind == "pack"), None),
-            {d.bid_id: d for d in rows if d.kind == "bid"})
+            {d.bid_id: d for d in rows if d.kind == "bid" and d.bid_id is not None})
 
 
 def _stored_bid_dossiers(event: Event, data, digests: dict[int, str] | None = None) -> list[Dossier] | None:
@@ -188,7 +189,7 @@ def _stored_bid_dossiers(event: Event, data, digests: dict[int, str] | None = No
     found = {d.inputs_sha256: d for d in db.session.scalars(select(Dossier).where(
         Dossier.event_id == event.id, Dossier.kind == "bid", Dossier.inputs_sha256.in_(sorted(set(digests.values())))))}
     dossiers = [found.get(digests[b.id]) for b in data.ranked]
-    return None if any(d is None for d in dossiers) else dossiers
+    return None if any(d is None for d in dossiers) else [d for d in dossiers if d is not None]
 
 
 def stored_current(event: Event, bid: Bid | None, data=None) -> tuple[str, Dossier | None]:
@@ -222,7 +223,7 @@ def missing_dossiers(event: Event) -> list[tuple[Bid, str]]:
     return [(b, digests[b.id]) for b in data.ranked if digests[b.id] not in stored]
 
 
-def _dossier_of(bid: Bid, report, *, actor, now: datetime) -> tuple[Dossier, bytes | None]:
+def _dossier_of(bid: Bid, report, *, actor: User | None, now: datetime) -> tuple[Dossier, bytes | None]:
     """The stored dossier for the bid's current inputs (bytes None), or a new one rendered now (not yet kept)."""
     event = bid.event
     inputs = bid_inputs(bid, report)
@@ -241,7 +242,7 @@ def _dossier_of(bid: Bid, report, *, actor, now: datetime) -> tuple[Dossier, byt
     return _render_dossier(event, bid, "bid", inputs, digest, render, actor=actor, now=now)
 
 
-def ensure_dossier(bid: Bid, *, actor, now: datetime, upload_dir: str, report=None) -> Dossier:
+def ensure_dossier(bid: Bid, *, actor: User | None, now: datetime, upload_dir: str, report=None) -> Dossier:
     """The current dossier of a bid: the stored one when its inputs have not changed, else a new one rendered
     (before anything is written) and stored. Raises DecisionError before scoring is closed, core.pdf.PdfError if
     rendering fails."""
@@ -254,7 +255,7 @@ def ensure_dossier(bid: Bid, *, actor, now: datetime, upload_dir: str, report=No
     return dossier if data is None else _keep(dossier, data, actor=actor, now=now, upload_dir=upload_dir)
 
 
-def ensure_pack(event: Event, *, actor, now: datetime, upload_dir: str) -> tuple[Dossier, list[Dossier]]:
+def ensure_pack(event: Event, *, actor: User | None, now: datetime, upload_dir: str) -> tuple[Dossier, list[Dossier]]:
     """The current board pack and the current dossier of every bid before the Board (made where missing). Every
     PDF is rendered first; the rows are written after, so no lock is held while WeasyPrint runs. Raises
     DecisionError before scoring is closed, core.pdf.PdfError if rendering fails."""
@@ -262,7 +263,7 @@ def ensure_pack(event: Event, *, actor, now: datetime, upload_dir: str) -> tuple
         raise DecisionError("The dossiers open to the Board once the WCOC's scoring is closed.")
     reviewed = reviewed_documents(event)
     if reviewed is not None and reviewed[0] is not None:
-        return reviewed[0], sorted(reviewed[1].values(), key=lambda d: d.bid_id)
+        return reviewed[0], sorted(reviewed[1].values(), key=lambda d: d.bid_id or 0)
     report = ranking_report(event, full=True)
     made = [_dossier_of(b, report, actor=actor, now=now) for b in report.data.ranked]
     dossiers = [d for d, _ in made]
@@ -286,7 +287,7 @@ def ensure_pack(event: Event, *, actor, now: datetime, upload_dir: str) -> tuple
     return pack, dossiers
 
 
-def pack_of(event: Event, *, actor, now: datetime) -> tuple[Dossier, bytes | None]:
+def pack_of(event: Event, *, actor: User | None, now: datetime) -> tuple[Dossier, bytes | None]:
     """The stored board pack for the current inputs (bytes None), or a new one rendered now (not yet kept); every
     bid's current dossier must be stored already (DecisionError otherwise)."""
     report = ranking_report(event, full=True)
@@ -308,12 +309,12 @@ def pack_of(event: Event, *, actor, now: datetime) -> tuple[Dossier, bytes | Non
     return _render_dossier(event, None, "pack", inputs, digest, render, actor=actor, now=now)
 
 
-def dossier_of(bid: Bid, *, actor, now: datetime) -> tuple[Dossier, bytes | None]:
+def dossier_of(bid: Bid, *, actor: User | None, now: datetime) -> tuple[Dossier, bytes | None]:
     """The stored dossier for the bid's current inputs (bytes None), or a new one rendered now (not yet kept)."""
     return _dossier_of(bid, ranking_report(bid.event, full=True), actor=actor, now=now)
 
 
-def keep(dossier: Dossier, data: bytes | None, *, actor, now: datetime, upload_dir: str) -> Dossier:
+def keep(dossier: Dossier, data: bytes | None, *, actor: User | None, now: datetime, upload_dir: str) -> Dossier:
     """Store what dossier_of / pack_of rendered (nothing when `data` is None: it was stored already)."""
     return dossier if data is None else _keep(dossier, data, actor=actor, now=now, upload_dir=upload_dir)
 
@@ -329,7 +330,7 @@ def current_pack(event: Event) -> tuple[Dossier, list[Dossier]] | None:
     return (pack, dossiers) if pack is not None else None
 
 
-def set_aside_consultation(bid: Bid, *, reason: str, actor, now: datetime) -> None:
+def set_aside_consultation(bid: Bid, *, reason: str, actor: User, now: datetime) -> None:
     """The FIDE President sets aside the pending consultation on a sponsor's bid (bids.services checks who and why),
     only while no decision is in force: after it, the record is what the decision saw. Raises BidError."""
     from bids.services import set_aside_consultation as set_aside
@@ -495,7 +496,7 @@ ALREADY_DECIDED = ("A decision is recorded once the WCOC's scoring is closed, an
 
 
 def _check_method(event: Event, method: DecisionMethod, selected: Bid, contest: list[Bid], decided_on: date,
-                  consultations, *, actor, now: datetime) -> Tally | None:
+                  consultations, *, actor: User, now: datetime) -> Tally | None:
     """The rules of the method and the date; returns the tally of a board vote. Raises DecisionError."""
     article = event.regulation.scoring.article
     the_tally, last_vote = None, None
@@ -504,8 +505,8 @@ def _check_method(event: Event, method: DecisionMethod, selected: Bid, contest: 
         check_board_vote(the_tally, selected.id, {b.id: b.title for b in contest}, article=article,
                          procedure=str(event.regulation.citation("board_vote")))
         votes, _ = _counted_votes(event, contest)
-        last_vote = max((v.cast_at for v in votes), default=None)
-        last_vote = last_vote.date() if last_vote else None
+        last_cast = max((v.cast_at for v in votes), default=None)
+        last_vote = last_cast.date() if last_cast else None
     else:
         if not getattr(actor, "is_president", False):
             raise DecisionError("Only the FIDE President decides alone, in consultation with the WCOC "
@@ -522,7 +523,7 @@ def _check_method(event: Event, method: DecisionMethod, selected: Bid, contest: 
     return the_tally
 
 
-def _move_bids(contest: list[Bid], selected: Bid, decision: Decision, *, actor, now: datetime) -> None:
+def _move_bids(contest: list[Bid], selected: Bid, decision: Decision, *, actor: User, now: datetime) -> None:
     """Each bid of the contest to selected / not selected through the bid lifecycle's one guarded transition
     (bids.services.mark_decided); a bid already where the decision puts it, in a correction, stays."""
     for bid in contest:
@@ -537,7 +538,7 @@ def _move_bids(contest: list[Bid], selected: Bid, decision: Decision, *, actor, 
 
 
 def record_decision(event: Event, *, method: str, selected: Bid, rationale: str, decided_on: date,
-                    consultations: list[tuple[object, str]], actor, now: datetime, upload_dir: str = "",
+                    consultations: list[tuple[User, str]], actor: User, now: datetime, upload_dir: str = "",
                     corrects: Decision | None = None, correction_reason: str = "") -> Decision:
     """Record the decision of Art. 15.5 (or, with `corrects`, a correction of the decision in force): the one
     decision in force for the call.
@@ -641,7 +642,7 @@ def decision_checkpoint(decision: Decision) -> audit.Checkpoint | None:
     return audit.checkpoint_of(decision, "decision.record", "decision.correct")
 
 
-def store_minutes(decision: Decision, *, actor, now: datetime, upload_dir: str) -> Decision:
+def store_minutes(decision: Decision, *, actor: User, now: datetime, upload_dir: str) -> Decision:
     """Render the minutes of a recorded decision and store them with their SHA-256, once (a compare-and-swap on
     the empty hash: made twice at once, the first stored is kept). Run after the decision is committed, so
     WeasyPrint never runs inside the transaction that records it. Raises core.pdf.PdfError if rendering fails.

@@ -397,7 +397,7 @@ def correct(slug: str):
     actor = current_user._get_current_object()
     try:
         decision = services.record_decision(
-            event, method=form.method.data, selected=db.session.get(Bid, int(form.selected.data)),
+            event, method=form.method.data, selected=db.session.get_one(Bid, int(form.selected.data)),
             rationale=form.rationale.data or "", decided_on=form.decided_on.data,
             consultations=_consultations(request.form), actor=actor, now=utcnow(), corrects=current,
             correction_reason=form.correction_reason.data or "")
@@ -427,6 +427,7 @@ def minutes(slug: str, decision_id: int):
             db.session.rollback()
             return render_template("error.html", code=503, message=f"The minutes could not be made: {exc}"), 503
         db.session.commit()
+    assert found.minutes_stored_name is not None  # stored just above if it was not already
     path = services.dossier_dir(_upload_dir()) / found.minutes_stored_name
     return send_verified(path, found.minutes_sha256, what=f"the minutes of decision {found.id}", obj=found,
                          actor=current_user._get_current_object(), now=utcnow(),

@@ -54,6 +54,7 @@ def remind_command(as_of: date | None):
             continue
         db.session.commit()
         sent += 1
+        assert status.due is not None  # only a milestone with a deadline is reminded of
         click.echo(f"sent {kind.value:8} {milestone.contract.reference} {milestone.key}: "
                    f"{format_eur(status.outstanding)} due {status.due.isoformat()} ({status.label})")
     for contract in db.session.scalars(select(Contract).where(Contract.status.in_(queries.IN_FORCE))):

@@ -31,7 +31,7 @@ from sqlalchemy.orm import Mapped, mapped_column, relationship
 from accounts.models import User
 from bids.models import Bid
 from contracts.rules import ContractInputs, ContractStatus, MilestoneKind, ReminderKind
-from core.db import db, utcnow
+from core.db import Model, utcnow
 from events.models import Event, RegulationVersion
 from finance.rules import DECIDED_IN
 
@@ -47,7 +47,7 @@ class FrozenRecordError(RuntimeError):
     reversing entry, never edited."""
 
 
-class Contract(db.Model):
+class Contract(Model):
     __tablename__ = "contract"
     __table_args__ = (
         CheckConstraint(f"status IN ({_values(ContractStatus)})", name="status"),
@@ -136,7 +136,7 @@ class Contract(db.Model):
         return f"{self.bid.event.slug.upper()}-{self.bid_id}-v{self.version}"
 
 
-class Milestone(db.Model):
+class Milestone(Model):
     """One payment the contract provides for, tracked until paid. Created when the contract is issued (and,
     for the prize balances, when the match result is recorded); never changed afterwards."""
 
@@ -192,7 +192,7 @@ class Milestone(db.Model):
 PAYMENT_KINDS = ("payment", "reversal", "carried_over")
 
 
-class Payment(db.Model):
+class Payment(Model):
     """Money recorded against a milestone. Never edited or deleted: a mistake is cancelled by a reversal (a
     negative entry dated like the payment it cancels, with a reason); a correction of the contract carries the
     payments over to the new version's milestone (`carried_over`, naming the payment it carries)."""
@@ -234,7 +234,7 @@ class Payment(db.Model):
         return self.reversed_by is not None
 
 
-class Reminder(db.Model):
+class Reminder(Model):
     """A reminder sent to the organizer: at most one of each kind per milestone, ever."""
 
     __tablename__ = "contract_reminder"
@@ -255,7 +255,7 @@ class Reminder(db.Model):
     milestone: Mapped[Milestone] = relationship(back_populates="reminders")
 
 
-class MatchResult(db.Model):
+class MatchResult(Model):
     """The outcome of the match (one per call): the prize balances follow from it (Art. 13.1, 13.3, 13.4)."""
 
     __tablename__ = "match_result"
@@ -272,7 +272,7 @@ class MatchResult(db.Model):
     recorded_by_id: Mapped[int | None] = mapped_column(ForeignKey("user.id"))
 
 
-class PrizeDeduction(db.Model):
+class PrizeDeduction(Model):
     """Something the regulations take from a player's prize (a fine, a forfeited share, a withheld protest fee),
     recorded against her prize balance with its article and the reason; FIDE pays the balance less these. The
     record stays as entered (the audit log has who and when)."""

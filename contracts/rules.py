@@ -21,6 +21,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import date, timedelta
 from decimal import Decimal
+from typing import cast
 
 from core.lifecycle import Lifecycle
 from core.money import amount_str, format_count, format_day, format_eur, format_share
@@ -30,6 +31,7 @@ from finance.money import share_of
 from finance.rules import (
     DECIDED_IN,
     BidTerms,
+    DecidedIn,
     Obligations,
     Party,
     PartyKind,
@@ -481,7 +483,7 @@ def check_result(reg: Regulation, outcome: MatchOutcome, *, opening_date: date, 
     allowed = [d.on for d in days if d.kind == wanted]
     art = reg.schedule.article
     earliest = earliest_decisive_game(reg) if wanted == "game" else None
-    if earliest is not None and outcome.completed_on in allowed[:max(earliest - 1, 0)]:
+    if earliest is not None and reg.result is not None and outcome.completed_on in allowed[:max(earliest - 1, 0)]:
         game = allowed.index(outcome.completed_on) + 1
         errors["completed_on"] = (
             f"Art. {reg.result.article}: the winner is the first player to score {reg.result.winning_score} points, "
@@ -508,7 +510,8 @@ def result_shares(reg: Regulation, inputs: ContractInputs, outcome: MatchOutcome
     """The prize shares for the recorded outcome (Art. 13.1, 13.3, 13.4), home-match rule included.
     Raises ValueError as `finance.rules.prize_shares` does."""
     return prize_shares(reg, prize_fund=inputs.prize_fund, winner_federation=outcome.winner_federation,
-                        decided_in=outcome.decided_in, venue_country=inputs.venue_country,
+                        decided_in=cast(DecidedIn, outcome.decided_in),  # check_result refuses any other
+                        venue_country=inputs.venue_country,
                         completed_on=outcome.completed_on)
 
 

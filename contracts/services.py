@@ -16,6 +16,7 @@ from pathlib import Path
 from sqlalchemy import func, select, text
 from sqlalchemy.exc import IntegrityError
 
+from accounts.models import User
 from bids.lifecycle import BidStatus
 from bids.models import Bid
 from board import services as board_services
@@ -102,6 +103,10 @@ def contract_inputs(bid: Bid, *, signal_blocker_required: bool = True) -> Contra
     if missing:
         raise ContractError(f"Art. {contract_article(bid.event.regulation)}: bid {bid.id} does not state "
                             f"{', '.join(missing)}; a contract cannot be generated without it.")
+    # missing_bid_facts refused each of these being empty
+    assert bid.applicant_name is not None and bid.venue_city is not None and bid.venue_country is not None
+    assert bid.opening_date is not None and bid.closing_date is not None
+    assert bid.prize_fund_eur is not None and bid.fide_contribution_eur is not None
     offered = bool(bid.guarantee_offered)
     return ContractInputs(
         bid_id=bid.id, applicant_name=bid.applicant_name, applicant_type=bid.applicant_type or "",
@@ -142,10 +147,10 @@ def _snapshot(terms: ContractTerms) -> str:
 def _regulation_version_id(bid: Bid) -> int:
     """The regulation version that judged the bid's last submission, else the one in force for the call."""
     last = bid.last_version
-    return last.regulation_version_id if last is not None else bid.event.regulation_version_id
+    return last.regulation_version_id if last is not None else bid.event.regulation_version.id
 
 
-def create_contract(bid: Bid, *, actor, now: datetime, signal_blocker_required: bool = True) -> Contract:
+def create_contract(bid: Bid, *, actor: User, now: datetime, signal_blocker_required: bool = True) -> Contract:
     """Generate the draft contract for the selected bid (Art. 15.6.1).
 
     Raises ContractError when the bid is not selected, when it already has a contract (prepare a correction
@@ -161,7 +166,7 @@ def create_contract(bid: Bid, *, actor, now: datetime, signal_blocker_required: 
     version_id = _regulation_version_id(bid)
     from events.models import RegulationVersion
 
-    reg = db.session.get(RegulationVersion, version_id).regulation
+    reg = db.session.get_one(RegulationVersion, version_id).regulation
     terms = _terms(reg, inputs)
     contract = Contract(bid_id=bid.id, regulation_version_id=version_id,
                         version=max((c.version for c in versions), default=0) + 1,
@@ -203,13 +208,13 @@ def _check_no_other_in_force(bid: Bid, *, drafts: bool = True) -> None:
             f"before a contract is made with bid {bid.id} ({bid.title}).")
 
 
-def close_for_correction(decision, *, superseded, actor, now: datetime) -> list[Contract]:
+def close_for_correction(decision, *, superseded, actor: User, now: datetime) -> list[Contract]:
     """A correction of the Board's decision selected another bid: in the same transaction, close every contract
     of the call's other bids to new payments (issued or signed: CLOSE, with the decision named; drafts:
     discarded). What was paid stays on record, and is refunded by reversing it. Each change is a
     compare-and-swap on the contract's status. Raises ContractError when a contract changed at the same moment.
     Writes `contract.close` / `contract.discard` to the audit log. Registered with board.services below."""
-    selected = db.session.get(Bid, decision.selected_bid_id)
+    selected = db.session.get_one(Bid, decision.selected_bid_id)
     reason = (f"Decision {superseded.id} was corrected by decision {decision.id} on {format_day(now.date())}, "
               f"which selects {selected.title}: {decision.correction_reason}")
     closed = []
@@ -232,7 +237,7 @@ def close_for_correction(decision, *, superseded, actor, now: datetime) -> list[
 board_services.on_correction(close_for_correction)
 
 
-def prepare_correction(contract: Contract, *, reason: str, actor, now: datetime,
+def prepare_correction(contract: Contract, *, reason: str, actor: User, now: datetime,
                        signal_blocker_required: bool | None = None) -> Contract:
     """Start a correction of the contract in force: a new draft version that names the one it replaces and
     why. The replaced version stays in force until the correction is issued.
@@ -266,7 +271,7 @@ def prepare_correction(contract: Contract, *, reason: str, actor, now: datetime,
     return new
 
 
-def discard_contract(contract: Contract, *, actor, now: datetime) -> None:
+def discard_contract(contract: Contract, *, actor: User, now: datetime) -> None:
     """Discard a draft that will not be issued; it stays on record. Raises ContractError if not a draft."""
     _move(contract, ContractAction.DISCARD, discarded_at=now)
     audit.record("contract.discard", contract, actor=actor, now=now, data={"reference": contract.reference})
@@ -297,7 +302,7 @@ def _milestone_row(contract: Contract, m: MilestoneTerm, position: int, now: dat
                      due_rule=m.due_rule, created_at=now)
 
 
-def issue_contract(contract: Contract, *, due_dates: Mapping[str, date | None], actor, now: datetime,
+def issue_contract(contract: Contract, *, due_dates: Mapping[str, date | None], actor: User, now: datetime,
                    upload_dir: str, render: Renderer | None = None) -> Contract:
     """Issue a draft: fix its terms (snapshot), render and store its PDF with the SHA-256, create the milestones
     the tracker follows, and, for a correction, supersede the version it replaces and carry its payments over.
@@ -391,7 +396,7 @@ def _carry_plan(old: Contract, planned: list[MilestoneTerm]) -> list[Payment]:
     return out
 
 
-def _carry_over(old: Contract, rows: Mapping[str, Milestone], payments: list[Payment], *, actor,
+def _carry_over(old: Contract, rows: Mapping[str, Milestone], payments: list[Payment], *, actor: User,
                 now: datetime) -> None:
     by_old_id = {m.id: m for m in old.milestones}
     for p in payments:
@@ -401,15 +406,15 @@ def _carry_over(old: Contract, rows: Mapping[str, Milestone], payments: list[Pay
                                carried_from_id=p.id, idempotency_key=f"carried-{p.id}", recorded_at=now,
                                recorded_by_id=getattr(actor, "id", None)))
     for om in old.milestones:
-        target = rows.get(om.key)
-        if target is None or target.due != om.due:
+        same = rows.get(om.key)
+        if same is None or same.due != om.due:
             continue  # a new deadline deserves its own reminders
         for r in om.reminders:
-            db.session.add(Reminder(milestone_id=target.id, kind=r.kind, as_of=r.as_of, sent_at=r.sent_at,
+            db.session.add(Reminder(milestone_id=same.id, kind=r.kind, as_of=r.as_of, sent_at=r.sent_at,
                                     sent_to=r.sent_to, carried=True))
 
 
-def sign_contract(contract: Contract, *, filename: str, content: bytes, max_bytes: int, upload_dir: str, actor,
+def sign_contract(contract: Contract, *, filename: str, content: bytes, max_bytes: int, upload_dir: str, actor: User,
                   now: datetime) -> Contract:
     """File the countersigned PDF of an issued contract: checked by its content (core.pdf.pdf_problem) and its
     size; it must keep the PDF Gambit issued byte for byte and add at least one valid signature
@@ -441,6 +446,7 @@ def sign_contract(contract: Contract, *, filename: str, content: bytes, max_byte
                             "was stored; upload it again once the secretariat has restored the identity.",
                             "file") from None
     inspection = inspect_pdf(content, trust_roots=trust.trusted_roots(), now=now)
+    assert contract.pdf_sha256 is not None  # an issued contract's PDF is on file (read above)
     problem = countersign_problem(
         name=name, reference=contract.reference, issued_sha256=contract.pdf_sha256, issued_size=len(issued),
         content_sha256=hashlib.sha256(content).hexdigest(), keeps_issued=content.startswith(issued),
@@ -461,7 +467,7 @@ def sign_contract(contract: Contract, *, filename: str, content: bytes, max_byte
     return contract
 
 
-def recheck_contract_signatures(*, actor, now: datetime, upload_dir: str) -> int:
+def recheck_contract_signatures(*, actor: User, now: datetime, upload_dir: str) -> int:
     """Judge the signatures of every countersigned contract again against the trust list as it now is (a file
     that can no longer be read, or was altered on disk, keeps its last judgement). Returns how many were checked."""
     roots = trust.trusted_roots()
@@ -488,7 +494,7 @@ def signed_pdf_inspection(contract: Contract) -> Inspection | None:
     return Inspection.from_dict(json.loads(contract.signed_pdf_signatures)) if contract.signed_pdf_signatures else None
 
 
-def new_feed_token(contract: Contract, *, actor, now: datetime) -> str:
+def new_feed_token(contract: Contract, *, actor: User, now: datetime) -> str:
     """A new calendar feed token for the contract (the old one stops working); only its SHA-256 is stored, the
     token is returned once. Raises ContractError for a draft. Writes `contract.feed_token` to the audit log."""
     if not contract.state.is_frozen:
@@ -545,7 +551,7 @@ def _check_key(key: str) -> str:
 
 
 def record_payment(milestone: Milestone, *, amount: Decimal, received_on: date, reference: str, note: str,
-                   idempotency_key: str, actor, now: datetime) -> tuple[Payment, bool]:
+                   idempotency_key: str, actor: User, now: datetime) -> tuple[Payment, bool]:
     """Record money received against a milestone (Art. 15.6.2); part payments are allowed.
 
     Returns (payment, created): a form sent twice with the same one-time key is recorded once, and the second
@@ -584,7 +590,7 @@ def record_payment(milestone: Milestone, *, amount: Decimal, received_on: date, 
     return payment, True
 
 
-def reverse_payment(payment: Payment, *, reason: str, idempotency_key: str, actor, now: datetime
+def reverse_payment(payment: Payment, *, reason: str, idempotency_key: str, actor: User, now: datetime
                     ) -> tuple[Payment, bool]:
     """Cancel a recorded payment with a reversing entry: the negative of its amount, dated like it, linked to
     it, with a reason. The payment itself is never edited or deleted.
@@ -608,7 +614,7 @@ def reverse_payment(payment: Payment, *, reason: str, idempotency_key: str, acto
     if found is not None:
         return found, False
     db.session.refresh(payment)
-    if payment.is_reversed:
+    if payment.reversed_by is not None:
         raise ContractError(f"This payment of {format_eur(payment.amount)} was already reversed on "
                             f"{format_day(payment.reversed_by.recorded_at)}.")
     reversal = Payment(kind="reversal", amount=-payment.amount, received_on=payment.received_on,
@@ -626,7 +632,7 @@ def reverse_payment(payment: Payment, *, reason: str, idempotency_key: str, acto
 # ------------------------------------------------------------------------------------------ match result
 
 
-def record_result(contract: Contract, *, outcome: MatchOutcome, actor, now: datetime) -> MatchResult:
+def record_result(contract: Contract, *, outcome: MatchOutcome, actor: User, now: datetime) -> MatchResult:
     """Record the match result and add FIDE's payment of each player's prize balance to the contract in force
     (Art. 13.1, 13.3, 13.4: due ten days after completion for 2015).
 
@@ -673,7 +679,7 @@ def prize_balance_milestone(contract: Contract, federation: str) -> Milestone | 
 
 
 def record_deduction(contract: Contract, *, federation: str, rule_key: str, amount: Decimal | None, reason: str,
-                     decided_on: date, actor, now: datetime) -> PrizeDeduction:
+                     decided_on: date, actor: User, now: datetime) -> PrizeDeduction:
     """Record a deduction from a player's prize balance under one of the call's deduction rules (a fine of 3.8.4
     or 4(b), a forfeit of 5.2, a protest fee of 7.3.1 for 2015), with its article and reason.
 
@@ -699,6 +705,7 @@ def record_deduction(contract: Contract, *, federation: str, rule_key: str, amou
     errors = check_deduction(rule, amount=amount, prize=prize, balance_left=left, reason=reason)
     if errors:
         raise ContractError(next(iter(errors.values())), errors=errors)
+    assert rule is not None  # check_deduction refuses a deduction under no rule
     row = PrizeDeduction(milestone_id=milestone.id, rule_key=rule.key, article=rule.article, amount=amount,
                          reason=reason.strip(), decided_on=decided_on, recorded_at=now,
                          recorded_by_id=getattr(actor, "id", None))

@@ -272,6 +272,7 @@ def issue(contract_id: int):
                 status = 503
             else:
                 db.session.commit()
+                assert contract.pdf_sha256 is not None  # issued just above
                 flash(f"{contract.reference} is issued: its PDF and terms are frozen (SHA-256 "
                       f"{contract.pdf_sha256[:16]}…) and its payment milestones are tracked.", "success")
                 return redirect(url_for("contracts.view", contract_id=contract.id))
@@ -327,6 +328,7 @@ def sign(contract_id: int):
         flash(str(exc), "error")
         return redirect(back)
     db.session.commit()
+    assert contract.signed_pdf_sha256 is not None  # stored just above
     flash(f"{contract.reference} is signed: the countersigned PDF is on file (SHA-256 "
           f"{contract.signed_pdf_sha256[:16]}…).", "success")
     return redirect(back)

@@ -25,12 +25,12 @@ from flask.cli import with_appcontext
 from sqlalchemy import ForeignKey, String, Text, select, text
 from sqlalchemy.orm import Mapped, mapped_column
 
-from core.db import db
+from core.db import Model, db
 
 GENESIS = "0" * 64
 
 
-class AuditEntry(db.Model):
+class AuditEntry(Model):
     __tablename__ = "audit_entry"
 
     id: Mapped[int] = mapped_column(primary_key=True)

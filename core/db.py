@@ -7,12 +7,12 @@ from collections.abc import Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 from flask import current_app, has_request_context, request
 from flask_sqlalchemy import SQLAlchemy
 from sqlalchemy import DateTime, MetaData, TypeDecorator, event, update
-from sqlalchemy.engine import Engine
+from sqlalchemy.engine import CursorResult, Engine, Result
 from sqlalchemy.orm import DeclarativeBase, registry
 
 # Named constraints, so Alembic migrations are the same on SQLite and PostgreSQL.
@@ -49,6 +49,19 @@ class Base(DeclarativeBase):
 
 
 db = SQLAlchemy(model_class=Base)
+
+if TYPE_CHECKING:
+    # mypy takes no instance attribute as a base class (python/mypy#8603): it checks the models against Base,
+    # from which db.Model derives.
+    Model = Base
+else:
+    Model = db.Model
+
+
+def rowcount(result: Result[Any]) -> int:
+    """How many rows an UPDATE or DELETE matched. SQLAlchemy types session.execute() as a Result; for those
+    statements it is a CursorResult, which counts them. Raises nothing."""
+    return cast("CursorResult[Any]", result).rowcount
 
 
 @event.listens_for(Engine, "connect")
@@ -157,4 +170,4 @@ def swap_state(row: Any, *, expected: Any, values: Mapping[str, Any], column: st
         .values(**{k: (v.value if isinstance(v, enum.Enum) else v) for k, v in values.items()})
         .execution_options(synchronize_session=False))
     db.session.refresh(row)
-    return result.rowcount == 1
+    return rowcount(result) == 1

@@ -82,7 +82,7 @@ class BaseForm(FlaskForm):
         for name, errors in self.errors.items():
             field = self[name] if name in self._fields else None
             for index, message in enumerate(errors if isinstance(errors, list) else [errors]):
-                if isinstance(message, dict):  # FieldList of FormFields: link to the line's field, which exists
+                if isinstance(message, dict) and field is not None:  # FieldList of FormFields: link to the line's field
                     entry = field.entries[index].form
                     for sub_name, sub in message.items():
                         sub_field = entry[sub_name]

@@ -8,6 +8,7 @@ import hashlib
 import io
 import logging
 from pathlib import Path
+from typing import Any
 from urllib.parse import unquote, urlparse
 
 from flask import current_app, render_template
@@ -36,7 +37,7 @@ def _static_path(url: str) -> Path | None:
 class StaticOnlyFetcher:
     """Serve files under static/ and data: URLs; refuse everything else (no network, no other file)."""
 
-    def __new__(cls):
+    def __new__(cls) -> Any:  # a weasyprint URLFetcher (WeasyPrint is untyped)
         from weasyprint.urls import URLFetcher, URLFetcherResponse
 
         class _Fetcher(URLFetcher):

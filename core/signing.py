@@ -19,10 +19,14 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from flask import current_app
 
 from core.pdf import PdfError
+
+if TYPE_CHECKING:  # pyHanko loads only when a PDF is signed or read
+    from pyhanko.sign.signers import Signer
 
 log = logging.getLogger(__name__)
 # An untrusted signer is an expected finding, reported in words; pyHanko would also log it as a warning each time.
@@ -146,6 +150,7 @@ def dev_ca(folder: str | Path):
         ca_key, ca_cert = make_ca("Gambit development CA")
         _write_once(path, pkcs12_bytes(ca_key, ca_cert, name="gambit-dev-ca"))
     bundle = pkcs12.load_pkcs12(path.read_bytes(), None)
+    assert bundle.key is not None and bundle.cert is not None  # written above with both
     return bundle.key, bundle.cert.certificate
 
 
@@ -178,7 +183,7 @@ def issue_identity(ca_key, ca_cert, common_name: str, organisation: str, *, unit
 class Identity:
     """Gambit's signing identity as loaded: the pyHanko signer, its certificate and chain (DER)."""
 
-    signer: object
+    signer: Signer
     cert_der: bytes
     chain_der: tuple[bytes, ...]
     development: bool
@@ -228,14 +233,15 @@ def describe_cert(cert_der: bytes) -> str:
     cn = [a.value for a in subject.get_attributes_for_oid(NameOID.COMMON_NAME)]
     org = [a.value for a in subject.get_attributes_for_oid(NameOID.ORGANIZATION_NAME)]
     who = str(cn[0]) if cn else subject.rfc4514_string()
-    return f"{who} ({org[0]})" if org and str(org[0]) not in who else who
+    return f"{who} ({org[0]!s})" if org and str(org[0]) not in who else who
 
 
 def load_identity(app=None) -> Identity:
     """Gambit's signing identity: SIGNING_PKCS12 (with SIGNING_PASSPHRASE), else the development identity in the
     instance folder (made on first use). Cached per file and modification time. Raises SigningError when the
     file cannot be read or opened."""
-    app = app or current_app._get_current_object()
+    # Flask types current_app as the app it proxies, without the proxy's own methods.
+    app = app or current_app._get_current_object()  # type: ignore[attr-defined]
     configured = app.config.get("SIGNING_PKCS12") or ""
     path = Path(configured) if configured else ensure_dev_identity(app.instance_path)
     passphrase = (app.config.get("SIGNING_PASSPHRASE") or "") if configured else ""
@@ -300,6 +306,8 @@ def identity_from_pkcs12(raw: bytes, passphrase: str = "", *, tsa_url: str = "")
         signer = SimpleSigner.load_pkcs12_data(raw, other_certs=(), passphrase=passphrase.encode() or None)
     except ValueError as exc:
         raise SigningError(f"wrong passphrase or not a PKCS#12 file ({exc})") from None
+    if bundle.cert is None or signer is None:
+        raise SigningError("the PKCS#12 file holds no certificate and key")
     cert_der = bundle.cert.certificate.public_bytes(Encoding.DER)
     chain = tuple(c.certificate.public_bytes(Encoding.DER) for c in bundle.additional_certs)
     return Identity(signer=signer, cert_der=cert_der, chain_der=chain, development=is_development(cert_der),
@@ -429,7 +437,7 @@ def inspect_pdf(data: bytes, *, trust_roots: Iterable[bytes] = (), now: datetime
     except Exception as exc:  # a damaged file: pyHanko raises many kinds
         return Inspection(problem=" ".join(str(exc).split())[:160] or type(exc).__name__, size=len(data),
                           checked_at=now)
-    results = []
+    results: list[dict[str, Any]] = []
     for sig in embedded:
         try:
             context = ValidationContext(trust_roots=roots, allow_fetching=False, revocation_mode="soft-fail")
@@ -444,9 +452,10 @@ def inspect_pdf(data: bytes, *, trust_roots: Iterable[bytes] = (), now: datetime
             trusted = bool(status.trusted)
             whole = status.coverage == SignatureCoverageLevel.ENTIRE_FILE
             when = status.signer_reported_dt
-            timestamped = status.timestamp_validity is not None
-            if timestamped:
-                when = status.timestamp_validity.timestamp
+            stamp = status.timestamp_validity
+            timestamped = stamp is not None
+            if stamp is not None:
+                when = stamp.timestamp
         except Exception as exc:  # a malformed signature: reported as not intact
             log.info("signature could not be validated: %s", exc)
             intact = valid = trusted = whole = timestamped = altered = False

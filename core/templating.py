@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from flask import request, url_for
 from flask_login import current_user
 
@@ -27,10 +29,12 @@ def nav_items(user) -> list[dict]:
 
 
 def _sort_url(key: str, current: str, direction: str) -> str:
-    args = dict(request.args)
+    args: dict[str, Any] = dict(request.args)
     args["sort"] = key
     args["dir"] = "desc" if (key == current and direction == "asc") else "asc"
-    return url_for(request.endpoint, **(request.view_args or {}), **args)
+    view_args: dict[str, Any] = request.view_args or {}
+    assert request.endpoint is not None  # a table is sorted only on a routed page
+    return url_for(request.endpoint, **view_args, **args)
 
 
 def init_templating(app) -> None:

@@ -10,10 +10,10 @@ from sqlalchemy import ForeignKey, LargeBinary, String, select
 from sqlalchemy.orm import Mapped, mapped_column
 
 from core import audit
-from core.db import db, utcnow
+from core.db import Model, db, utcnow
 
 
-class TrustedCertificate(db.Model):
+class TrustedCertificate(Model):
     __tablename__ = "trusted_certificate"
 
     id: Mapped[int] = mapped_column(primary_key=True)

@@ -112,7 +112,7 @@ def _letter(title: str, body: str) -> bytes:
 
 def seed_bids(*, now: datetime) -> list[str]:
     """Idempotent: a bid is made only for an owner who has none in that call yet."""
-    out = []
+    out: list[str] = []
     event = get_event("fwwcm-2015")
     if event is None:
         return out

@@ -84,6 +84,7 @@ def seed_scoring_demo(*, now: datetime, slug: str = "fwwcm-2015") -> list[str]:
         criterion = reg.criterion(key)  # its article from the call's data, like every citation shown
         reason = (f"After the venue inspections the WCOC asked for more weight on {criterion.label[0].lower()}"
                   f"{criterion.label[1:]} (Art. {criterion.article}).")
+        assert admin is not None  # seed_demo made the admin account first
         services.change_weights(event, weights, reason=reason, actor=admin, now=day + timedelta(days=4))
         out.append("demo weights: version 1")
 
@@ -95,7 +96,7 @@ def seed_scoring_demo(*, now: datetime, slug: str = "fwwcm-2015") -> list[str]:
             if db.session.scalars(select(Scorecard).where(Scorecard.bid_id == bid.id,
                                                           Scorecard.member_id == user.id)).first():
                 continue
-            base = LEANING.get(bid.host_federation, Decimal("3"))
+            base = LEANING.get(bid.host_federation or "", Decimal("3"))
             scores = {c.key: _score(reg, base, i, j + k) for k, c in enumerate(reg.criteria)}
             comments = {c.key: f"{c.label}: as the bid describes it, confirmed at the inspection."
                         for c in reg.criteria}

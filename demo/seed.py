@@ -111,8 +111,9 @@ def seed_contract_demo(bid, *, admin, now: datetime) -> list[str]:
 
     from contracts import queries, services
 
-    if queries.in_force(bid.id) is not None:
-        return [f"demo contract: unchanged ({queries.in_force(bid.id).reference})"]
+    existing = queries.in_force(bid.id)
+    if existing is not None:
+        return [f"demo contract: unchanged ({existing.reference})"]
     upload_dir = current_app.config["UPLOAD_DIR"]
     contract = queries.open_draft(bid.id) or services.create_contract(bid, actor=admin, now=now)
     terms = services.build_terms(contract)
@@ -147,7 +148,9 @@ def seed_contract_demo(bid, *, admin, now: datetime) -> list[str]:
     if sign_day <= today:
         from demo.signatures import signed_by
 
-        pdf = signed_by(queries.pdf_path(upload_dir, contract).read_bytes(), terms.inputs.signatory_name or "Organizer",
+        issued = queries.pdf_path(upload_dir, contract)
+        assert issued is not None  # the contract was issued above
+        pdf = signed_by(issued.read_bytes(), terms.inputs.signatory_name or "Organizer",
                         terms.inputs.applicant_name or "Organizer", reason=f"Countersigned: {contract.reference}")
         services.sign_contract(contract, filename="countersigned.pdf", content=pdf, max_bytes=len(pdf),
                                upload_dir=upload_dir, actor=admin, now=at(sign_day))

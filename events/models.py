@@ -9,7 +9,7 @@ from datetime import date, datetime
 from sqlalchemy import Boolean, CheckConstraint, Date, ForeignKey, String, Text, UniqueConstraint, false
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
-from core.db import db, utcnow
+from core.db import Model, utcnow
 from events.regulation import Regulation, regulation_from_snapshot
 from events.rules import EventStatus, takes_online_bids
 
@@ -18,7 +18,7 @@ STATUS_VALUES = ", ".join(f"'{s.value}'" for s in EventStatus)
 _cache: dict[str, Regulation] = {}
 
 
-class Event(db.Model):
+class Event(Model):
     __tablename__ = "event"
     __table_args__ = (CheckConstraint(f"status IN ({STATUS_VALUES})", name="status"),)
 
@@ -32,7 +32,9 @@ class Event(db.Model):
     regulation_version_id: Mapped[int | None] = mapped_column(
         ForeignKey("regulation_version.id", use_alter=True, name="fk_event_regulation_version"))
 
-    regulation_version: Mapped[RegulationVersion | None] = relationship(
+    # Never None once load_event has made the event (the column is nullable only because the two tables refer to
+    # each other); typed so, like the other required relationships.
+    regulation_version: Mapped[RegulationVersion] = relationship(
         foreign_keys=[regulation_version_id], lazy="joined", post_update=True)
     versions: Mapped[list[RegulationVersion]] = relationship(
         back_populates="event", foreign_keys="RegulationVersion.event_id", order_by="RegulationVersion.number")
@@ -55,7 +57,7 @@ class Event(db.Model):
         return self.regulation.event.practice
 
 
-class RegulationVersion(db.Model):
+class RegulationVersion(Model):
     __tablename__ = "regulation_version"
     __table_args__ = (UniqueConstraint("event_id", "number", name="uq_regulation_version_number"),
                       UniqueConstraint("event_id", "sha256", name="uq_regulation_version_sha256"))
@@ -87,7 +89,7 @@ class RegulationVersion(db.Model):
         return f"v{self.number} ({self.sha256[:12]})"
 
 
-class Amendment(db.Model):
+class Amendment(Model):
     """A change of the call's regulation, as decided: who decided it (the Presidential Board on the WCOC's
     recommendation, or the FIDE President on grounds not covered; the articles come from the call's file), the
     date and reference of the decision, the reason, what changed between the two versions, and whose findings

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import enum
 import json
+from typing import Any
 
 from core.lifecycle import Lifecycle
 
@@ -88,7 +89,7 @@ def check_transition(current: EventStatus | str, action: EventAction | str, *, b
     return after
 
 
-def snapshot_changes(old: dict, new: dict, prefix: str = "") -> list[dict]:
+def snapshot_changes(old: Any, new: Any, prefix: str = "") -> list[dict]:
     """What changed between two regulation snapshots (parsed JSON), key by key: [{"key": "prize_fund.minimum",
     "old": "200000.00", "new": "220000.00"}], a key added or removed having None on the other side. Lists are
     compared item by item ("criteria[0].weight"). Raises nothing."""

@@ -8,6 +8,7 @@ from datetime import date, datetime
 
 from sqlalchemy import func, select
 
+from accounts.models import User
 from core import audit
 from core.auth import Role
 from core.db import db, swap_state
@@ -53,7 +54,8 @@ def amendment_problems(reg: Regulation, *, authority: str | None, decided_on: da
 
 
 def record_amendment(event: Event, old_version: RegulationVersion, new_version: RegulationVersion, *,
-                     authority: str, decided_on: date, reference: str, reason: str, actor, now: datetime) -> Amendment:
+                     authority: str, decided_on: date, reference: str, reason: str, actor: User | None,
+                     now: datetime) -> Amendment:
     """Record the change from `old_version` to `new_version` as an amendment, with what changed key by key, then run
     the registered hooks (every submitted bid judged again under the new version; the report lists whose findings
     changed). Raises AmendmentError when `amendment_problems` finds something missing. Writes
@@ -99,7 +101,7 @@ def all_events() -> list[Event]:
     return list(db.session.scalars(select(Event).order_by(Event.id)))
 
 
-def load_event(reg: Regulation, *, actor, now: datetime, source: str = "") -> tuple[Event, bool]:
+def load_event(reg: Regulation, *, actor: User | None, now: datetime, source: str = "") -> tuple[Event, bool]:
     """Create the call, or give it a new regulation version when the file changed.
 
     Returns (event, changed). Loading the same file again changes nothing (idempotent).
@@ -128,7 +130,7 @@ def load_event(reg: Regulation, *, actor, now: datetime, source: str = "") -> tu
     return event, True
 
 
-def set_signal_blocker_required(event: Event, required: bool, *, actor, now: datetime) -> bool:
+def set_signal_blocker_required(event: Event, required: bool, *, actor: User, now: datetime) -> bool:
     """Record whether FIDE requires the organizer's mobile-signal blocker for this call (it is owed only "if
     required by FIDE"); the bids' obligations count it only then. Returns whether anything changed. Raises
     TypeError when `required` is not a bool."""
@@ -144,7 +146,7 @@ def set_signal_blocker_required(event: Event, required: bool, *, actor, now: dat
     return True
 
 
-def change_event_status(event: Event, action: str, *, actor, now: datetime, reason: str = "",
+def change_event_status(event: Event, action: str, *, actor: User | None, now: datetime, reason: str = "",
                         by_decision: bool = False) -> EventStatus:
     """Move the call along its TRANSITIONS table, guarded by `events.rules.check_transition` (the secretariat by
     hand, or a command run on the server with no actor; "decide" only from the decision, `by_decision`), with a

@@ -33,7 +33,7 @@ from events.regulation import InKind, Instalment, Player, Regulation
 from finance.money import as_amount, round_cents, share_of, split
 
 DecidedIn = Literal["regular", "tiebreak"]
-DECIDED_IN: tuple[str, ...] = ("regular", "tiebreak")
+DECIDED_IN: tuple[DecidedIn, ...] = ("regular", "tiebreak")
 
 
 def contract_article(reg: Regulation) -> str:
@@ -394,7 +394,7 @@ def obligations(reg: Regulation, terms: BidTerms) -> Obligations:
     net = ", net of any local taxes" if reg.prize_fund.net_of_taxes_required else ""
     # Art. 15.6.2: the prize fund is due in parts (half by 30 June for 2015), each part by its own date; the
     # same split as the payment schedule's, so the table and the schedule agree to the cent.
-    prize_parts = ()
+    prize_parts: tuple[DuePart, ...] = ()
     if len(plan) > 1:
         cut = split(round_cents(terms.prize_fund), [i.prize_fund_share for i in plan])
         prize_parts = tuple(DuePart(i.due, amount, i.prize_fund_share) for i, amount in zip(plan, cut, strict=True))

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import textwrap
 from collections.abc import Sequence
+from typing import SupportsFloat
 
 from markupsafe import Markup, escape
 
@@ -71,7 +72,7 @@ def criteria_chart(result, reg, *, bid_name: str) -> Markup:
                 f"{bid_name}: mean score per criterion and what each adds to the weighted total", body)
 
 
-def first_places_chart(shares: Sequence[tuple[str, object]], samples: int) -> Markup:
+def first_places_chart(shares: Sequence[tuple[str, SupportsFloat]], samples: int) -> Markup:
     """The share of first places of each bid (name, share as a fraction of 1) under the sampled weightings."""
     label_w, bar_w, value_w = 250, 300, 70
     body, y = [], 8.0

@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 from datetime import datetime
 from decimal import Decimal
+from typing import TYPE_CHECKING
 
 from sqlalchemy import (
     Boolean,
@@ -33,7 +34,7 @@ from sqlalchemy.orm import Mapped, mapped_column, relationship
 
 from accounts.models import User
 from bids.models import Bid, BidVersion
-from core.db import db, utcnow
+from core.db import Model, db, utcnow
 from events.models import Event
 from scoring.rules import ScorecardStatus
 
@@ -41,7 +42,7 @@ SCORECARD_STATUS_VALUES = ", ".join(f"'{s.value}'" for s in ScorecardStatus)
 Score = Numeric(3, 1, asdecimal=True)
 
 
-class WeightsVersion(db.Model):
+class WeightsVersion(Model):
     """A change of the weights of Art. 15.5, kept for good: rankings cite the number."""
 
     __tablename__ = "weights_version"
@@ -74,7 +75,7 @@ conflict_declaration_bid = Table(
 )
 
 
-class ConflictDeclaration(db.Model):
+class ConflictDeclaration(Model):
     """A member's declaration of conflicts of interest for one call (confirmed again whenever it changes)."""
 
     __tablename__ = "conflict_declaration"
@@ -105,7 +106,7 @@ class ConflictDeclaration(db.Model):
         return {b.id for b in self.bids} if self.has_conflict else set()
 
 
-class Scorecard(db.Model):
+class Scorecard(Model):
     """One member's scores of one bid (Art. 15.5 a-j)."""
 
     __tablename__ = "scorecard"
@@ -150,6 +151,8 @@ class Scorecard(db.Model):
 
     # {criterion: (score, comment)} read as plain rows for a whole call at once (scoring.queries.ScoringData
     # .load_scores), so pages do not build a ScorecardScore object per score; None: read the relationship.
+    if TYPE_CHECKING:  # declared for mypy only: the ORM maps every annotation it sees on a model
+        plain_scores: dict[str, tuple[Decimal | None, str]] | None
     plain_scores = None
 
     def score_map(self) -> dict[str, Decimal | None]:
@@ -163,7 +166,7 @@ class Scorecard(db.Model):
         return {s.criterion: s.comment for s in self.scores}
 
 
-class ScorecardScore(db.Model):
+class ScorecardScore(Model):
     """One criterion of one scorecard: the score (None until given) and the member's comment."""
 
     __tablename__ = "scorecard_score"
@@ -178,7 +181,7 @@ class ScorecardScore(db.Model):
     scorecard: Mapped[Scorecard] = relationship(back_populates="scores")
 
 
-class ScorecardVersion(db.Model):
+class ScorecardVersion(Model):
     """A submitted scorecard, frozen: what the member submitted, when, and on which version of the bid."""
 
     __tablename__ = "scorecard_version"

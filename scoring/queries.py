@@ -12,9 +12,11 @@ import io
 from dataclasses import dataclass, field
 from decimal import Decimal
 from functools import cached_property
+from typing import TYPE_CHECKING
 
 from sqlalchemy import select
 from sqlalchemy.orm import lazyload, selectinload
+from sqlalchemy.orm.interfaces import LoaderOption
 
 from accounts.models import User, UserRole
 from bids.lifecycle import BidStatus
@@ -25,7 +27,10 @@ from events.models import Event
 from events.regulation import Regulation
 from scoring.models import ConflictDeclaration, Scorecard, ScorecardScore, WeightsVersion, conflict_declaration_bid
 from scoring.rules import (
+    BidId,
+    MemberId,
     Ranking,
+    Scorecards,
     conflicted_by_federation,
     declaration_gate_message,
     default_weights,
@@ -35,6 +40,9 @@ from scoring.rules import (
     scores_withheld_reason,
     scoring_is_over,
 )
+
+if TYPE_CHECKING:
+    from scoring.sensitivity import Sensitivity
 
 REVIEWED_STATUSES = tuple(s.value for s in BidStatus if s.visible_to_reviewers)
 
@@ -123,14 +131,15 @@ class ScoringData:
         if self.scores_loaded or not self.cards:
             return
         by_id = {card.id: card for card in self.cards.values()}
-        for card in by_id.values():
-            card.plain_scores = {}
+        plain: dict[int, dict[str, tuple[Decimal | None, str]]] = {card_id: {} for card_id in by_id}
+        for card_id, card in by_id.items():
+            card.plain_scores = plain[card_id]
         rows = db.session.execute(
             select(ScorecardScore.scorecard_id, ScorecardScore.criterion, ScorecardScore.score,
                    ScorecardScore.comment).where(ScorecardScore.scorecard_id.in_(list(by_id)))
             .order_by(ScorecardScore.id))
         for card_id, criterion, score, comment in rows:
-            by_id[card_id].plain_scores[criterion] = (score, comment)
+            plain[card_id][criterion] = (score, comment)
         self.scores_loaded = True
 
     @cached_property
@@ -323,6 +332,7 @@ def bids_before_reviewers(event: Event, *, full: bool = False) -> list[Bid]:
     """The call's bids that the WCOC sees (submitted, or decided on), by id. Only the bid rows (the call is in
     the identity map; the gate reads `submitted_compliant`); `full` also loads what a dossier prints (owner, room
     rates, documents, versions) for every bid at once."""
+    options: tuple[LoaderOption, ...]
     if full:
         options = (selectinload(Bid.versions), selectinload(Bid.room_rates), selectinload(Bid.documents))
     else:
@@ -373,7 +383,7 @@ class RankingReport:
 
     data: ScoringData
     ranking: Ranking
-    sensitivity: object  # scoring.sensitivity.Sensitivity (imported lazily: numpy)
+    sensitivity: Sensitivity  # imported for type checking only: scoring.sensitivity loads numpy
     recusals: list[Recusal]
     counted: dict[int, dict[int, Scorecard]]
     withheld: list[tuple[Bid, str]] = field(default_factory=list)
@@ -387,14 +397,14 @@ class RankingReport:
         return weights_label(self.data.weights_version, self.data.reg)
 
     @cached_property
-    def _by_id(self) -> dict[int, Bid]:
+    def _by_id(self) -> dict[BidId, Bid]:
         return {b.id: b for b in self.data.ranked}
 
     @cached_property
     def _wcoc(self) -> list[User]:
         return self.data.wcoc
 
-    def bid(self, bid_id: int) -> Bid:
+    def bid(self, bid_id: BidId) -> Bid:
         return self._by_id[bid_id]
 
     def expected(self, bid: Bid) -> int:
@@ -454,14 +464,14 @@ def build_ranking(data: ScoringData, viewer: User | None = None) -> RankingRepor
                                           if (why := data.bid_withheld_from(viewer, b))]
     hidden = {b.id for b, _ in withheld}
     counted = {bid_id: by_member for bid_id, by_member in data.counted().items() if bid_id not in hidden}
-    names = {b.id: b.title for b in data.ranked if b.id not in hidden}
-    member_names = {m.id: m.name for m in data.members.values()}
+    names: dict[BidId, str] = {b.id: b.title for b in data.ranked if b.id not in hidden}
+    member_names: dict[MemberId, str] = {m.id: m.name for m in data.members.values()}
     weights = data.weights
     key = _arithmetic_key(reg, counted, weights, names, member_names)
     cached = _ARITHMETIC.get(key)
     if cached is None:
         data.load_scores()
-        cards = {bid_id: {m: {k: v for k, v in card.score_map().items() if k in keys}
+        cards: Scorecards = {bid_id: {m: {k: v for k, v in card.score_map().items() if k in keys}
                           for m, card in by_member.items()} for bid_id, by_member in counted.items()}
         cached = (rank_bids(reg, cards, weights, names=names),
                   assess_sensitivity(reg, cards, weights, names=names, member_names=member_names))
@@ -516,6 +526,7 @@ def scores_csv(data: ScoringData, viewer: User) -> str:
         if bid is None or not card.is_submitted or data.bid_withheld_from(viewer, bid):
             continue
         member = data.members[member_id]
+        assert card.submitted_at is not None  # a submitted card
         recused = data.recusal(member, bid)
         scores, comments = card.score_map(), card.comment_map()
         for c in data.reg.criteria:

@@ -37,7 +37,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from decimal import ROUND_HALF_UP, Decimal
 from fractions import Fraction
-from typing import Literal
+from typing import Literal, TypeGuard, cast
 
 from core.lifecycle import Lifecycle
 from core.money import format_instant
@@ -98,7 +98,7 @@ def _anchor_label(sc: Scoring, score: Decimal) -> str | None:
     return None
 
 
-def _is_number(value: object) -> bool:
+def _is_number(value: object) -> TypeGuard[Decimal | int]:
     return isinstance(value, Decimal | int) and not isinstance(value, bool)
 
 
@@ -431,11 +431,16 @@ def _checked_score(reg: Regulation, s: object, where: str) -> Decimal:
     return Decimal(s)
 
 
+def _exponent(value: Decimal) -> int:
+    # A finite Decimal's exponent is an int (only NaN and infinities have a letter), and scales and weights are finite.
+    return cast(int, value.as_tuple().exponent)
+
+
 @functools.lru_cache(maxsize=16)
 def _scale_units(scale_min: Decimal, scale_max: Decimal, step: Decimal) -> tuple[int, dict[Decimal, int]]:
     """The places of the smallest decimal of the scale, and every score on the scale mapped to its count of
     that unit (10 ** -places)."""
-    places = max(0, -min(step.as_tuple().exponent, scale_min.as_tuple().exponent, scale_max.as_tuple().exponent))
+    places = max(0, -min(_exponent(step), _exponent(scale_min), _exponent(scale_max)))
     units: dict[Decimal, int] = {}
     value = scale_min
     while value <= scale_max:
@@ -519,7 +524,7 @@ def score_table(reg: Regulation, scorecards: Scorecards) -> ScoreTable:
 
 
 def _integer_weights(weights: Sequence[Decimal]) -> tuple[int, ...]:
-    places = max(0, -min(w.as_tuple().exponent for w in weights))
+    places = max(0, -min(_exponent(w) for w in weights))
     return tuple(int(w.scaleb(places)) for w in weights)
 
 
@@ -662,6 +667,7 @@ def red_flags(reg: Regulation, criteria: Sequence[CriterionStats], total_exact: 
         if exact is None or exact >= _exact(sc.red_flag_threshold):
             continue
         shown = cs.mean if statistic == "mean" else cs.median
+        assert shown is not None  # a statistic with an exact value shows it
         label = _anchor_label(sc, sc.red_flag_threshold)
         named = f"{_num(sc.red_flag_threshold)} ({label})" if label else _num(sc.red_flag_threshold)
         flags.append(RedFlag(
@@ -837,6 +843,7 @@ def rank_bids(reg: Regulation, scorecards: Scorecards, weights: Weights | None =
     ranked = [results[b] for b in order if totals[b] is not None]
     for x, y in zip(ranked, ranked[1:], strict=False):
         if x.total == y.total and x.total_exact != y.total_exact:
+            assert x.total_exact is not None and y.total_exact is not None  # ranked: both have a total
             ex, ey = _distinguishing(x.total_exact, y.total_exact)
             notes.append(f"{name(x.bid_id)} and {name(y.bid_id)} both show {x.total} but are not tied: the ranking "
                          f"compares exact totals ({ex} and {ey}).")

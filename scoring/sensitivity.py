@@ -39,6 +39,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
 from fractions import Fraction
+from typing import cast
 
 import numpy as np
 
@@ -541,7 +542,7 @@ def _grouped_changes(ctx: _Context, variations: Sequence[Variation]) -> list[str
         if kind == "member":
             what = f"without the scorecards of {_or([ctx.member(v.subject) for v in vs])}"
         elif kind == "criterion" and len(vs) == 1:
-            what = f"without {ctx.criterion(vs[0].subject)}"
+            what = f"without {ctx.criterion(str(vs[0].subject))}"
         elif kind == "criterion":
             what = f"without criterion {_or([f'({v.subject})' for v in vs])}"
         else:
@@ -584,10 +585,11 @@ def assess_sensitivity(reg: Regulation, scorecards: Scorecards, weights: Weights
         return result(None, "no ranking yet: no bid has a total.")
     if len(scored) == 1:
         return result(None, f"uncontested: only {ctx.name(scored[0])} has a total, so there is nothing to compare.")
+    assert shares is not None  # made for the scored bids
 
     reasons = []
     if len(ctx.leaders) > 1:
-        total = round_half_up(ctx.totals[ctx.leaders[0]])
+        total = round_half_up(cast(Fraction, ctx.totals[ctx.leaders[0]]))  # a leader has a total
         reasons.append(f"{_and([ctx.name(b) for b in ctx.leaders])} are tied for first place at {total}")
     else:
         leader = ctx.leaders[0]

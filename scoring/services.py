@@ -15,10 +15,11 @@ from decimal import Decimal
 from sqlalchemy import select, update
 from sqlalchemy.exc import IntegrityError
 
+from accounts.models import User
 from bids.models import Bid
 from bids.services import has_stake
 from core import audit
-from core.db import db
+from core.db import db, rowcount
 from events.models import Event
 from scoring.models import ConflictDeclaration, Scorecard, ScorecardScore, ScorecardVersion, WeightsVersion
 from scoring.queries import current_weights_version, declaration_of, recusal_for, weights_of
@@ -91,7 +92,7 @@ def weights_in_force(event: Event) -> list[WeightShare]:
     return list(weight_shares(reg, weights_of(reg, current_weights_version(event))))
 
 
-def change_weights(event: Event, weights: Mapping[str, Decimal], *, reason: str = "", actor, now: datetime,
+def change_weights(event: Event, weights: Mapping[str, Decimal], *, reason: str = "", actor: User, now: datetime,
                    based_on: int | None = None) -> WeightsVersion:
     """Record new weights for the call as the next weights version.
 
@@ -132,7 +133,7 @@ def change_weights(event: Event, weights: Mapping[str, Decimal], *, reason: str 
 # --------------------------------------------------------------------------------------------- admission
 
 
-def admit_bid(bid: Bid, reason: str, *, actor, now: datetime) -> None:
+def admit_bid(bid: Bid, reason: str, *, actor: User, now: datetime) -> None:
     """Admit to scoring a bid that failed the compliance gate, with the secretariat's reason (Bid.admitted_reason).
 
     Raises ScoringError (field "reason") when the reason is blank; ScoringError when the bid is not in the
@@ -164,7 +165,7 @@ def admit_bid(bid: Bid, reason: str, *, actor, now: datetime) -> None:
 
 
 def declare_conflicts(event: Event, member, *, has_conflict: bool, conflicted: Sequence[Bid], reason: str,
-                      listed: Sequence[Bid], actor, now: datetime) -> ConflictDeclaration:
+                      listed: Sequence[Bid], actor: User, now: datetime) -> ConflictDeclaration:
     """Record (or confirm again) a member's declaration of conflicts of interest for the call.
 
     `listed` are the bids the form showed (the declaration covers them; a bid not among them needs a new
@@ -218,7 +219,7 @@ def declare_conflicts(event: Event, member, *, has_conflict: bool, conflicted: S
                 .where(ConflictDeclaration.id == decl.id, ConflictDeclaration.scores_first_shown_at.is_(None))
                 .values(confirmed_at=now).execution_options(synchronize_session=False))
             db.session.refresh(decl)
-            if changed.rowcount != 1:
+            if rowcount(changed) != 1:
                 raise ScoringError(declaration_change_refused(
                     first_shown_at=decl.scores_first_shown_at, before={b: b in old_conflicts for b in kept},
                     after={b: b in conflicted_ids for b in kept},
@@ -266,7 +267,7 @@ def record_scores_shown(event: Event, member, *, declared_at: datetime, now: dat
     decl = declaration_of(event, member)
     if decl is not None:
         db.session.refresh(decl)
-    if result.rowcount == 1:
+    if rowcount(result) == 1:
         audit.record("scoring.scores_first_shown", decl, actor=member, now=now,
                      data={"event": event.slug, "member": member.id})
         return True
@@ -308,11 +309,11 @@ def _bump(card: Scorecard, revision: int, status: ScorecardStatus, values: dict)
                                 Scorecard.status == status.value)
         .values(revision=Scorecard.revision + 1, **values).execution_options(synchronize_session=False))
     db.session.refresh(card)
-    return result.rowcount == 1
+    return rowcount(result) == 1
 
 
 def save_scorecard(bid: Bid, member, *, scores: Mapping[str, Decimal | None], comments: Mapping[str, str],
-                   revision: int, submit: bool, actor, now: datetime) -> Scorecard:
+                   revision: int, submit: bool, actor: User, now: datetime) -> Scorecard:
     """Save the member's scorecard for a bid as a draft, or save and submit it (`submit`).
 
     `revision` is the scorecard's revision when the form was loaded (0 for a scorecard not created yet); a
@@ -377,7 +378,7 @@ def save_scorecard(bid: Bid, member, *, scores: Mapping[str, Decimal | None], co
     return card
 
 
-def reopen_scorecard(card: Scorecard, *, actor, now: datetime) -> None:
+def reopen_scorecard(card: Scorecard, *, actor: User, now: datetime) -> None:
     """Turn the author's submitted scorecard back into a draft; its next submission is a new version, and the
     submitted versions are kept. Until then it does not count in the ranking.
 

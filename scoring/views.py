@@ -322,8 +322,8 @@ def ranking(slug: str):
     first_places = ([(report.bid(bid_id).title, share) for bid_id, share in report.sensitivity.first_places.shares]
                     if report.sensitivity.first_places else [])
     # The criterion-by-criterion tables of every bid are the bulk of the page: shown on demand (one bid, or all).
-    details = request.args.get("details", "")
-    details = int(details) if details.isdigit() else ("all" if details == "all" else None)
+    asked = request.args.get("details", "")
+    details = int(asked) if asked.isdigit() else ("all" if asked == "all" else None)
     return render_template("scoring/ranking.html", event=event, reg=data.reg, report=report, data=data,
                            details=details,
                            verdict=reading.verdict(report), disagreements=reading.disagreements,
