@@ -30,6 +30,7 @@ from sqlalchemy.orm.attributes import set_committed_value
 from accounts.models import User
 from bids.rules import NO_GUARANTEE, BankGuarantee, BidData, BidStatus, Evaluation, RoomRate
 from core.db import db, utcnow
+from core.findings import Finding
 from core.signing import Inspection
 from events.models import Event
 
@@ -294,6 +295,16 @@ class BidVersion(db.Model):
     @property
     def compliance_list(self) -> list[dict]:
         return json.loads(self.compliance)
+
+    @property
+    def findings(self) -> list[Finding]:
+        """The compliance report this version was judged by, as findings (their properties say what they mean)."""
+        return [Finding.from_dict(d) for d in self.compliance_list]
+
+    @property
+    def blocking_findings(self) -> list[Finding]:
+        """What kept this version from meeting the compliance checks: failures and documents still to attach."""
+        return [f for f in self.findings if f.blocks_submission]
 
 
 @event.listens_for(BidVersion, "after_insert")

@@ -438,7 +438,7 @@ def _render_admission(event, forms=None, status=200):
     rows = []
     for bid in data.bids:
         last = bid.last_version
-        failed = [f for f in (last.compliance_list if last else []) if f.get("outcome") in ("fail", "pending")]
+        failed = last.blocking_findings if last else []
         rows.append((bid, last, failed, forms.get(bid.id) or AdmitForm(prefix=f"bid{bid.id}")))
     return render_template("scoring/admission.html", event=event, rows=rows,
                            admission_open=admission_open(event.status)), status
