@@ -153,6 +153,11 @@ class Bid(db.Model):
         return BidStatus(self.status)
 
     @property
+    def by_sponsor(self) -> bool:
+        """A sponsor's bid (not a federation's): FIDE consults the host federation on it."""
+        return self.applicant_type == "sponsor"
+
+    @property
     def title(self) -> str:
         where = ", ".join(p for p in (self.venue_city, self.venue_country) if p)
         who = self.applicant_name or self.owner.organisation or self.owner.name

@@ -195,6 +195,21 @@ class ContractInputs:
     selected_by: str = ""
 
     @property
+    def by_federation(self) -> bool:
+        """The applicant is a member federation of FIDE (otherwise a sponsor)."""
+        return self.applicant_type == "federation"
+
+    @property
+    def selected_by_president(self) -> bool:
+        """The FIDE President selected the bid, in consultation with the WCOC (no Board meeting possible)."""
+        return self.selected_by == "president"
+
+    @property
+    def selected_by_board_vote(self) -> bool:
+        """The Presidential Board selected the bid."""
+        return self.selected_by == "board_vote"
+
+    @property
     def bid_terms(self) -> BidTerms:
         return BidTerms(prize_fund=self.prize_fund, fide_contribution=self.fide_contribution,
                         guarantee_offered=self.guarantee_offered, venue_country=self.venue_country,
@@ -259,6 +274,11 @@ class MilestoneKind(enum.StrEnum):
     @property
     def organizer_pays(self) -> bool:
         return self is not MilestoneKind.DISBURSEMENT
+
+    @property
+    def paid_into_fide(self) -> bool:
+        """Paid into FIDE's account: with a guarantee, the Art. 15.6.2 instalments of the payment schedule."""
+        return self is MilestoneKind.TO_FIDE
 
 
 class DueSetBy(enum.StrEnum):
