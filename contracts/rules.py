@@ -442,6 +442,20 @@ def with_due_dates(milestones: Iterable[MilestoneTerm], due_dates: Mapping[str, 
     return tuple(out)
 
 
+def fill_blank_due_dates(milestones: Iterable[MilestoneTerm], due_dates: Mapping[str, date | None],
+                         same: date | None) -> dict[str, date | None]:
+    """The issue form's dates with its "one date for every payment left blank" applied: each payment whose date the
+    contract must set (DueSetBy.CONTRACT) and that was left blank takes `same`; optional dates (items at cost) and
+    dates already given are kept, and nothing changes when `same` is None. Raises nothing."""
+    out = dict(due_dates)
+    if same is None:
+        return out
+    for m in milestones:
+        if m.due_set_by is DueSetBy.CONTRACT and out.get(m.key) is None:
+            out[m.key] = same
+    return out
+
+
 def _replace(m: MilestoneTerm, **changes) -> MilestoneTerm:
     return dataclasses.replace(m, **changes)
 

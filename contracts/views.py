@@ -23,7 +23,6 @@ from werkzeug.exceptions import RequestEntityTooLarge
 from accounts.forms import EmptyForm
 from api.auth import api_error, api_login_required, api_user
 from bids.models import Bid
-from bids.rules import BidStatus
 from contracts import queries, services
 from contracts.exports import calendar_ics, milestones_csv, payments_csv
 from contracts.forms import (
@@ -38,7 +37,7 @@ from contracts.forms import (
     one_time_key,
 )
 from contracts.models import Contract, Milestone, Payment
-from contracts.rules import ContractStatus, DueSetBy, MatchOutcome, allowed_actions, parse_as_of
+from contracts.rules import ContractStatus, MatchOutcome, allowed_actions, fill_blank_due_dates, parse_as_of
 from core import audit
 from core.auth import Role, roles_required
 from core.db import db, utcnow, writes_on_get
@@ -130,7 +129,7 @@ def for_bid(bid_id: int):
         return redirect(url_for("contracts.view", contract_id=contract.id))
     if current_user.has_role(Role.ADMIN):
         return redirect(url_for("contracts.new", bid_id=bid_id))
-    if bid.owner_id == current_user.id and bid.status == BidStatus.SELECTED.value:
+    if bid.owner_id == current_user.id and bid.state.is_selected:
         flash(f"FIDE is preparing the contract with you (Art. {contract_article(bid.event.regulation)}); it "
               "appears here once it is issued.", "info")
         return redirect(url_for("contracts.mine"))
@@ -251,12 +250,9 @@ def issue(contract_id: int):
     else:
         form = form_class()
         if form.validate():
-            dates = {m.key: form[name].data for m, name in form_class.fields_for}
-            same = form.same_date.data if "same_date" in form else None
-            if same is not None:
-                for m, _name in form_class.fields_for:
-                    if m.due_set_by is DueSetBy.CONTRACT and dates.get(m.key) is None:
-                        dates[m.key] = same
+            dates = fill_blank_due_dates([m for m, _name in form_class.fields_for],
+                                         {m.key: form[name].data for m, name in form_class.fields_for},
+                                         form.same_date.data if "same_date" in form else None)
             try:
                 services.issue_contract(contract, due_dates=dates, actor=current_user, now=utcnow(),
                                         upload_dir=current_app.config["UPLOAD_DIR"])
