@@ -23,6 +23,7 @@ from werkzeug.exceptions import RequestEntityTooLarge
 from accounts.forms import EmptyForm
 from api.auth import api_error, api_login_required, api_user
 from bids.models import Bid
+from bids.rules import BidStatus
 from contracts import queries, services
 from contracts.exports import calendar_ics, milestones_csv, payments_csv
 from contracts.forms import (
@@ -129,7 +130,7 @@ def for_bid(bid_id: int):
         return redirect(url_for("contracts.view", contract_id=contract.id))
     if current_user.has_role(Role.ADMIN):
         return redirect(url_for("contracts.new", bid_id=bid_id))
-    if bid.owner_id == current_user.id and bid.state.is_selected:
+    if bid.owner_id == current_user.id and bid.status == BidStatus.SELECTED.value:
         flash(f"FIDE is preparing the contract with you (Art. {contract_article(bid.event.regulation)}); it "
               "appears here once it is issued.", "info")
         return redirect(url_for("contracts.mine"))
