@@ -68,7 +68,7 @@ def import_command(path, slug, check, owner, by):
         click.echo(f"FAIL    {f.as_text()}")
     for f in pending:
         click.echo(f"ATTACH  {f.cite}: {f.message}")
-    click.echo(f"{len(findings) - len(failed) - len(pending)} passed or not applicable, {len(failed)} failed, "
+    click.echo(f"{sum(not f.blocks_submission for f in findings)} passed or not applicable, {len(failed)} failed, "
                f"{len(pending)} document(s) to attach in the web form")
     if not check:
         clerk = _secretariat(by)

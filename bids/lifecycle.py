@@ -200,17 +200,14 @@ def can_change_before_deadline(now: datetime, reg) -> bool:
     return not reg.bid_deadline_passed(now)
 
 
-_BEFORE_SCORING = (EventStatus.OPEN, EventStatus.CLOSED)
-
-
 def _call_refusal(s: BidSituation, what: str) -> str | None:
     """Why the call's state or the deadline refuses a bidder's move now (None: they allow it)."""
-    if s.event_status not in _BEFORE_SCORING:
+    if not s.event_status.before_scoring:
         return (f"The call is '{s.event_status.label}': no bid can be {what} any more (nothing enters or leaves "
                 "a call once scoring has opened).")
     if s.late_admitted:
         return None
-    if s.event_status is not EventStatus.OPEN:
+    if not s.event_status.accepts_bids:
         return (f"The call is '{s.event_status.label}': a bid can no longer be {what}. The secretariat can admit a "
                 "late bid, with its reason, until scoring opens.")
     if s.deadline_passed:
@@ -253,17 +250,17 @@ def check_transition(current: BidStatus | str, action: BidAction | str, situatio
         refusal = _call_refusal(s, "submitted")
     elif refusal is None and action in (BidAction.WITHDRAW, BidAction.REOPEN):
         what = _ACTION_PARTICIPLES[action]
-        if s.event_status is not EventStatus.OPEN:
+        if not s.event_status.accepts_bids:
             refusal = f"The call is '{s.event_status.label}': a submitted bid can no longer be {what}."
         elif s.deadline_passed and not s.late_admitted:
             refusal = f"The bid deadline ({s.deadline_text}) has passed: a bid can no longer be {what}."
-    elif refusal is None and action is BidAction.REJECT and s.event_status is EventStatus.DECIDED:
+    elif refusal is None and action is BidAction.REJECT and s.event_status.is_decided:
         refusal = "The decision is recorded: a bid can no longer be rejected; correct the decision instead."
     elif refusal is None and action in DECISION_ACTIONS:
-        decided_before = BID_LIFECYCLE.state(current) in (BidStatus.SELECTED, BidStatus.NOT_SELECTED)
-        if decided_before and s.event_status is not EventStatus.DECIDED:
+        decided_before = BID_LIFECYCLE.state(current).is_decided
+        if decided_before and not s.event_status.is_decided:
             refusal = "Only a correction of the recorded decision changes which bid is selected."
-        elif not decided_before and s.event_status not in (EventStatus.DELIBERATION, EventStatus.DECIDED):
+        elif not decided_before and not s.event_status.scoring_over:
             refusal = f"The call is '{s.event_status.label}': bids are selected only once scoring has closed."
     if refusal:
         raise TransitionError(refusal)
@@ -293,7 +290,7 @@ def draft_refusal(situation: BidSituation, *, creating: bool = False) -> str | N
     """
     s = situation
     what = "started" if creating else "changed"
-    if s.event_status not in _BEFORE_SCORING:
+    if not s.event_status.before_scoring:
         return f"The call is '{s.event_status.label}': a draft can no longer be {what}."
     if s.paper:
         return None if s.by_admin or not creating else "Only the FIDE secretariat keys in a paper bid."
@@ -301,7 +298,7 @@ def draft_refusal(situation: BidSituation, *, creating: bool = False) -> str | N
         return None
     if takes_online_bids(s.event_status, now=s.now, deadline=s.deadline):
         return None
-    if s.event_status is not EventStatus.OPEN:
+    if not s.event_status.accepts_bids:
         return (f"The call is '{s.event_status.label}': a draft can no longer be {what}. The secretariat can admit "
                 "a late bid, with its reason, until scoring opens.")
     return (f"The bid deadline ({s.deadline_text}) has passed: a draft can no longer be {what}. The "
@@ -319,9 +316,9 @@ def late_admission_refusal(current: BidStatus | str, situation: BidSituation) ->
         return "Only a draft can be admitted late: a bid that was submitted already reached FIDE."
     if s.late_admitted:
         return "This bid was admitted late already."
-    if s.event_status not in _BEFORE_SCORING:
+    if not s.event_status.before_scoring:
         return f"The call is '{s.event_status.label}': no bid can be admitted once scoring has opened."
-    if s.event_status is EventStatus.OPEN and not s.deadline_passed:
+    if s.event_status.accepts_bids and not s.deadline_passed:
         return (f"The bid deadline ({s.deadline_text}) has not passed: the bid can be submitted without a late "
                 "admission.")
     return None

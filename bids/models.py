@@ -33,6 +33,7 @@ from accounts.models import User
 from bids.data import NO_GUARANTEE, BankGuarantee, BidData, Evaluation, RoomRate
 from bids.lifecycle import BidStatus
 from core.db import Model, utcnow
+from core.findings import Finding
 from core.signing import Inspection
 from events.models import Event
 
@@ -153,6 +154,11 @@ class Bid(Model):
     @property
     def state(self) -> BidStatus:
         return BidStatus(self.status)
+
+    @property
+    def by_sponsor(self) -> bool:
+        """A sponsor's bid (not a federation's): FIDE consults the host federation on it."""
+        return self.applicant_type == "sponsor"
 
     @property
     def title(self) -> str:
@@ -297,6 +303,16 @@ class BidVersion(Model):
     @property
     def compliance_list(self) -> list[dict]:
         return json.loads(self.compliance)
+
+    @property
+    def findings(self) -> list[Finding]:
+        """The compliance report this version was judged by, as findings (their properties say what they mean)."""
+        return [Finding.from_dict(d) for d in self.compliance_list]
+
+    @property
+    def blocking_findings(self) -> list[Finding]:
+        """What kept this version from meeting the compliance checks: failures and documents still to attach."""
+        return [f for f in self.findings if f.blocks_submission]
 
 
 @event.listens_for(BidVersion, "after_insert")

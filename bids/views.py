@@ -38,6 +38,7 @@ from core.auth import Role, roles_required
 from core.db import db, utcnow, writes_on_get
 from core.storage import send_verified
 from core.templating import register_nav
+from events.rules import schedule_shown_for
 from events.views import event_or_404
 
 bp = Blueprint("bids", __name__)
@@ -151,9 +152,7 @@ def _render_view(bid: Bid, *, reject_form=None, consultation_form=None, late_for
     data = bid.to_data()
     findings = services.compliance(bid, today=utcnow().date())
     by_section = findings_by_section(findings)
-    schedule = (reg.schedule_for(data.opening_date, data.closing_date)
-                if data.opening_date and data.closing_date and data.closing_date > data.opening_date
-                and (data.closing_date - data.opening_date).days < 60 else None)
+    schedule = schedule_shown_for(data.opening_date, data.closing_date, reg.schedule_for)
     return render_template(
         "bids/view.html", bid=bid, reg=reg, data=data, findings=findings, by_section=by_section,
         sections=SECTIONS, titles=SECTION_TITLES, compliant=is_compliant(findings),
@@ -231,6 +230,8 @@ def edit(bid_id: int, section: str):
         on_behalf_of=None if bid.owner_id == current_user.id else (bid.owner.organisation or bid.owner.name),
         titles=SECTION_TITLES, section_findings=findings_by_section(findings)[section],
         by_field=by_field, by_section=findings_by_section(findings), as_entered=request.method == "POST",
+        schedule=schedule_shown_for(bid.opening_date, bid.closing_date, bid.event.regulation.schedule_for)
+        if section == "dates_venue" else None,
         document_kinds=SECTION_DOCUMENTS.get(section, []), kinds=DOCUMENT_KINDS,
         documents=[d for d in bid.documents if d.kind in SECTION_DOCUMENTS.get(section, [])],
         upload_form=DocumentForm(), max_mb=current_app.config["MAX_UPLOAD_MB"]), status

@@ -13,9 +13,6 @@ from core.lifecycle import Lifecycle
 from core.money import format_day
 from events.rules import EventStatus
 
-# The board reads the dossiers once the WCOC's scoring is closed.
-DOSSIER_STATES = frozenset({EventStatus.DELIBERATION, EventStatus.DECIDED})
-
 
 class DecisionError(ValueError):
     """A decision that cannot be recorded as asked; the message says why, for the person recording it."""
@@ -58,7 +55,7 @@ DECISION_LIFECYCLE = Lifecycle(
 
 def dossiers_open(state: EventStatus) -> bool:
     """The board sees dossiers once scoring is closed (and after the decision)."""
-    return EventStatus(state) in DOSSIER_STATES
+    return EventStatus(state).scoring_over
 
 
 def inputs_sha256(snapshot: dict) -> str:
@@ -158,24 +155,38 @@ def check_board_vote(the_tally: Tally, selected: int, titles: Mapping[int, str],
                             f"{titles.get(leaders[0], leaders[0])}; you chose {chosen}.", "selected")
 
 
-def consultation_state(*, applicant_type: str | None, consultation: str, set_aside_reason: str | None) -> str:
-    """Where the consultation of the host federation on a bid stands: "not_needed" (a federation's bid),
-    "recorded" (the federation answered: agreed, refused or unable), "set_aside" (by the President, with a
-    reason) or "pending". Raises nothing."""
+class ConsultationState(enum.StrEnum):
+    """Where the consultation of the host federation on a bid stands (Art. 15.1: "FIDE shall consult the
+    federation" where a sponsor proposes to hold the match)."""
+
+    NOT_NEEDED = "not_needed"    # a federation's bid
+    RECORDED = "recorded"        # the federation answered: agreed, refused or unable
+    SET_ASIDE = "set_aside"      # by the President, with a reason
+    PENDING = "pending"          # a sponsor's bid, no answer recorded and not set aside
+
+    @property
+    def awaiting_answer(self) -> bool:
+        """Neither answered nor set aside: the bid cannot be selected, and the President may set it aside."""
+        return self is ConsultationState.PENDING
+
+
+def consultation_state(*, applicant_type: str | None, consultation: str,
+                       set_aside_reason: str | None) -> ConsultationState:
+    """Where the consultation of the host federation on a bid stands (see ConsultationState). Raises nothing."""
     if applicant_type != "sponsor":
-        return "not_needed"
+        return ConsultationState.NOT_NEEDED
     if consultation != "pending":
-        return "recorded"
+        return ConsultationState.RECORDED
     if (set_aside_reason or "").strip():
-        return "set_aside"
-    return "pending"
+        return ConsultationState.SET_ASIDE
+    return ConsultationState.PENDING
 
 
-def check_consultation(state: str, title: str, *, article: str) -> None:
+def check_consultation(state: ConsultationState | str, title: str, *, article: str) -> None:
     """The decision's guard on a sponsor's bid: it cannot be selected while the consultation of the host
     federation (`article`, "FIDE shall consult the federation") is neither recorded nor set aside by the President
-    with a reason. Raises DecisionError (field "selected")."""
-    if state == "pending":
+    with a reason. Raises DecisionError (field "selected"); ValueError for a state that is not a ConsultationState."""
+    if ConsultationState(state).awaiting_answer:
         raise DecisionError(f"Art. {article}: FIDE shall consult the federation where a sponsor proposes to hold the "
                             f"match. {title} is a sponsor's bid and the host federation's answer is not recorded: "
                             f"record it on the bid (agreed, refused or unable to co-operate), or the FIDE President "

@@ -338,7 +338,7 @@ def set_aside_consultation(bid: Bid, *, reason: str, actor: User, now: datetime)
     if current_decision(bid.event) is not None:
         raise BidError("The decision is recorded: the consultation can no longer be set aside (a correction of "
                        "the decision starts from the record as it stands).", "reason")
-    if consultation_of(bid)["state"] != "pending":
+    if not consultation_of(bid)["awaiting_answer"]:
         raise BidError(f"{bid.title}: the consultation is not pending ({consultation_of(bid)['text']}).", "reason")
     set_aside(bid, reason=reason, actor=actor, now=now)
 
@@ -357,7 +357,8 @@ def consultation_of(bid: Bid) -> dict:
             "pending": "Pending: the host federation's answer is not recorded; the bid cannot be selected until it "
                        "is, or the FIDE President sets the consultation aside with a reason."}[state]
     return {"state": state, "article": rule.article if rule else "", "rule": rule.text if rule else "",
-            "text": text, "blocks_selection": rule is not None and state == "pending"}
+            "text": text, "awaiting_answer": state.awaiting_answer,
+            "blocks_selection": rule is not None and state.awaiting_answer}
 
 
 def record_view(dossier: Dossier, user, *, now: datetime) -> bool:

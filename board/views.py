@@ -216,7 +216,7 @@ def _current(event, bid):
         status, error = state["status"], state["error"]
     total = len(services.scoring_rows(event).ranked) + 1 if bid is None else 1
     return render_template("board/preparing.html", event=event, what=what, status=status,
-                           error=status == "failed", reason=error,
+                           error=status == "failed", rendering=status == "started", reason=error,
                            done=total - to_make, total=total), 202
 
 

@@ -233,6 +233,21 @@ class Payment(Model):
     def is_reversed(self) -> bool:
         return self.reversed_by is not None
 
+    @property
+    def is_reversal(self) -> bool:
+        """A negative entry cancelling another payment."""
+        return self.kind == "reversal"
+
+    @property
+    def is_carried_over(self) -> bool:
+        """A payment carried over from the milestone of the contract version this one replaced."""
+        return self.kind == "carried_over"
+
+    @property
+    def reversible(self) -> bool:
+        """A payment (or one carried over) not yet reversed: a reversal itself is never reversed."""
+        return not self.is_reversal and not self.is_reversed
+
 
 class Reminder(Model):
     """A reminder sent to the organizer: at most one of each kind per milestone, ever."""
@@ -270,6 +285,11 @@ class MatchResult(Model):
     completed_on: Mapped[date] = mapped_column(Date)
     recorded_at: Mapped[datetime]
     recorded_by_id: Mapped[int | None] = mapped_column(ForeignKey("user.id"))
+
+    @property
+    def decided_in_words(self) -> str:
+        """How the match was decided, as the pages write it."""
+        return "the regular games" if self.decided_in == "regular" else "the tie-break games"
 
 
 class PrizeDeduction(Model):

@@ -197,6 +197,21 @@ class ContractInputs:
     selected_by: str = ""
 
     @property
+    def by_federation(self) -> bool:
+        """The applicant is a member federation of FIDE (otherwise a sponsor)."""
+        return self.applicant_type == "federation"
+
+    @property
+    def selected_by_president(self) -> bool:
+        """The FIDE President selected the bid, in consultation with the WCOC (no Board meeting possible)."""
+        return self.selected_by == "president"
+
+    @property
+    def selected_by_board_vote(self) -> bool:
+        """The Presidential Board selected the bid."""
+        return self.selected_by == "board_vote"
+
+    @property
     def bid_terms(self) -> BidTerms:
         return BidTerms(prize_fund=self.prize_fund, fide_contribution=self.fide_contribution,
                         guarantee_offered=self.guarantee_offered, venue_country=self.venue_country,
@@ -261,6 +276,11 @@ class MilestoneKind(enum.StrEnum):
     @property
     def organizer_pays(self) -> bool:
         return self is not MilestoneKind.DISBURSEMENT
+
+    @property
+    def paid_into_fide(self) -> bool:
+        """Paid into FIDE's account: with a guarantee, the Art. 15.6.2 instalments of the payment schedule."""
+        return self is MilestoneKind.TO_FIDE
 
 
 class DueSetBy(enum.StrEnum):
@@ -422,6 +442,20 @@ def with_due_dates(milestones: Iterable[MilestoneTerm], due_dates: Mapping[str, 
             m = _replace(m, due=chosen, due_rule=rule)
         out.append(m)
     return tuple(out)
+
+
+def fill_blank_due_dates(milestones: Iterable[MilestoneTerm], due_dates: Mapping[str, date | None],
+                         same: date | None) -> dict[str, date | None]:
+    """The issue form's dates with its "one date for every payment left blank" applied: each payment whose date the
+    contract must set (DueSetBy.CONTRACT) and that was left blank takes `same`; optional dates (items at cost) and
+    dates already given are kept, and nothing changes when `same` is None. Raises nothing."""
+    out = dict(due_dates)
+    if same is None:
+        return out
+    for m in milestones:
+        if m.due_set_by is DueSetBy.CONTRACT and out.get(m.key) is None:
+            out[m.key] = same
+    return out
 
 
 def _replace(m: MilestoneTerm, **changes) -> MilestoneTerm:

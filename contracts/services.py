@@ -604,7 +604,7 @@ def reverse_payment(payment: Payment, *, reason: str, idempotency_key: str, acto
     found = _existing(milestone.id, key)
     if found is not None:
         return found, False
-    if payment.kind == "reversal":
+    if payment.is_reversal:
         raise ContractError("A reversal cannot itself be reversed; record the payment again instead.")
     reason = (reason or "").strip()
     if not reason:

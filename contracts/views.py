@@ -36,7 +36,7 @@ from contracts.forms import (
     one_time_key,
 )
 from contracts.models import Contract, Milestone, Payment
-from contracts.rules import ContractStatus, DueSetBy, MatchOutcome, allowed_actions, parse_as_of
+from contracts.rules import ContractStatus, MatchOutcome, allowed_actions, fill_blank_due_dates, parse_as_of
 from core import audit
 from core.auth import Role, roles_required
 from core.db import db, utcnow, writes_on_get
@@ -249,12 +249,9 @@ def issue(contract_id: int):
     else:
         form = form_class()
         if form.validate():
-            dates = {m.key: form[name].data for m, name in form_class.fields_for}
-            same = form.same_date.data if "same_date" in form else None
-            if same is not None:
-                for m, _name in form_class.fields_for:
-                    if m.due_set_by is DueSetBy.CONTRACT and dates.get(m.key) is None:
-                        dates[m.key] = same
+            dates = fill_blank_due_dates([m for m, _name in form_class.fields_for],
+                                         {m.key: form[name].data for m, name in form_class.fields_for},
+                                         form.same_date.data if "same_date" in form else None)
             try:
                 services.issue_contract(contract, due_dates=dates, actor=current_user, now=utcnow(),
                                         upload_dir=current_app.config["UPLOAD_DIR"])

@@ -381,6 +381,11 @@ class ScheduleDay:
     kind: str
     label: str
 
+    @property
+    def is_closing(self) -> bool:
+        """The closing ceremony (its day is a choice within the rules, not a fixed day of the programme)."""
+        return self.kind == "closing"
+
 # ------------------------------------------------------------------------------------- provenance (issue 13)
 # How a rule gets its citation: code and templates never write an article number. A rule names its source by
 # a stable key and asks the call's regulation: `reg.citation("rejection")` gives a `Citation` whose str() is

@@ -4,9 +4,18 @@ from __future__ import annotations
 
 import enum
 import json
-from typing import Any
+from collections.abc import Callable
+from datetime import date
+from typing import Any, TypeVar
 
 from core.lifecycle import Lifecycle
+
+_Day = TypeVar("_Day")
+
+# Gambit's sanity check, not a rule of the regulations (they fix no such span): a day-by-day programme is shown for
+# a bid's dates only when the closing ceremony comes less than this many days after the opening. The match takes
+# under three weeks; a longer span is a slip in a date, and a programme stretched over it would only mislead.
+SCHEDULE_SHOWN_BELOW_DAYS = 60
 
 
 class EventStatus(enum.StrEnum):
@@ -23,14 +32,51 @@ class EventStatus(enum.StrEnum):
 
     @property
     def accepts_bids(self) -> bool:
+        """Bids may be started and submitted (until the bid deadline)."""
         return self is EventStatus.OPEN
+
+    @property
+    def before_scoring(self) -> bool:
+        """Scoring has not opened: bids still enter the call (late admissions, paper bids) and weights change freely."""
+        return self in _BEFORE_SCORING
+
+    @property
+    def in_scoring(self) -> bool:
+        """The WCOC fills in, submits and reopens scorecards (Art. 15.5)."""
+        return self is EventStatus.SCORING
+
+    @property
+    def scoring_over(self) -> bool:
+        """Scoring is closed: the call is before the Presidential Board or decided; the dossiers are open."""
+        return self in _SCORING_OVER
+
+    @property
+    def is_decided(self) -> bool:
+        """The decision is recorded: only a correction of it changes which bid is selected."""
+        return self is EventStatus.DECIDED
+
+
+_BEFORE_SCORING = frozenset({EventStatus.OPEN, EventStatus.CLOSED})
+_SCORING_OVER = frozenset({EventStatus.DELIBERATION, EventStatus.DECIDED})
 
 
 def takes_online_bids(status: EventStatus | str, *, now, deadline) -> bool:
     """Whether a bidder may start or submit an online bid now: the call is open and its bid deadline (the call's
     bidding procedure) has not passed. The bid lifecycle's guard (bids.lifecycle) applies the same rule, with
     the reasons; pages use this to offer the "start a bid" button."""
-    return EventStatus(status) is EventStatus.OPEN and now <= deadline
+    return EventStatus(status).accepts_bids and now <= deadline
+
+
+def schedule_shown_for(opening: date | None, closing: date | None,
+                       schedule_for: Callable[[date, date], list[_Day]]) -> list[_Day] | None:
+    """The programme for a bid's dates (`schedule_for`, e.g. Regulation.schedule_for), or None when it is not shown:
+    a date is missing, the closing does not come after the opening, or the span is not plausible (the sanity check
+    SCHEDULE_SHOWN_BELOW_DAYS). Raises what `schedule_for` raises."""
+    if opening is None or closing is None or closing <= opening:
+        return None
+    if (closing - opening).days >= SCHEDULE_SHOWN_BELOW_DAYS:
+        return None
+    return schedule_for(opening, closing)
 
 
 class EventAction(enum.StrEnum):

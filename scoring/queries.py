@@ -159,6 +159,10 @@ class ScoringData:
         """The bids `member` is to score: ranked, still in the contest, not recused."""
         return [b for b in self.ranked if b.state.in_contest and self.recusal(member, b) is None]
 
+    def submitted_count(self, member: User) -> int:
+        """How many of the bids due the member has a submitted scorecard on now (a reopened one is a draft)."""
+        return sum(1 for b in self.due(member) if (c := self.card(b, member)) and c.is_submitted)
+
     def outstanding(self, member: User) -> list[Bid]:
         """The bids due that the member has not submitted a scorecard for yet (ever)."""
         return [b for b in self.due(member) if not ((c := self.card(b, member)) and c.ever_submitted)]

@@ -264,6 +264,17 @@ def prize_fund_reference(reg: Regulation, prize_fund: Decimal | int) -> Decimal:
     return round_half_up(ref)
 
 
+def prize_fund_hint(reg: Regulation, criterion: str, prize_fund: str | None
+                    ) -> tuple[str, Decimal, Decimal] | None:
+    """The scorecard's hint for `criterion` (the one scored on the prize fund): (criterion, the bid's prize fund,
+    its reference score by prize_fund_reference), or None when the bid states no prize fund or the call has no
+    such criterion. Raises decimal.InvalidOperation for a prize fund that is not a number."""
+    if not prize_fund or not any(c.key == criterion for c in reg.criteria):
+        return None
+    amount = Decimal(prize_fund)
+    return criterion, amount, prize_fund_reference(reg, amount)
+
+
 # ------------------------------------------------------------------------------ per-criterion statistics
 
 
@@ -903,7 +914,7 @@ def scoring_is_open(event_status: str) -> bool:
     """Scorecards are filled in, submitted and reopened only while the call is in the scoring state."""
     from events.rules import EventStatus
 
-    return EventStatus(event_status) is EventStatus.SCORING
+    return EventStatus(event_status).in_scoring
 
 
 def scoring_closed_message(reg: Regulation, event_status_label: str) -> str:
@@ -917,21 +928,21 @@ def weights_change_needs_reason(event_status: str) -> bool:
     needs a written reason, so that a ranking can always be traced to weights published beforehand."""
     from events.rules import EventStatus
 
-    return EventStatus(event_status) not in (EventStatus.OPEN, EventStatus.CLOSED)
+    return not EventStatus(event_status).before_scoring
 
 
 def weights_may_change(event_status: str) -> bool:
     """No change of weights once the decision is recorded."""
     from events.rules import EventStatus
 
-    return EventStatus(event_status) is not EventStatus.DECIDED
+    return not EventStatus(event_status).is_decided
 
 
 def admission_open(event_status: str) -> bool:
     """A bid that failed the compliance gate may be admitted to scoring until scoring closes."""
     from events.rules import EventStatus
 
-    return EventStatus(event_status) in (EventStatus.OPEN, EventStatus.CLOSED, EventStatus.SCORING)
+    return not EventStatus(event_status).scoring_over
 
 
 def passes_gate(*, compliant: bool | None, admitted: bool) -> bool:
@@ -954,7 +965,7 @@ def scoring_is_over(event_status: str) -> bool:
     """Scoring has closed: the call is before the Board or decided."""
     from events.rules import EventStatus
 
-    return EventStatus(event_status) in (EventStatus.DELIBERATION, EventStatus.DECIDED)
+    return EventStatus(event_status).scoring_over
 
 
 # Gambit's rule for independent scoring (not an article of the regulations): each WCOC member scores every bid

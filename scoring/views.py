@@ -38,7 +38,7 @@ from scoring.queries import (
 )
 from scoring.rules import (
     admission_open,
-    prize_fund_reference,
+    prize_fund_hint,
     scoring_is_open,
     weight_shares,
     weights_change_needs_reason,
@@ -185,7 +185,7 @@ def my_scorecards(slug: str):
     me = _me()
     rows = [(b, data.card(b, me), data.recusal(me, b)) for b in data.ranked]
     due = data.due(me)
-    done = sum(1 for b in due if (c := data.card(b, me)) and c.is_submitted)
+    done = data.submitted_count(me)
     return render_template("scoring/my_scorecards.html", event=event, rows=rows, due=due, done=done,
                            excluded=data.excluded, ranking_closed=data.ranking_closed_to(me),
                            decl=data.declaration(me), scoring_open=scoring_is_open(event.status))
@@ -207,12 +207,7 @@ def _particulars(bid: Bid) -> dict:
 def _render_scorecard(event, bid, data: ScoringData, form, *, card, stale=None, notice=None, status=200):
     reg = event.regulation
     particulars = _particulars(bid)
-    reference = None
-    prize = particulars.get("prize_fund_eur")
-    if prize and any(c.key == services.PRIZE_FUND_CRITERION for c in reg.criteria):
-        from decimal import Decimal
-
-        reference = (services.PRIZE_FUND_CRITERION, Decimal(prize), prize_fund_reference(reg, Decimal(prize)))
+    reference = prize_fund_hint(reg, services.PRIZE_FUND_CRITERION, particulars.get("prize_fund_eur"))
     evaluation = particulars.get("evaluation") or {}
     texts = {f.criterion: (f.label, evaluation.get(f.key)) for f in EVALUATION_FIELDS}
     me = _me()
@@ -391,7 +386,7 @@ def _render_admission(event, forms=None, status=200):
     rows = []
     for bid in data.bids:
         last = bid.last_version
-        failed = [f for f in (last.compliance_list if last else []) if f.get("outcome") in ("fail", "pending")]
+        failed = last.blocking_findings if last else []
         rows.append((bid, last, failed, forms.get(bid.id) or AdmitForm(prefix=f"bid{bid.id}")))
     return render_template("scoring/admission.html", event=event, rows=rows,
                            admission_open=admission_open(event.status)), status

@@ -13,6 +13,7 @@ from core.db import db, utcnow
 from core.money import format_day, format_eur
 from events.federations import country_names
 from events.models import Event
+from events.rules import SCHEDULE_SHOWN_BELOW_DAYS
 from tests.bids.factories import valid_bid
 from tests.bids.web import PDF, fill_bid, fill_section, revision, section_posts, start_bid, upload
 from tests.conftest import login
@@ -413,3 +414,19 @@ def test_a_prize_fund_above_the_sanity_bound_is_shown_as_a_warning_and_the_bid_c
         findings = compliance(db.session.get(Bid, bid_id), today=date.today())
         assert not any(f.code == "15.2c.maximum" and f.blocks_submission for f in findings)
         assert is_compliant([f for f in findings if f.code.startswith("15.2c")])
+
+
+@pytest.mark.parametrize(("span", "shown"), [(SCHEDULE_SHOWN_BELOW_DAYS - 1, True), (SCHEDULE_SHOWN_BELOW_DAYS, False)])
+def test_the_day_by_day_schedule_is_shown_only_for_a_plausible_span_of_dates(client, login_as, good, span, shown):
+    """Gambit's sanity check (events.rules.SCHEDULE_SHOWN_BELOW_DAYS), not a rule: a closing ceremony that far
+    after the opening is a slip in a date, and both pages leave the programme out rather than stretch it."""
+    login_as("bidder")
+    bid_id = start_bid(client)
+    dated = dataclasses.replace(good, closing_date=good.opening_date + timedelta(days=span))
+    response = fill_section(client, bid_id, "dates_venue", section_posts(dated)["dates_venue"])
+    assert response.status_code == 302
+    edit = client.get(f"/bids/{bid_id}/edit/dates_venue").get_data(as_text=True)
+    view = client.get(f"/bids/{bid_id}").get_data(as_text=True)
+    assert ("Your dates under the schedule of Art." in edit) is shown
+    assert ("The schedule (Art." in view) is shown
+    assert ("Game 10, 15:00" in view) is shown

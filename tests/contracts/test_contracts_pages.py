@@ -226,6 +226,7 @@ def test_recording_payments_part_over_twice_and_reversed(app, event, people, cf)
     page = get(admin, url + "?as_of=2015-07-05")
     assert "Reversal of entry" in page and "Belongs to another milestone" in page and "reversed" in page
     assert "Overdue by 5 days" in page
+    assert '/reverse"' not in page  # the payment is reversed, and a reversal is never reversed: no form offered
 
     organizer = as_user(app, people["organizer"])
     own = get(organizer, url)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from events.rules import EventStatus
 from scoring.rules import (
     SCORECARD_TRANSITIONS,
     ScorecardAction,
@@ -16,6 +17,7 @@ from scoring.rules import (
     passes_gate,
     scorecard_next_status,
     scoring_is_open,
+    scoring_is_over,
     weights_change_needs_reason,
     weights_may_change,
 )
@@ -74,3 +76,12 @@ def test_a_member_of_the_host_federation_is_conflicted(member, host, conflicted)
 ])
 def test_a_recused_member_never_sees_the_scores_of_that_bid(reads_all, recused, sees):
     assert may_see_scores_on_bid(reads_all=reads_all, recused=recused) is sees
+
+
+@pytest.mark.parametrize("state", STATES)
+def test_the_call_rules_of_scoring_follow_the_groups_of_the_calls_status(state):
+    status = EventStatus(state)
+    assert scoring_is_open(state) is status.in_scoring
+    assert weights_change_needs_reason(state) is not status.before_scoring
+    assert admission_open(state) is not status.scoring_over
+    assert scoring_is_over(state) is status.scoring_over

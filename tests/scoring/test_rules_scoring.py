@@ -18,6 +18,7 @@ from events.regulation import Criterion, default_event_file, load_regulation_fil
 from scoring.rules import (
     criterion_stats,
     default_weights,
+    prize_fund_hint,
     prize_fund_reference,
     rank_bids,
     round_half_up,
@@ -325,6 +326,16 @@ def test_prize_fund_reference_score(prize_fund, reference):
 def test_prize_fund_reference_refuses_a_float():
     with pytest.raises(TypeError):
         prize_fund_reference(REG, 250000.0)
+
+
+def test_the_scorecard_hint_gives_the_reference_score_of_the_bids_prize_fund():
+    key = REG.criteria[0].key
+    assert prize_fund_hint(REG, key, "250000.00") == (key, D("250000.00"), prize_fund_reference(REG, D("250000")))
+
+
+@pytest.mark.parametrize(("criterion", "prize_fund"), [("a", None), ("a", ""), ("no such criterion", "250000.00")])
+def test_no_scorecard_hint_without_a_prize_fund_or_the_criterion(criterion, prize_fund):
+    assert prize_fund_hint(REG, criterion, prize_fund) is None
 
 
 # ------------------------------------------------------------------------------------ score problems

@@ -1,0 +1,66 @@
+"""The groups of the call's states, on the enum, and the sanity check on the span of a bid's dates."""
+
+from __future__ import annotations
+
+from datetime import date, timedelta
+
+import pytest
+
+from events.rules import SCHEDULE_SHOWN_BELOW_DAYS, EventStatus, schedule_shown_for, takes_online_bids
+
+# Pure: no application, no database session.
+pytestmark = pytest.mark.no_db
+
+S = EventStatus
+
+# status -> (accepts bids, before scoring, in scoring, scoring over, decided)
+TABLE = {
+    S.OPEN: (True, True, False, False, False),
+    S.CLOSED: (False, True, False, False, False),
+    S.SCORING: (False, False, True, False, False),
+    S.DELIBERATION: (False, False, False, True, False),
+    S.DECIDED: (False, False, False, True, True),
+}
+
+
+def test_the_table_covers_every_status():
+    assert set(TABLE) == set(EventStatus)
+
+
+@pytest.mark.parametrize("status", list(EventStatus))
+def test_what_each_status_of_the_call_allows(status):
+    assert (status.accepts_bids, status.before_scoring, status.in_scoring, status.scoring_over,
+            status.is_decided) == TABLE[status]
+
+
+@pytest.mark.parametrize("status", list(EventStatus))
+def test_each_status_is_before_during_or_after_scoring_exactly_once(status):
+    assert [status.before_scoring, status.in_scoring, status.scoring_over].count(True) == 1
+
+
+@pytest.mark.parametrize("status", list(EventStatus))
+def test_online_bids_are_taken_while_the_call_accepts_them_and_the_deadline_has_not_passed(status):
+    deadline = date(2015, 5, 31)
+    assert takes_online_bids(status, now=deadline, deadline=deadline) is status.accepts_bids
+    assert takes_online_bids(status, now=deadline + timedelta(days=1), deadline=deadline) is False
+
+
+def _days(opening, closing):
+    return [opening, closing]
+
+
+OPENING = date(2015, 10, 12)
+
+
+@pytest.mark.parametrize(("opening", "closing", "shown"), [
+    (OPENING, OPENING + timedelta(days=19), True),
+    (OPENING, OPENING + timedelta(days=SCHEDULE_SHOWN_BELOW_DAYS - 1), True),
+    (OPENING, OPENING + timedelta(days=SCHEDULE_SHOWN_BELOW_DAYS), False),    # a slip in a date, not a match
+    (OPENING, OPENING + timedelta(days=365), False),
+    (OPENING, OPENING, False),
+    (OPENING, OPENING - timedelta(days=3), False),
+    (None, OPENING, False),
+    (OPENING, None, False),
+])
+def test_the_schedule_of_a_bid_is_shown_only_for_a_plausible_span(opening, closing, shown):
+    assert schedule_shown_for(opening, closing, _days) == ([opening, closing] if shown else None)
