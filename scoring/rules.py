@@ -572,22 +572,20 @@ def _exact_totals(table: ScoreTable, wint: Sequence[int], statistic: str = "mean
         if not members or (skip_member is not None and len(members) == 1 and members[0] == skip_member):
             out[b] = None
             continue
-        pairs = []
+        pairs: list[tuple[int, tuple[int, int]]] = []
         plain = statistic == "mean" and skip_member is None
         for w, units, ordered, total in zip(wint, table.cells[b], table.ordered[b], table.sums[b], strict=True):
             if w == 0:
                 continue
             value = (total if total[1] else None) if plain else _cell_value(units, ordered, total, statistic,
                                                                              skip_member)
-            if value is None:
-                pairs = None
+            if value is None:  # a criterion that counts has no score: no total
+                out[b] = None
                 break
             pairs.append((w, value))
-        if pairs is None:
-            out[b] = None
-            continue
-        lcm = math.lcm(*(den for _, (_, den) in pairs))
-        out[b] = (sum(w * a * (lcm // den) for w, (a, den) in pairs), lcm * wsum * scale)
+        else:
+            lcm = math.lcm(*(den for _, (_, den) in pairs))
+            out[b] = (sum(w * a * (lcm // den) for w, (a, den) in pairs), lcm * wsum * scale)
     return out
 
 
@@ -813,7 +811,7 @@ def rank_bids(reg: Regulation, scorecards: Scorecards, weights: Weights | None =
             continue
         # Contributions w_k * s_k / sum(w) over the total's own denominator, allocated by largest remainder
         # (`_allocate`, in integers): their two-decimal values add up to the two-decimal total.
-        num, den = exact[b]
+        num, den = cast(tuple[int, int], exact[b])  # a bid listed as ranked has a total
         lcm = den // (sum(wint) * rule.scale)
         scaled = []
         for w, vals, (s, n) in zip(wint, ordered, sums, strict=True):
@@ -830,15 +828,15 @@ def rank_bids(reg: Regulation, scorecards: Scorecards, weights: Weights | None =
         shown_units = (2 * abs(num) * scale_units + den) // (2 * den)
         target = -shown_units if num < 0 else shown_units
         need = target - sum(floors)
-        order = sorted((i for i, x in enumerate(scaled) if x % den), key=lambda i: (-(scaled[i] % den), i))
-        if not 0 <= need <= len(order):
+        by_remainder = sorted((i for i, x in enumerate(scaled) if x % den), key=lambda i: (-(scaled[i] % den), i))
+        if not 0 <= need <= len(by_remainder):
             raise ValueError(f"cannot allocate {target} units over {scaled} / {den}")  # a bug, not bad input
-        for i in order[:need]:
+        for i in by_remainder[:need]:
             floors[i] += 1
         stats = [_unit_stats(rule, c, vals, s, None if w == 0 else Decimal(f).scaleb(-DISPLAY_PLACES))
                  for c, w, vals, (s, _), f in zip(reg.criteria, wint, ordered, sums, floors, strict=True)]
         shown = Decimal(target).scaleb(-DISPLAY_PLACES)
-        tied = counts[keys[b]] > 1
+        tied = counts[cast(int, keys[b])] > 1
         rank = ranks[b]
         results[b] = BidResult(
             b, rank, f"{rank}=" if tied else str(rank), tied, len(table.members[b]), shown, tuple(stats),

@@ -112,7 +112,7 @@ def _context(reg: Regulation, scorecards: Scorecards, weights: Weights | None,
     exact = _exact_totals(table, wint)
     keys = _comparable(exact)
     totals = {b: None if t is None else Fraction(*t) for b, t in exact.items()}
-    scored = tuple(sorted((b for b in table.bids if keys[b] is not None), key=lambda b: -keys[b]))
+    scored = tuple(sorted((b for b in table.bids if keys[b] is not None), key=lambda b: -(keys[b] or 0)))
     mean_den = math.lcm(*(n for sums in table.sums.values() for _, n in sums if n))
     means = {b: [s * (mean_den // n) if n else None for s, n in sums] for b, sums in table.sums.items()}
     percents = tuple(w.percent for w in weight_shares(reg, dict(zip((c.key for c in reg.criteria), ws, strict=True))))
@@ -214,7 +214,7 @@ def _swaps(ctx: _Context) -> tuple[WeightSwap, ...]:
         usable = [i for i, (a, b) in enumerate(zip(lead, riv, strict=True)) if a is not None and b is not None]
         d = [0] * len(wint)
         for i in usable:
-            d[i] = lead[i] - riv[i]
+            d[i] = cast(int, lead[i]) - cast(int, riv[i])
         gap = sum(w * x for w, x in zip(wint, d, strict=True))
         if gap <= 0:  # the rival is level or ahead already: no change needed (never for the single leader)
             continue
@@ -415,7 +415,7 @@ def _totals_without_each_member(ctx: _Context, den: int,
             continue
         full = sum(base)
         members = table.members[b]
-        totals: dict[MemberId, int | None] = dict.fromkeys(members, full)
+        totals: dict[MemberId, int] = dict.fromkeys(members, full)
         alone: set[MemberId] = set()
         for w, cell, (s, n), term in zip(wint, table.cells[b], table.sums[b], base, strict=True):
             if w == 0:
@@ -426,11 +426,9 @@ def _totals_without_each_member(ctx: _Context, den: int,
             f = w * (den // (n - 1))
             for m, u in cell.items():
                 totals[m] += f * (s - u) - term
-        for m in alone:
-            totals[m] = None
         if len(members) == 1:
-            totals[members[0]] = None
-        out[b] = totals
+            alone.add(members[0])
+        out[b] = {m: None if m in alone else t for m, t in totals.items()}
     return out
 
 
@@ -470,7 +468,7 @@ def _variations(ctx: _Context) -> tuple[Variation, ...]:
             keys = {b: sums[b] - terms[b][i] if b in empty and empty[b] in ([], [i]) else None for b in table.bids}
             key = ctx.reg.criteria[i].key
             add("criterion", key, leaders_of(keys), f"without {ctx.criterion(key)}")
-    medians = {}
+    medians: dict[BidId, int | None] = {}
     for b in table.bids:
         if not complete[b]:
             medians[b] = None
