@@ -10,7 +10,7 @@ from sqlalchemy import select
 
 from accounts import services
 from accounts.forms import ChangePasswordForm, EmptyForm, LoginForm, RegistrationForm, UserEditForm, UserForm
-from accounts.models import User
+from accounts.models import User, UserRole
 from core.auth import Role, login_manager, roles_required
 from core.db import db, reads_first, utcnow, writes_on_get, writing
 from core.limiter import rate_limited
@@ -259,8 +259,6 @@ def users():
     query = select(User).order_by(order, User.id)
     role = request.args.get("role")
     if role in {r.value for r in Role}:
-        from accounts.models import UserRole
-
         query = query.where(User.roles.any(UserRole.role == role))
     rows = db.session.scalars(query).all()
     return render_template("accounts/users.html", users=rows, sort=sort, dir=request.args.get("dir", "asc"),

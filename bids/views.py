@@ -45,6 +45,7 @@ from bids.rules import (
 )
 from core.auth import Role, roles_required
 from core.db import db, utcnow, writes_on_get
+from core.forms import choices
 from core.hooks import Hook
 from core.storage import send_verified
 from core.templating import register_nav
@@ -434,7 +435,6 @@ def paper(slug: str):
                                  .order_by(User.organisation, User.email)).all()
     form.owner.choices = [("", "Keep it with me (no bidder account)")] + [
         (str(u.id), f"{u.organisation or u.name} ({u.email})") for u in bidders]
-    from core.forms import choices
     form.owner.choices = choices(form.owner.choices)
     if form.validate_on_submit():
         owner = db.session.get(User, int(form.owner.data)) if (form.owner.data or "").isdigit() else current_user

@@ -10,13 +10,17 @@ from collections.abc import Callable
 from datetime import date, datetime
 from pathlib import Path
 
+from pypdf import PdfReader
 from sqlalchemy import func, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import selectinload
 
-from bids.models import CONSULTATION_LABELS, Bid
+from accounts.models import User, UserRole
+from bids.models import Bid
 from bids.rules import BidStatus
 from bids.services import BidError, document_signatures, has_stake, mark_decided
+from bids.services import set_aside_consultation as set_aside_bid_consultation
+from board.documents import consultation_of, dossier_context, minutes_context, pack_context
 from board.models import Decision, Dossier, DossierView, Vote
 from board.rules import (
     DECISION_LIFECYCLE,
@@ -44,6 +48,7 @@ from events.models import Event
 from events.rules import EventStatus
 from events.rules import TransitionError as EventTransitionError
 from events.services import change_event_status
+from scoring.queries import build_ranking, load_scoring
 
 
 def dossier_dir(upload_dir: str) -> Path:
@@ -55,16 +60,12 @@ def dossier_dir(upload_dir: str) -> Path:
 def ranking_report(event: Event, *, full: bool = False):
     """The WCOC's ranking and its sensitivity for the call, as the dossiers and the decision use them (`full`:
     with every bid's owner, room rates, documents and versions loaded at once, for rendering)."""
-    from scoring.queries import build_ranking, load_scoring
-
     return build_ranking(load_scoring(event, full=full))
 
 
 def scoring_rows(event: Event):
     """The call's scoring rows (scoring.queries.ScoringData), without scores or ranking: all that the inputs of
     a dossier or pack are made of, so finding a stored one is a lookup by its key, not a recomputation."""
-    from scoring.queries import load_scoring
-
     return load_scoring(event)
 
 
@@ -110,8 +111,6 @@ def _store(data: bytes, upload_dir: str) -> str:
 
 
 def _pages(data: bytes) -> int:
-    from pypdf import PdfReader
-
     return len(PdfReader(io.BytesIO(data)).pages)
 
 
@@ -233,8 +232,6 @@ def _dossier_of(bid: Bid, report, *, actor, now: datetime) -> tuple[Dossier, byt
         return existing, None
 
     def render(identifier: str) -> bytes:
-        from board.documents import dossier_context
-
         return render_pdf("dossier.html", inputs_sha256=digest,
                           **dossier_context(bid, report, identifier=identifier, now=now))
 
@@ -273,8 +270,6 @@ def ensure_pack(event: Event, *, actor, now: datetime, upload_dir: str) -> tuple
     pack_data = None
     if pack is None:
         def render(identifier: str) -> bytes:
-            from board.documents import pack_context
-
             return render_pdf("board_pack.html", inputs_sha256=digest,
                               **pack_context(event, report, dossiers, identifier=identifier, now=now))
 
@@ -300,8 +295,6 @@ def pack_of(event: Event, *, actor, now: datetime) -> tuple[Dossier, bytes | Non
         return found, None
 
     def render(identifier: str) -> bytes:
-        from board.documents import pack_context
-
         return render_pdf("board_pack.html", inputs_sha256=digest,
                           **pack_context(event, report, dossiers, identifier=identifier, now=now))
 
@@ -332,31 +325,12 @@ def current_pack(event: Event) -> tuple[Dossier, list[Dossier]] | None:
 def set_aside_consultation(bid: Bid, *, reason: str, actor, now: datetime) -> None:
     """The FIDE President sets aside the pending consultation on a sponsor's bid (bids.services checks who and why),
     only while no decision is in force: after it, the record is what the decision saw. Raises BidError."""
-    from bids.services import set_aside_consultation as set_aside
-
     if current_decision(bid.event) is not None:
         raise BidError("The decision is recorded: the consultation can no longer be set aside (a correction of "
                        "the decision starts from the record as it stands).", "reason")
     if consultation_of(bid)["state"] != "pending":
         raise BidError(f"{bid.title}: the consultation is not pending ({consultation_of(bid)['text']}).", "reason")
-    set_aside(bid, reason=reason, actor=actor, now=now)
-
-
-def consultation_of(bid: Bid) -> dict:
-    """Where the consultation of the host federation on the bid stands, for the Board's page, the dossier and the
-    pack: its state (board.rules.consultation_state), the article and words of the regulation, and what was
-    recorded. Raises nothing."""
-    rule = bid.event.regulation.consultation
-    state = consultation_state(applicant_type=bid.applicant_type, consultation=bid.consultation,
-                               set_aside_reason=bid.consultation_set_aside_reason)
-    text = {"not_needed": "Not needed: the bid is a federation's.",
-            "recorded": f"Recorded: {CONSULTATION_LABELS.get(bid.consultation, bid.consultation)}"
-                        + (f" ({bid.consultation_note})" if bid.consultation_note else "") + ".",
-            "set_aside": f"Set aside by the FIDE President: {bid.consultation_set_aside_reason}",
-            "pending": "Pending: the host federation's answer is not recorded; the bid cannot be selected until it "
-                       "is, or the FIDE President sets the consultation aside with a reason."}[state]
-    return {"state": state, "article": rule.article if rule else "", "rule": rule.text if rule else "",
-            "text": text, "blocks_selection": rule is not None and state == "pending"}
+    set_aside_bid_consultation(bid, reason=reason, actor=actor, now=now)
 
 
 def record_view(dossier: Dossier, user, *, now: datetime) -> bool:
@@ -449,8 +423,6 @@ def current_decision(event: Event) -> Decision | None:
 
 
 def board_members(event: Event):
-    from accounts.models import User, UserRole
-
     return db.session.scalars(select(User).where(User.active.is_(True),
                                                  User.roles.any(UserRole.role == Role.BOARD.value))
                               .order_by(User.name)).all()
@@ -660,8 +632,6 @@ def store_minutes(decision: Decision, *, actor, now: datetime, upload_dir: str) 
 
 
 def _minutes(decision: Decision, *, now: datetime) -> bytes:
-    from board.documents import minutes_context
-
     return render_pdf("minutes.html", **minutes_context(decision, now=now, checkpoint=decision_checkpoint(decision)))
 
 

@@ -6,6 +6,9 @@ import csv
 import io
 from datetime import datetime, timedelta
 
+from icalendar import Alarm, Calendar
+from icalendar import Event as CalendarEvent
+
 from contracts.models import Contract, Milestone, Payment
 from contracts.rules import MilestoneKind, MilestoneStatus
 from core.money import amount_str, format_eur
@@ -57,8 +60,6 @@ def calendar_ics(contract: Contract, rows: list[tuple[Milestone, MilestoneStatus
                  url: str) -> bytes:
     """The deadlines as an iCalendar feed: one all-day event per dated milestone, its UID stable across
     corrections of the contract (so a calendar updates an event instead of adding one)."""
-    from icalendar import Alarm, Calendar, Event
-
     cal = Calendar()
     cal.add("prodid", "-//Gambit//Contract deadlines//EN")
     cal.add("version", "2.0")
@@ -68,7 +69,7 @@ def calendar_ics(contract: Contract, rows: list[tuple[Milestone, MilestoneStatus
         if m.due is None:
             continue
         kind = MilestoneKind(m.kind)
-        ev = Event()
+        ev = CalendarEvent()
         ev.add("uid", f"contract-{contract.bid_id}-{m.key}@gambit")
         ev.add("dtstamp", now)
         ev.add("dtstart", m.due)

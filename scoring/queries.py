@@ -17,10 +17,11 @@ from sqlalchemy import select
 from sqlalchemy.orm import lazyload, selectinload
 
 from accounts.models import User, UserRole
-from bids.models import Bid
+from bids.models import Bid, BidVersion
 from bids.rules import BidStatus
 from core.auth import Role
 from core.db import db
+from core.money import format_day
 from events.models import Event
 from events.regulation import Regulation
 from scoring.models import ConflictDeclaration, Scorecard, ScorecardScore, WeightsVersion, conflict_declaration_bid
@@ -35,6 +36,7 @@ from scoring.rules import (
     scores_withheld_reason,
     scoring_is_over,
 )
+from scoring.sensitivity import assess_sensitivity
 
 REVIEWED_STATUSES = tuple(s.value for s in BidStatus if s.visible_to_reviewers)
 
@@ -136,8 +138,6 @@ class ScoringData:
     @cached_property
     def version_sha256(self) -> dict[int, str]:
         """{bid id: the SHA-256 of the version it submitted last}, in one query of plain rows."""
-        from bids.models import BidVersion
-
         return dict(db.session.execute(
             select(BidVersion.bid_id, BidVersion.sha256).join(Bid, (Bid.id == BidVersion.bid_id)
                                                               & (Bid.version == BidVersion.number))
@@ -302,8 +302,6 @@ def weights_label(version: WeightsVersion | None, reg: Regulation) -> str:
     """"Weights version 2 (changed 3 June 2015: ...)" or "the weights published in the regulation"."""
     if version is None:
         return f"the weights published with the call ({reg.citation('weights')}), unchanged"
-    from core.money import format_day
-
     why = f": {version.reason}" if version.reason else ""
     return f"weights version {version.number} (changed {format_day(version.created_at)}{why})"
 
@@ -446,8 +444,6 @@ def build_ranking(data: ScoringData, viewer: User | None = None) -> RankingRepor
     For a `viewer` (None: the whole ranking, for the Board's dossiers), the bids whose scores are withheld from
     them (`ScoringData.bid_withheld_from`) are left out before anything is computed and listed in `withheld`.
     Raises ValueError when a stored weights version no longer fits the call's criteria."""
-    from scoring.sensitivity import assess_sensitivity
-
     reg = data.reg
     keys = {c.key for c in reg.criteria}
     withheld = [] if viewer is None else [(b, why) for b in data.ranked

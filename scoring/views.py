@@ -8,6 +8,7 @@ also the secretariat's), and the API does the same.
 from __future__ import annotations
 
 from datetime import date
+from decimal import Decimal
 from functools import wraps
 
 from flask import Blueprint, Response, abort, flash, jsonify, redirect, render_template, request, url_for
@@ -237,8 +238,6 @@ def _render_scorecard(event, bid, data: ScoringData, form, *, card, stale=None, 
     reference = None
     prize = particulars.get("prize_fund_eur")
     if prize and any(c.key == services.PRIZE_FUND_CRITERION for c in reg.criteria):
-        from decimal import Decimal
-
         reference = (services.PRIZE_FUND_CRITERION, Decimal(prize), prize_fund_reference(reg, Decimal(prize)))
     evaluation = particulars.get("evaluation") or {}
     texts = {f.criterion: (f.label, evaluation.get(f.key)) for f in EVALUATION_FIELDS}
