@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import io
 import json
-import secrets
 from collections.abc import Callable
 from datetime import date, datetime
 from pathlib import Path
@@ -44,6 +43,7 @@ from core.auth import Role
 from core.db import db, swap_state
 from core.pdf import render_pdf, sha256
 from core.signing import sign_issued
+from core.storage import store_file
 from events.models import Event
 from events.rules import EventStatus
 from events.rules import TransitionError as EventTransitionError
@@ -104,12 +104,6 @@ def pack_inputs(event: Event, source, dossiers: list[Dossier]) -> dict:
             "weights": data.weights_version.number if data.weights_version else 0}
 
 
-def _store(data: bytes, upload_dir: str) -> str:
-    name = f"{secrets.token_hex(16)}.pdf"
-    (dossier_dir(upload_dir) / name).write_bytes(data)
-    return name
-
-
 def _pages(data: bytes) -> int:
     return len(PdfReader(io.BytesIO(data)).pages)
 
@@ -135,7 +129,7 @@ def _render_dossier(event: Event, bid: Bid | None, kind: str, inputs: dict, dige
 def _keep(dossier: Dossier, data: bytes, *, actor, now: datetime, upload_dir: str) -> Dossier:
     """Store a rendered dossier and its row, and audit it. Made at the same moment by someone else (the unique
     inputs hash): theirs is kept and returned."""
-    dossier.stored_name = _store(data, upload_dir)
+    dossier.stored_name = store_file(dossier_dir(upload_dir), data)
     try:
         with db.session.begin_nested():
             db.session.add(dossier)
@@ -621,7 +615,7 @@ def store_minutes(decision: Decision, *, actor, now: datetime, upload_dir: str) 
     if decision.minutes_sha256:
         return decision
     minutes = sign_issued(_minutes(decision, now=now), document=f"minutes of decision DECISION-{decision.id}")
-    name = _store(minutes, upload_dir)
+    name = store_file(dossier_dir(upload_dir), minutes)
     if not swap_state(decision, expected=None, column="minutes_sha256",
                       values={"minutes_sha256": sha256(minutes), "minutes_stored_name": name}):
         (dossier_dir(upload_dir) / name).unlink(missing_ok=True)

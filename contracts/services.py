@@ -49,7 +49,7 @@ from core.mail import send_mail
 from core.money import format_day, format_eur
 from core.pdf import looks_like_pdf, pdf_problem, render_pdf
 from core.signing import Inspection, SigningError, inspect_pdf, load_identity, sign_issued
-from core.storage import StoredFileError, display_name, read_verified
+from core.storage import StoredFileError, display_name, read_verified, store_file
 from events.models import RegulationVersion
 from events.regulation import deduction_rule
 from finance.rules import contract_article
@@ -279,11 +279,7 @@ def render_contract_pdf(contract: Contract, terms: ContractTerms, *, draft: bool
 
 
 def _store(upload_dir: str, bid_id: int, content: bytes) -> str:
-    stored = f"{secrets.token_hex(16)}.pdf"
-    folder = Path(upload_dir) / "contracts" / str(bid_id)
-    folder.mkdir(parents=True, exist_ok=True)
-    (folder / stored).write_bytes(content)
-    return stored
+    return store_file(Path(upload_dir) / "contracts" / str(bid_id), content)
 
 
 def _milestone_row(contract: Contract, m: MilestoneTerm, position: int, now: datetime) -> Milestone:

@@ -21,6 +21,7 @@ from bids.models import Bid, BidVersion
 from bids.rules import BidStatus
 from core.auth import Role
 from core.db import db
+from core.exports import csv_cell
 from core.money import format_day
 from events.models import Event
 from events.regulation import Regulation
@@ -493,11 +494,6 @@ CSV_HEADER = ("bid_id", "bid", "host_federation", "member", "member_federation",
               "submitted_at", "counted", "criterion", "criterion_label", "score", "comment")
 
 
-def _cell(value: str) -> str:
-    """A spreadsheet must not run a comment as a formula."""
-    return "'" + value if value[:1] in ("=", "+", "-", "@", "\t", "\r") else value
-
-
 def scores_csv(data: ScoringData, viewer: User) -> str:
     """Every submitted score and comment of the call, one row per member, bid and criterion; whether it counts
     (or why not). The export leaves out the bids whose scores are withheld from the viewer
@@ -516,8 +512,8 @@ def scores_csv(data: ScoringData, viewer: User) -> str:
         scores, comments = card.score_map(), card.comment_map()
         for c in data.reg.criteria:
             score = scores.get(c.key)
-            writer.writerow([bid.id, _cell(bid.title), bid.host_federation or "", _cell(member.name),
+            writer.writerow([bid.id, csv_cell(bid.title), bid.host_federation or "", csv_cell(member.name),
                              member.federation or "", card.version, card.submitted_at.isoformat(),
                              "yes" if recused is None else f"no: {recused}", c.key, c.label,
-                             "" if score is None else f"{score.normalize():f}", _cell(comments.get(c.key, ""))])
+                             "" if score is None else f"{score.normalize():f}", csv_cell(comments.get(c.key, ""))])
     return out.getvalue()
