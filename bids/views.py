@@ -133,8 +133,6 @@ def index():
 @roles_required(Role.BIDDER)
 def new(slug: str):
     event = event_or_404(slug)
-    if not EmptyForm().validate_on_submit():
-        abort(400)
     try:
         bid = services.create_bid(event, owner=current_user, actor=current_user, now=utcnow())
     except services.BidError as exc:
@@ -307,8 +305,6 @@ def document(bid_id: int, doc_id: int):
 
 def _lifecycle(bid_id: int, action: str):
     bid = load_own_bid(bid_id)
-    if not EmptyForm().validate_on_submit():
-        abort(400)
     now = utcnow()
     try:
         if action == "submit":

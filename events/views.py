@@ -127,9 +127,6 @@ def settings(slug: str):
 @roles_required(Role.ADMIN)
 def change_status(slug: str):
     event = event_or_404(slug)
-    form = EmptyForm()
-    if not form.validate_on_submit():
-        abort(400)
     action = request.form.get("action", "")
     if action not in MANUAL_ACTIONS:
         flash(f"'{action}' is not an action the call's page can take.", "error")
