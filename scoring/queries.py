@@ -8,6 +8,7 @@ here changes a row; the changes are in `scoring.services`.
 from __future__ import annotations
 
 import csv
+import functools
 import io
 from dataclasses import dataclass, field
 from decimal import Decimal
@@ -454,26 +455,26 @@ def build_ranking(data: ScoringData, viewer: User | None = None) -> RankingRepor
     names = {b.id: b.title for b in data.ranked if b.id not in hidden}
     member_names = {m.id: m.name for m in data.members.values()}
     weights = data.weights
-    key = _arithmetic_key(reg, counted, weights, names, member_names)
-    cached = _ARITHMETIC.get(key)
-    if cached is None:
+    slot = arithmetic_slot(_arithmetic_key(reg, counted, weights, names, member_names))
+    if "result" not in slot:
         data.load_scores()
         cards = {bid_id: {m: {k: v for k, v in card.score_map().items() if k in keys}
                           for m, card in by_member.items()} for bid_id, by_member in counted.items()}
-        cached = (rank_bids(reg, cards, weights, names=names),
-                  assess_sensitivity(reg, cards, weights, names=names, member_names=member_names))
-        if len(_ARITHMETIC) >= _ARITHMETIC_SIZE:
-            _ARITHMETIC.pop(next(iter(_ARITHMETIC)))
-        _ARITHMETIC[key] = cached
-    ranking, sensitivity = cached
+        slot["result"] = (rank_bids(reg, cards, weights, names=names),
+                          assess_sensitivity(reg, cards, weights, names=names, member_names=member_names))
+    ranking, sensitivity = slot["result"]
     return RankingReport(data, ranking, sensitivity, data.recusals(), counted, withheld)
 
 
 # The ranking and its sensitivity are pure functions of the scores, weights, names and regulation: the same
 # inputs give the same (immutable) results, so a worker keeps the last few instead of sampling 10,000 weightings
-# on every page view. Nothing from the database session is kept.
-_ARITHMETIC: dict[tuple, tuple] = {}
-_ARITHMETIC_SIZE = 32
+# on every page view. The cache is keyed by a cheap fingerprint of the inputs (so a hit loads no score); each
+# fingerprint gets a slot that holds its results once computed. Nothing from the database session is kept.
+@functools.lru_cache(maxsize=32)
+def arithmetic_slot(key: tuple) -> dict[str, tuple]:
+    """The slot of the ranking and sensitivity computed for the inputs fingerprinted by `key` (empty until
+    computed); the 32 most recently used are kept (`arithmetic_slot.cache_clear()` empties them)."""
+    return {}
 
 
 def _arithmetic_key(reg, counted, weights, names, member_names) -> tuple:
