@@ -23,7 +23,8 @@ class Hook(Generic[P, R]):
         self._impl: Callable[P, R] | None = None
 
     def provide(self, impl: Callable[P, R]) -> None:
-        """Set the function the hook calls (again on every create_app: the same function each time)."""
+        """Set the function the hook calls (again on every create_app: the same function each time). Raises
+        nothing."""
         self._impl = impl
 
     def __call__(self, *args: P.args, **kwargs: P.kwargs) -> R:

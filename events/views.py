@@ -36,7 +36,7 @@ def event_or_404(slug: str) -> Event:
 @core_bp.route("/")
 def home():
     """The home page: the calls for bids, newest first (on the site's blueprint: every breadcrumb links to
-    core.home)."""
+    core.home). Raises nothing."""
     events = db.session.scalars(select(Event).order_by(Event.created_at.desc(), Event.id.desc())).all()
     return render_template("home.html", events=events)
 

@@ -473,7 +473,7 @@ def build_ranking(data: ScoringData, viewer: User | None = None) -> RankingRepor
 @functools.lru_cache(maxsize=32)
 def arithmetic_slot(key: tuple) -> dict[str, tuple]:
     """The slot of the ranking and sensitivity computed for the inputs fingerprinted by `key` (empty until
-    computed); the 32 most recently used are kept (`arithmetic_slot.cache_clear()` empties them)."""
+    computed); the 32 most recently used are kept (`arithmetic_slot.cache_clear()` empties them). Raises nothing."""
     return {}
 
 
