@@ -10,8 +10,41 @@ from flask_migrate import Migrate
 from flask_wtf.csrf import CSRFError, CSRFProtect
 from werkzeug.routing import IntegerConverter
 
+# Every model, so SQLAlchemy's metadata (and Alembic) see the whole schema.
+import accounts.models  # noqa: F401
+import bids.models  # noqa: F401
+import board.models  # noqa: F401
+import contracts.models  # noqa: F401
+import core.audit  # noqa: F401
+import core.trust  # noqa: F401
+import events.models  # noqa: F401
+import scoring.models  # noqa: F401
+from accounts.cli import cli as users_cli
+from accounts.services import configure_hasher
+from accounts.views import bp as accounts_bp
+from api.blueprint import bp as api_bp
+from bids import views as bids_views
+from bids.cli import cli as bids_cli
+from board.jobs import cli as board_cli
+from board.views import bp as board_bp
 from config import Config
+from contracts.cli import cli as payments_cli
+from contracts.views import bp as contracts_bp
+from core.audit import cli as audit_cli
+from core.auth import login_manager
 from core.db import db
+from core.limiter import init_limiter
+from core.security import init_security
+from core.signature_views import bp as signatures_bp
+from core.signature_views import cli as pdf_cli
+from core.templating import init_templating
+from core.views import bp as core_bp
+from demo.cli import cli as demo_cli
+from events import views as events_views
+from events.cli import cli as events_cli
+from scoring.queries import declaration_required, load_scoring
+from scoring.services import weights_in_force
+from scoring.views import bp as scoring_bp
 
 csrf = CSRFProtect()
 migrate = Migrate()
@@ -26,16 +59,16 @@ class IdConverter(IntegerConverter):
         super().__init__(map, *args, **kwargs)
 
 
-def _models():
-    """Import every model so SQLAlchemy's metadata (and Alembic) see the whole schema."""
-    import accounts.models  # noqa: F401
-    import bids.models  # noqa: F401
-    import board.models  # noqa: F401
-    import contracts.models  # noqa: F401
-    import core.audit  # noqa: F401
-    import core.trust  # noqa: F401
-    import events.models  # noqa: F401
-    import scoring.models  # noqa: F401
+def _provide_hooks() -> None:
+    """The later steps' parts of earlier steps' pages (core.hooks): scoring's weights and progress on the call's
+    page, scoring's declaration gate before every bid page."""
+    events_views.criteria_in_force.provide(weights_in_force)
+    events_views.scoring_progress.provide(_scoring_progress)
+    bids_views.declaration_required.provide(declaration_required)
+
+
+def _scoring_progress(event) -> str:
+    return load_scoring(event).progress()
 
 
 def create_app(config: dict | None = None) -> Flask:
@@ -48,16 +81,9 @@ def create_app(config: dict | None = None) -> Flask:
     Path(app.instance_path).mkdir(parents=True, exist_ok=True)
     Path(app.config["UPLOAD_DIR"]).mkdir(parents=True, exist_ok=True)
 
-    _models()
     db.init_app(app)
     migrate.init_app(app, db, directory=str(Path(__file__).parent / "migrations"), render_as_batch=True)
     csrf.init_app(app)
-
-    from accounts.services import configure_hasher
-    from core.auth import login_manager
-    from core.limiter import init_limiter
-    from core.security import init_security
-    from core.templating import init_templating
 
     login_manager.init_app(app)
     init_security(app)
@@ -65,30 +91,12 @@ def create_app(config: dict | None = None) -> Flask:
     if app.config.get("ARGON2_TIME_COST"):
         configure_hasher(app.config["ARGON2_TIME_COST"], app.config.get("ARGON2_MEMORY_COST"))
 
-    from accounts.cli import cli as users_cli
-    from accounts.views import bp as accounts_bp
-    from api.blueprint import bp as api_bp
-    from bids.cli import cli as bids_cli
-    from bids.views import bp as bids_bp
-    from board.jobs import cli as board_cli
-    from board.views import bp as board_bp
-    from core.audit import cli as audit_cli
-    from core.signature_views import bp as signatures_bp
-    from core.signature_views import cli as pdf_cli
-    from core.views import bp as core_bp
-    from demo.cli import cli as demo_cli
-    from events.cli import cli as events_cli
-    from events.views import bp as events_bp
-    from scoring.views import bp as scoring_bp
-
-    for bp in (core_bp, accounts_bp, events_bp, bids_bp, scoring_bp, board_bp, api_bp,
+    for bp in (core_bp, accounts_bp, events_views.bp, bids_views.bp, scoring_bp, board_bp, api_bp,
                audit_cli, users_cli, events_cli, bids_cli, board_cli, demo_cli, signatures_bp, pdf_cli):
         app.register_blueprint(bp)
-    from contracts.cli import cli as payments_cli
-    from contracts.views import bp as contracts_bp
-
     app.register_blueprint(contracts_bp)
     app.register_blueprint(payments_cli)
+    _provide_hooks()
     init_limiter(app)
     _errors(app)
 

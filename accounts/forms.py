@@ -8,8 +8,8 @@ from wtforms.widgets import CheckboxInput, ListWidget
 
 from accounts.rules import password_problem
 from core.auth import Role
+from core.federations import federation_choices
 from core.forms import BaseForm, choices
-from events.federations import federation_choices
 
 
 class MultiCheckboxField(SelectMultipleField):

@@ -10,7 +10,7 @@ from sqlalchemy import select
 
 from accounts import services
 from accounts.forms import ChangePasswordForm, EmptyForm, LoginForm, RegistrationForm, UserEditForm, UserForm
-from accounts.models import User
+from accounts.models import User, UserRole
 from core.auth import Role, login_manager, roles_required
 from core.db import db, reads_first, utcnow, writes_on_get, writing
 from core.limiter import rate_limited
@@ -166,9 +166,6 @@ def login():
 @bp.route("/logout", methods=["POST"])
 @login_required
 def logout():
-    form = EmptyForm()
-    if not form.validate_on_submit():
-        abort(400)
     revoked = services.log_out(current_user._get_current_object(), actor=current_user, now=utcnow())
     db.session.commit()
     logout_user()
@@ -219,9 +216,6 @@ def change_password():
 @rate_limited("accounts.new_token", "TOKEN_RATE_LIMIT")
 @login_required
 def new_token():
-    form = EmptyForm()
-    if not form.validate_on_submit():
-        abort(400)
     token = services.issue_api_token(current_user._get_current_object(), actor=current_user, now=utcnow())
     db.session.commit()
     return _account_page(token=token)
@@ -230,9 +224,6 @@ def new_token():
 @bp.route("/account/tokens/<int:token_id>/revoke", methods=["POST"])
 @login_required
 def revoke_token(token_id: int):
-    form = EmptyForm()
-    if not form.validate_on_submit():
-        abort(400)
     user = current_user._get_current_object()
     try:
         row = services.revoke_token(user, token_id, actor=user, now=utcnow())
@@ -259,8 +250,6 @@ def users():
     query = select(User).order_by(order, User.id)
     role = request.args.get("role")
     if role in {r.value for r in Role}:
-        from accounts.models import UserRole
-
         query = query.where(User.roles.any(UserRole.role == role))
     rows = db.session.scalars(query).all()
     return render_template("accounts/users.html", users=rows, sort=sort, dir=request.args.get("dir", "asc"),
@@ -315,9 +304,6 @@ def edit_user(user_id: int):
 @roles_required(Role.ADMIN)
 def set_active(user_id: int):
     user = db.session.get(User, user_id) or abort(404)
-    form = EmptyForm()
-    if not form.validate_on_submit():
-        abort(400)
     make_active = request.form.get("active") == "1"
     try:
         services.set_active(user, make_active, actor=current_user, now=utcnow())

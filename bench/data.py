@@ -59,7 +59,8 @@ def build_site(folder: Path, bids: int, *, state: str = "scoring", members: int 
     from core.db import db, utcnow
     from demo.bids import _demo_bids, _letter, seed_bids
     from demo.scoring import seed_scoring_demo
-    from demo.seed import DEMO_PASSWORD, DEMO_USERS, seed_events
+    from demo.seed import seed_events
+    from demo.users import DEMO_PASSWORD, DEMO_USERS
     from events.services import change_event_status, get_event
 
     folder.mkdir(parents=True, exist_ok=True)
@@ -144,7 +145,7 @@ def _more_members(event, extra: int, *, now) -> None:
     from accounts.services import create_user
     from bids.models import Bid
     from core.auth import Role
-    from demo.seed import DEMO_PASSWORD
+    from demo.users import DEMO_PASSWORD
     from scoring.models import Scorecard, ScorecardScore
 
     if extra <= 0:

@@ -25,9 +25,9 @@ from wtforms.validators import DataRequired, Email, Length, NumberRange, Optiona
 from bids.data import EVALUATION_FIELDS, EVALUATION_MAX_CHARS, TEXT_MAX_CHARS
 from bids.lifecycle import LATE_ADMISSION_NEEDS_REASON
 from bids.models import CONSULTATION, CONSULTATION_LABELS, DOCUMENT_KINDS
+from core.federations import country_choices, federation_choices
 from core.forms import BaseForm, choices, strip
 from core.validators import NotADateError, parse_amount, parse_day
-from events.federations import country_choices, federation_choices
 
 TEXT = [Optional(), Length(max=TEXT_MAX_CHARS, message=f"Keep this under {TEXT_MAX_CHARS} characters.")]
 

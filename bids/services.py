@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import secrets
 from datetime import datetime
 from decimal import Decimal
 from pathlib import Path
@@ -32,9 +31,10 @@ from bids.shape import bid_to_json
 from core import audit, trust
 from core.auth import Role
 from core.db import db, rowcount
+from core.hashing import canonical_sha256
 from core.pdf import pdf_problem
 from core.signing import inspect_pdf
-from core.storage import display_name
+from core.storage import display_name, store_file
 from events.models import Event
 from events.services import on_amendment
 
@@ -213,11 +213,7 @@ def store_document(bid: Bid, kind: str, *, filename: str, content: bytes, upload
     if problem:
         raise BidError(f"{label}: {safe_name} {problem}. Save or scan it as PDF and upload it again.", kind)
     digest = hashlib.sha256(content).hexdigest()
-    stored = f"{secrets.token_hex(16)}.pdf"
-    folder = Path(upload_dir) / "bids" / str(bid.id)
-    folder.mkdir(parents=True, exist_ok=True)
-    path = folder / stored
-    path.write_bytes(content)
+    stored = store_file(Path(upload_dir) / "bids" / str(bid.id), content)
     signatures = None
     if kind in SIGNED_KINDS:
         signatures = json.dumps(inspect_pdf(content, trust_roots=trust.trusted_roots(), now=now).as_dict())
@@ -352,12 +348,11 @@ def _freeze(bid: Bid, findings, *, actor: User, now: datetime, revision: int | N
         raise BidError("This bid was already submitted (or changed in another window); reload the page.") from None
     data = bid_to_json(bid.to_data())
     docs = [d.as_dict() for d in bid.current_documents().values()]
-    body = json.dumps({"data": data, "documents": docs}, sort_keys=True)
     version = BidVersion(bid_id=bid.id, number=bid.version, submitted_at=now, submitted_by_id=actor.id,
                          regulation_version_id=bid.event.regulation_version_id,
                          data=json.dumps(data, sort_keys=True), documents=json.dumps(docs),
                          compliance=json.dumps([f.as_dict() for f in findings]),
-                         compliant=is_compliant(findings), sha256=hashlib.sha256(body.encode()).hexdigest())
+                         compliant=is_compliant(findings), sha256=canonical_sha256({"data": data, "documents": docs}))
     db.session.add(version)
     db.session.flush()
     db.session.refresh(bid)

@@ -36,13 +36,20 @@ from bids.rules import check_bid, findings_by_field, home_match, home_match_cons
 from bids.sections import SECTION_TITLES, SECTIONS, findings_by_section
 from core.auth import Role, roles_required
 from core.db import db, utcnow, writes_on_get
+from core.forms import choices
+from core.hooks import Hook
 from core.storage import send_verified
 from core.templating import register_nav
+from events.models import Event
 from events.rules import schedule_shown_for
 from events.views import event_or_404
 
 bp = Blueprint("bids", __name__)
 register_nav(10, None, "Bids", "bids.index")
+
+# Scoring's declaration gate (scoring.queries.declaration_required), provided by app.py: scoring comes later in the
+# flow. Called as (user, event, owner_id=...); what to tell a WCOC member who has not declared, or None.
+declaration_required: Hook[..., str | None] = Hook("bids.views.declaration_required")
 
 SORTS = {"updated": Bid.updated_at, "status": Bid.status, "applicant": Bid.applicant_name,
          "prize": Bid.prize_fund_eur, "city": Bid.venue_city}
@@ -59,8 +66,6 @@ def load_bid(bid_id: int) -> Bid:
 def declaration_gate(bid: Bid):
     """Every page showing a bid (the bid, its versions, its documents) sends a WCOC member who has not confirmed
     a declaration of conflicts covering every bid of the call to that declaration first; None lets them in."""
-    from scoring.queries import declaration_required
-
     message = declaration_required(current_user, bid.event, owner_id=bid.owner_id)
     if message is None:
         return None
@@ -92,7 +97,6 @@ def index():
         query = query.where(Bid.status == status)
     # Only what the list shows: no owner, room rates, documents or versions per bid (a submitted bid's compliance
     # is a column), and the call from the identity map (every call is loaded below, for the "start a bid" buttons).
-    from events.models import Event
     now = utcnow()
     events = db.session.scalars(select(Event).order_by(Event.id)).all()
     open_events = [e for e in events if e.takes_bids(now)]
@@ -121,8 +125,6 @@ def index():
 @roles_required(Role.BIDDER)
 def new(slug: str):
     event = event_or_404(slug)
-    if not EmptyForm().validate_on_submit():
-        abort(400)
     try:
         bid = services.create_bid(event, owner=current_user, actor=current_user, now=utcnow())
     except services.BidError as exc:
@@ -295,8 +297,6 @@ def document(bid_id: int, doc_id: int):
 
 def _lifecycle(bid_id: int, action: str):
     bid = load_own_bid(bid_id)
-    if not EmptyForm().validate_on_submit():
-        abort(400)
     now = utcnow()
     try:
         if action == "submit":
@@ -423,7 +423,6 @@ def paper(slug: str):
                                  .order_by(User.organisation, User.email)).all()
     form.owner.choices = [("", "Keep it with me (no bidder account)")] + [
         (str(u.id), f"{u.organisation or u.name} ({u.email})") for u in bidders]
-    from core.forms import choices
     form.owner.choices = choices(form.owner.choices)
     if form.validate_on_submit():
         owner = db.session.get(User, int(form.owner.data)) if (form.owner.data or "").isdigit() else current_user

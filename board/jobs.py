@@ -14,19 +14,29 @@ import threading
 import click
 from flask import Blueprint, current_app
 
+from accounts.models import User
+from bids.models import Bid
+from board import services
+from board.rules import DecisionError, dossiers_open
+from core.db import db, reading, utcnow
+from events.models import Event
+from events.services import get_event
+
 QUEUE = "gambit-pdf"
 
 cli = Blueprint("board_cli", __name__, cli_group="board")
 
 
 def _redis():
+    # redis and rq are imported only when REDIS_URL is set: the queue is optional at runtime, and importing rq
+    # costs about a second at every start of a process that never uses it.
     from redis import Redis
 
     return Redis.from_url(current_app.config["REDIS_URL"])
 
 
 def queue():
-    from rq import Queue
+    from rq import Queue  # optional at runtime: only with REDIS_URL (see _redis)
 
     return Queue(QUEUE, connection=_redis())
 
@@ -37,13 +47,6 @@ def render_all(event_id: int, bid_id: int | None, actor_id: int | None, progress
     held while WeasyPrint runs), then stored and committed in a short one of its own; `progress(done, total)` is
     called after each. Runs in an app context (the worker's, the thread's, the CLI's). Raises what the services
     raise."""
-    from accounts.models import User
-    from bids.models import Bid
-    from board import services
-    from board.rules import DecisionError, dossiers_open
-    from core.db import db, reading, utcnow
-    from events.models import Event
-
     upload_dir = current_app.config["UPLOAD_DIR"]
 
     def step(make) -> int:
@@ -98,7 +101,7 @@ def render_job(event_id: int, bid_id: int | None, actor_id: int | None) -> int:
 
 def enqueue(event_id: int, bid_id: int | None, actor_id: int | None, digest: str):
     """The job rendering this snapshot: the one already queued or running, else a new one."""
-    from rq.exceptions import NoSuchJobError
+    from rq.exceptions import NoSuchJobError  # optional at runtime: only with REDIS_URL (see _redis)
     from rq.job import Job
 
     job_id = f"dossier-{event_id}-{bid_id or 'pack'}-{digest[:24] or 'new'}"
@@ -133,8 +136,6 @@ def start_thread(event_id: int, bid_id: int | None, actor_id: int | None, digest
         state = _THREADS[key] = {"status": "started", "error": None}
 
     def run() -> None:
-        from core.db import db
-
         with app.app_context():
             try:
                 render_all(event_id, bid_id, actor_id)
@@ -154,7 +155,7 @@ def start_thread(event_id: int, bid_id: int | None, actor_id: int | None, digest
 @click.option("--burst", is_flag=True, help="Run the queued jobs, then stop.")
 def worker(burst):
     """Render dossiers in the background (needs REDIS_URL); run it beside gunicorn."""
-    from rq import Worker
+    from rq import Worker  # optional at runtime: only with REDIS_URL (see _redis)
 
     if not current_app.config.get("REDIS_URL"):
         raise click.ClickException("set REDIS_URL: without it dossiers render in a thread of the web process, "
@@ -166,8 +167,6 @@ def worker(burst):
 @click.argument("slug")
 def render(slug):
     """Make every missing dossier of a call and its board pack now, showing the progress."""
-    from events.services import get_event
-
     event = get_event(slug)
     if event is None:
         raise click.ClickException(f"No call with the slug {slug!r}.")

@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import enum
-import hashlib
-import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import date
 
+from core.hashing import canonical_sha256
 from core.lifecycle import Lifecycle
 from core.money import format_day
 from events.rules import EventStatus
@@ -60,8 +59,7 @@ def dossiers_open(state: EventStatus) -> bool:
 
 def inputs_sha256(snapshot: dict) -> str:
     """The hash of a dossier's inputs: the same inputs give the same hash, whatever the key order."""
-    canonical = json.dumps(snapshot, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
-    return hashlib.sha256(canonical.encode()).hexdigest()
+    return canonical_sha256(snapshot, default=str)
 
 
 def vote_recusal(member_federation: str | None, hosts: dict[int, str | None]) -> list[int]:

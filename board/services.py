@@ -5,19 +5,21 @@ from __future__ import annotations
 
 import io
 import json
-import secrets
 from collections.abc import Callable
 from datetime import date, datetime
 from pathlib import Path
 
+from pypdf import PdfReader
 from sqlalchemy import func, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import selectinload
 
-from accounts.models import User
+from accounts.models import User, UserRole
 from bids.lifecycle import BidStatus
-from bids.models import CONSULTATION_LABELS, Bid
+from bids.models import Bid
 from bids.services import BidError, document_signatures, has_stake, mark_decided
+from bids.services import set_aside_consultation as set_aside_bid_consultation
+from board.documents import consultation_of, dossier_context, minutes_context, pack_context
 from board.models import Decision, Dossier, DossierView, Vote
 from board.rules import (
     DECISION_LIFECYCLE,
@@ -41,10 +43,12 @@ from core.auth import Role
 from core.db import db, swap_state
 from core.pdf import render_pdf, sha256
 from core.signing import sign_issued
+from core.storage import store_file
 from events.models import Event
 from events.rules import EventStatus
 from events.rules import TransitionError as EventTransitionError
 from events.services import change_event_status
+from scoring.queries import build_ranking, load_scoring
 
 
 def dossier_dir(upload_dir: str) -> Path:
@@ -56,16 +60,12 @@ def dossier_dir(upload_dir: str) -> Path:
 def ranking_report(event: Event, *, full: bool = False):
     """The WCOC's ranking and its sensitivity for the call, as the dossiers and the decision use them (`full`:
     with every bid's owner, room rates, documents and versions loaded at once, for rendering)."""
-    from scoring.queries import build_ranking, load_scoring
-
     return build_ranking(load_scoring(event, full=full))
 
 
 def scoring_rows(event: Event):
     """The call's scoring rows (scoring.queries.ScoringData), without scores or ranking: all that the inputs of
     a dossier or pack are made of, so finding a stored one is a lookup by its key, not a recomputation."""
-    from scoring.queries import load_scoring
-
     return load_scoring(event)
 
 
@@ -104,15 +104,7 @@ def pack_inputs(event: Event, source, dossiers: list[Dossier]) -> dict:
             "weights": data.weights_version.number if data.weights_version else 0}
 
 
-def _store(data: bytes, upload_dir: str) -> str:
-    name = f"{secrets.token_hex(16)}.pdf"
-    (dossier_dir(upload_dir) / name).write_bytes(data)
-    return name
-
-
 def _pages(data: bytes) -> int:
-    from pypdf import PdfReader
-
     return len(PdfReader(io.BytesIO(data)).pages)
 
 
@@ -137,7 +129,7 @@ def _render_dossier(event: Event, bid: Bid | None, kind: str, inputs: dict, dige
 def _keep(dossier: Dossier, data: bytes, *, actor: User | None, now: datetime, upload_dir: str) -> Dossier:
     """Store a rendered dossier and its row, and audit it. Made at the same moment by someone else (the unique
     inputs hash): theirs is kept and returned."""
-    dossier.stored_name = _store(data, upload_dir)
+    dossier.stored_name = store_file(dossier_dir(upload_dir), data)
     try:
         with db.session.begin_nested():
             db.session.add(dossier)
@@ -234,8 +226,6 @@ def _dossier_of(bid: Bid, report, *, actor: User | None, now: datetime) -> tuple
         return existing, None
 
     def render(identifier: str) -> bytes:
-        from board.documents import dossier_context
-
         return render_pdf("dossier.html", inputs_sha256=digest,
                           **dossier_context(bid, report, identifier=identifier, now=now))
 
@@ -274,8 +264,6 @@ def ensure_pack(event: Event, *, actor: User | None, now: datetime, upload_dir: 
     pack_data = None
     if pack is None:
         def render(identifier: str) -> bytes:
-            from board.documents import pack_context
-
             return render_pdf("board_pack.html", inputs_sha256=digest,
                               **pack_context(event, report, dossiers, identifier=identifier, now=now))
 
@@ -301,8 +289,6 @@ def pack_of(event: Event, *, actor: User | None, now: datetime) -> tuple[Dossier
         return found, None
 
     def render(identifier: str) -> bytes:
-        from board.documents import pack_context
-
         return render_pdf("board_pack.html", inputs_sha256=digest,
                           **pack_context(event, report, dossiers, identifier=identifier, now=now))
 
@@ -333,32 +319,12 @@ def current_pack(event: Event) -> tuple[Dossier, list[Dossier]] | None:
 def set_aside_consultation(bid: Bid, *, reason: str, actor: User, now: datetime) -> None:
     """The FIDE President sets aside the pending consultation on a sponsor's bid (bids.services checks who and why),
     only while no decision is in force: after it, the record is what the decision saw. Raises BidError."""
-    from bids.services import set_aside_consultation as set_aside
-
     if current_decision(bid.event) is not None:
         raise BidError("The decision is recorded: the consultation can no longer be set aside (a correction of "
                        "the decision starts from the record as it stands).", "reason")
     if not consultation_of(bid)["awaiting_answer"]:
         raise BidError(f"{bid.title}: the consultation is not pending ({consultation_of(bid)['text']}).", "reason")
-    set_aside(bid, reason=reason, actor=actor, now=now)
-
-
-def consultation_of(bid: Bid) -> dict:
-    """Where the consultation of the host federation on the bid stands, for the Board's page, the dossier and the
-    pack: its state (board.rules.consultation_state), the article and words of the regulation, and what was
-    recorded. Raises nothing."""
-    rule = bid.event.regulation.consultation
-    state = consultation_state(applicant_type=bid.applicant_type, consultation=bid.consultation,
-                               set_aside_reason=bid.consultation_set_aside_reason)
-    text = {"not_needed": "Not needed: the bid is a federation's.",
-            "recorded": f"Recorded: {CONSULTATION_LABELS.get(bid.consultation, bid.consultation)}"
-                        + (f" ({bid.consultation_note})" if bid.consultation_note else "") + ".",
-            "set_aside": f"Set aside by the FIDE President: {bid.consultation_set_aside_reason}",
-            "pending": "Pending: the host federation's answer is not recorded; the bid cannot be selected until it "
-                       "is, or the FIDE President sets the consultation aside with a reason."}[state]
-    return {"state": state, "article": rule.article if rule else "", "rule": rule.text if rule else "",
-            "text": text, "awaiting_answer": state.awaiting_answer,
-            "blocks_selection": rule is not None and state.awaiting_answer}
+    set_aside_bid_consultation(bid, reason=reason, actor=actor, now=now)
 
 
 def record_view(dossier: Dossier, user, *, now: datetime) -> bool:
@@ -451,8 +417,6 @@ def current_decision(event: Event) -> Decision | None:
 
 
 def board_members(event: Event):
-    from accounts.models import User, UserRole
-
     return db.session.scalars(select(User).where(User.active.is_(True),
                                                  User.roles.any(UserRole.role == Role.BOARD.value))
                               .order_by(User.name)).all()
@@ -651,7 +615,7 @@ def store_minutes(decision: Decision, *, actor: User, now: datetime, upload_dir:
     if decision.minutes_sha256:
         return decision
     minutes = sign_issued(_minutes(decision, now=now), document=f"minutes of decision DECISION-{decision.id}")
-    name = _store(minutes, upload_dir)
+    name = store_file(dossier_dir(upload_dir), minutes)
     if not swap_state(decision, expected=None, column="minutes_sha256",
                       values={"minutes_sha256": sha256(minutes), "minutes_stored_name": name}):
         (dossier_dir(upload_dir) / name).unlink(missing_ok=True)
@@ -662,8 +626,6 @@ def store_minutes(decision: Decision, *, actor: User, now: datetime, upload_dir:
 
 
 def _minutes(decision: Decision, *, now: datetime) -> bytes:
-    from board.documents import minutes_context
-
     return render_pdf("minutes.html", **minutes_context(decision, now=now, checkpoint=decision_checkpoint(decision)))
 
 

@@ -7,11 +7,12 @@ from flask_login import current_user
 from sqlalchemy import select
 from sqlalchemy.orm import lazyload
 
+from accounts.models import User, UserRole
 from bids.lifecycle import BidStatus
 from bids.models import Bid
-from bids.services import has_stake
-from board import services
-from board.documents import tally_names
+from bids.services import BidError, has_stake
+from board import jobs, services
+from board.documents import consultation_of, tally_names
 from board.forms import (
     ConsultationSetAsideForm,
     CorrectionForm,
@@ -20,7 +21,8 @@ from board.forms import (
     advice_field_name,
     method_choices,
 )
-from board.models import Decision, Dossier, DossierView
+from board.models import Decision, Dossier, DossierView, Vote
+from board.notify import tell_bidders
 from board.rules import DecisionError, dossiers_open
 from core.auth import Role, roles_required
 from core.db import db, utcnow, writes_on_get
@@ -28,6 +30,7 @@ from core.forms import choices
 from core.pdf import PdfError
 from core.storage import StoredFileError, read_verified, refused, send_bytes, send_verified
 from core.templating import register_nav
+from events.models import Event
 from events.views import event_or_404
 
 bp = Blueprint("board", __name__, url_prefix="/board")
@@ -55,8 +58,6 @@ def _require_open(event):
 @bp.route("/")
 @roles_required(*BOARD)
 def index():
-    from events.models import Event
-
     events = db.session.scalars(select(Event).order_by(Event.id)).all()
     return render_template("board/index.html", events=events, dossiers_open=dossiers_open)
 
@@ -93,8 +94,6 @@ def _render_call(event, *, set_aside_refused: dict | None = None):
     vote = None
     recused = []
     if current_user.has_role(Role.BOARD):
-        from board.models import Vote
-
         vote = db.session.scalars(select(Vote).where(Vote.event_id == event.id,
                                                      Vote.member_id == current_user.id)).first()
         recused = services.recused_from_vote(event, current_user)
@@ -108,7 +107,7 @@ def _render_call(event, *, set_aside_refused: dict | None = None):
         decision=decision, vote=vote, recused=recused, vote_form=vote_form, can_vote=services.voting_open(event),
         outcome=_outcome(listed), tally=services.current_tally(event) if is_open else None,
         decision_form=_decision_form(event, bids) if is_open and decision is None else None,
-        wcoc=_wcoc_members(), consultations={b.id: services.consultation_of(b) for b in listed},
+        wcoc=_wcoc_members(), consultations={b.id: consultation_of(b) for b in listed},
         consultation_rule=event.regulation.consultation,
         may_set_aside=bool(getattr(current_user, "is_president", False)) and decision is None,
         set_aside_form=ConsultationSetAsideForm(), set_aside_refused=set_aside_refused), (
@@ -118,8 +117,6 @@ def _render_call(event, *, set_aside_refused: dict | None = None):
 @bp.route("/<slug>/bids/<int:bid_id>/consultation/set-aside", methods=["POST"])
 @roles_required(Role.BOARD)
 def set_aside_consultation(slug: str, bid_id: int):
-    from bids.services import BidError
-
     event = event_or_404(slug)
     _require_no_stake(event)
     if not getattr(current_user, "is_president", False):
@@ -150,8 +147,6 @@ def _outcome(bids) -> dict[int, str]:
 
 
 def _wcoc_members():
-    from accounts.models import User, UserRole
-
     return db.session.scalars(select(User).where(User.active.is_(True), User.roles.any(
         UserRole.role == Role.WCOC.value)).order_by(User.name)).all()
 
@@ -183,8 +178,6 @@ def _current(event, bid):
     """Serve the stored file for the current snapshot (a lookup by its inputs hash: nothing is ranked or
     rendered); when it is missing, make it: in the request when few PDFs are missing and there is no Redis,
     otherwise outside the request (RQ worker, or a background thread) while the page shows the progress."""
-    from board import jobs
-
     what = f"the dossier of {bid.title}" if bid else "the board pack"
     digest, found = services.stored_current(event, bid)
     if found is not None:
@@ -350,8 +343,6 @@ def _call_with(event, form):
 
 
 def _notify(decision: Decision) -> None:
-    from board.notify import tell_bidders
-
     sent, failures = tell_bidders(decision)
     if sent or not failures:
         services.mark_notified(decision, now=utcnow())

@@ -6,8 +6,12 @@ import csv
 import io
 from datetime import datetime, timedelta
 
+from icalendar import Alarm, Calendar
+from icalendar import Event as CalendarEvent
+
 from contracts.models import Contract, Milestone, Payment
 from contracts.rules import MilestoneKind, MilestoneStatus
+from core.exports import csv_cell
 from core.money import amount_str, format_eur
 
 MILESTONE_COLUMNS = ("contract", "version", "key", "kind", "article", "title", "payer", "payee", "amount", "is_cap",
@@ -17,21 +21,15 @@ PAYMENT_COLUMNS = ("contract", "version", "milestone_key", "milestone_article", 
                    "recorded_at", "recorded_by")
 
 
-def _cell(value) -> str:
-    """Text as a spreadsheet reads it safely: a cell starting with = + - @ would be taken for a formula."""
-    text = "" if value is None else str(value)
-    return "'" + text if text[:1] in ("=", "+", "-", "@", "\t", "\r") else text
-
-
 def milestones_csv(contract: Contract, rows: list[tuple[Milestone, MilestoneStatus]]) -> str:
     """One line per milestone with its status on the tracker's day. Amounts have two decimals, dates are ISO."""
     out = io.StringIO()
     w = csv.writer(out, lineterminator="\r\n")
     w.writerow(MILESTONE_COLUMNS)
     for m, st in rows:
-        w.writerow([contract.reference, contract.version, m.key, m.kind, m.article, _cell(m.title),
-                    _cell(m.payer_name), _cell(m.payee_name), amount_str(m.amount), "yes" if m.is_cap else "no",
-                    m.due.isoformat() if m.due else "", st.as_of.isoformat(), st.state.value, _cell(st.label),
+        w.writerow([contract.reference, contract.version, m.key, m.kind, m.article, csv_cell(m.title),
+                    csv_cell(m.payer_name), csv_cell(m.payee_name), amount_str(m.amount), "yes" if m.is_cap else "no",
+                    m.due.isoformat() if m.due else "", st.as_of.isoformat(), st.state.value, csv_cell(st.label),
                     amount_str(st.paid), amount_str(st.outstanding),
                     st.completed_on.isoformat() if st.completed_on else ""])
     return out.getvalue()
@@ -47,9 +45,9 @@ def payments_csv(contract: Contract) -> str:
         p: Payment
         for p in m.payments:
             w.writerow([contract.reference, contract.version, m.key, m.article, p.id, p.kind,
-                        p.received_on.isoformat(), amount_str(p.amount), _cell(p.reference), _cell(p.note),
-                        _cell(p.reason), p.reverses_id or "", p.carried_from_id or "",
-                        p.recorded_at.isoformat(), _cell(p.recorded_by.email if p.recorded_by else "")])
+                        p.received_on.isoformat(), amount_str(p.amount), csv_cell(p.reference), csv_cell(p.note),
+                        csv_cell(p.reason), p.reverses_id or "", p.carried_from_id or "",
+                        p.recorded_at.isoformat(), csv_cell(p.recorded_by.email if p.recorded_by else "")])
     return out.getvalue()
 
 
@@ -57,8 +55,6 @@ def calendar_ics(contract: Contract, rows: list[tuple[Milestone, MilestoneStatus
                  url: str) -> bytes:
     """The deadlines as an iCalendar feed: one all-day event per dated milestone, its UID stable across
     corrections of the contract (so a calendar updates an event instead of adding one)."""
-    from icalendar import Alarm, Calendar, Event
-
     cal = Calendar()
     cal.add("prodid", "-//Gambit//Contract deadlines//EN")
     cal.add("version", "2.0")
@@ -68,7 +64,7 @@ def calendar_ics(contract: Contract, rows: list[tuple[Milestone, MilestoneStatus
         if m.due is None:
             continue
         kind = MilestoneKind(m.kind)
-        ev = Event()
+        ev = CalendarEvent()
         ev.add("uid", f"contract-{contract.bid_id}-{m.key}@gambit")
         ev.add("dtstamp", now)
         ev.add("dtstart", m.due)

@@ -48,9 +48,10 @@ from core import audit, trust
 from core.db import db, swap_state
 from core.mail import send_mail
 from core.money import format_day, format_eur
-from core.pdf import looks_like_pdf, pdf_problem
+from core.pdf import looks_like_pdf, pdf_problem, render_pdf
 from core.signing import Inspection, SigningError, inspect_pdf, load_identity, sign_issued
-from core.storage import StoredFileError, display_name, read_verified
+from core.storage import StoredFileError, display_name, read_verified, store_file
+from events.models import RegulationVersion
 from events.regulation import deduction_rule
 from finance.rules import contract_article
 
@@ -164,8 +165,6 @@ def create_contract(bid: Bid, *, actor: User, now: datetime, signal_blocker_requ
         raise ContractError(_already(bid, live[-1]))
     inputs = contract_inputs(bid, signal_blocker_required=signal_blocker_required)
     version_id = _regulation_version_id(bid)
-    from events.models import RegulationVersion
-
     reg = db.session.get_one(RegulationVersion, version_id).regulation
     terms = _terms(reg, inputs)
     contract = Contract(bid_id=bid.id, regulation_version_id=version_id,
@@ -281,17 +280,11 @@ def render_contract_pdf(contract: Contract, terms: ContractTerms, *, draft: bool
                         checkpoint: audit.Checkpoint | None = None) -> bytes:
     """The contract as PDF through core.pdf (templates/pdf/contract.html); `checkpoint`, the audit log's head as
     the issued contract is rendered, is printed in it. Raises core.pdf.PdfError."""
-    from core.pdf import render_pdf
-
     return render_pdf("contract.html", contract=contract, terms=terms, draft=draft, checkpoint=checkpoint)
 
 
 def _store(upload_dir: str, bid_id: int, content: bytes) -> str:
-    stored = f"{secrets.token_hex(16)}.pdf"
-    folder = Path(upload_dir) / "contracts" / str(bid_id)
-    folder.mkdir(parents=True, exist_ok=True)
-    (folder / stored).write_bytes(content)
-    return stored
+    return store_file(Path(upload_dir) / "contracts" / str(bid_id), content)
 
 
 def _milestone_row(contract: Contract, m: MilestoneTerm, position: int, now: datetime) -> Milestone:

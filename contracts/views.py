@@ -92,11 +92,6 @@ def _tracker(contract: Contract, as_of):
                            guarantee_warning_days=guarantee_warning_days())
 
 
-def _checked_post(form=None) -> None:
-    if not (form or EmptyForm()).validate_on_submit():
-        abort(400)
-
-
 # ----------------------------------------------------------------------------------------------- lists
 
 
@@ -283,7 +278,6 @@ def issue(contract_id: int):
 @roles_required(Role.ADMIN)
 def discard(contract_id: int):
     contract = admin_contract(contract_id)
-    _checked_post()
     try:
         services.discard_contract(contract, actor=current_user, now=utcnow())
     except services.ContractError as exc:
@@ -522,7 +516,6 @@ def deduction(contract_id: int):
 @login_required
 def calendar_link(contract_id: int):
     contract = load_contract(contract_id)
-    _checked_post()
     try:
         token = services.new_feed_token(contract, actor=current_user, now=utcnow())
     except services.ContractError as exc:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import enum
+import sqlite3
 from collections.abc import Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -67,8 +68,6 @@ def rowcount(result: Result[Any]) -> int:
 @event.listens_for(Engine, "connect")
 def _sqlite_pragmas(dbapi_connection, connection_record):
     """SQLite: enforce foreign keys, and let SQLAlchemy (not pysqlite) manage transactions and savepoints."""
-    import sqlite3
-
     if isinstance(dbapi_connection, sqlite3.Connection):
         dbapi_connection.isolation_level = None
         cur = dbapi_connection.cursor()

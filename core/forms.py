@@ -5,6 +5,7 @@ from __future__ import annotations
 from flask_wtf import FlaskForm
 from wtforms import FieldList, FormField
 from wtforms.fields.choices import SelectChoice
+from wtforms.validators import StopValidation
 
 
 def strip(value):
@@ -26,8 +27,6 @@ class Present:
         self.message = message
 
     def __call__(self, form, field):
-        from wtforms.validators import StopValidation
-
         if field.process_errors:
             raise StopValidation()
         if field.data is None or (isinstance(field.data, str) and not field.data.strip()):

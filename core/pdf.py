@@ -7,11 +7,15 @@ import concurrent.futures
 import hashlib
 import io
 import logging
+import warnings
 from pathlib import Path
-from typing import Any
 from urllib.parse import unquote, urlparse
 
 from flask import current_app, render_template
+from pypdf import PdfReader
+from pypdf.generic import ArrayObject, DictionaryObject, IndirectObject
+from weasyprint import HTML
+from weasyprint.urls import URLFetcher, URLFetcherResponse
 
 log = logging.getLogger(__name__)
 STATIC_DIR = Path(__file__).resolve().parent.parent / "static"
@@ -34,22 +38,20 @@ def _static_path(url: str) -> Path | None:
     return resolved if resolved.is_relative_to(STATIC_DIR) and resolved.is_file() else None
 
 
-class StaticOnlyFetcher:
+class StaticOnlyFetcher(URLFetcher):
     """Serve files under static/ and data: URLs; refuse everything else (no network, no other file)."""
 
-    def __new__(cls) -> Any:  # a weasyprint URLFetcher (WeasyPrint is untyped)
-        from weasyprint.urls import URLFetcher, URLFetcherResponse
+    def __init__(self) -> None:
+        super().__init__(allowed_protocols=("file", "data"), timeout=2)
 
-        class _Fetcher(URLFetcher):
-            def fetch(self, url, headers=None):
-                if url.startswith("data:"):
-                    return super().fetch(url, headers)
-                path = _static_path(url)
-                if path is None:
-                    raise ValueError(f"PDF resources come from static/ only; refused {url}")
-                return URLFetcherResponse(url, body=path.read_bytes(), headers={"Content-Type": _mime(path)})
-
-        return _Fetcher(allowed_protocols=("file", "data"), timeout=2)
+    def fetch(self, url, headers=None):
+        """The resource at `url`. Raises ValueError for anything outside static/ that is not a data: URL."""
+        if url.startswith("data:"):
+            return super().fetch(url, headers)
+        path = _static_path(url)
+        if path is None:
+            raise ValueError(f"PDF resources come from static/ only; refused {url}")
+        return URLFetcherResponse(url, body=path.read_bytes(), headers={"Content-Type": _mime(path)})
 
 
 def static_only_fetcher(url: str):
@@ -64,8 +66,6 @@ def _mime(path: Path) -> str:
 
 def html_to_pdf(html: str, *, timeout: float | None = None) -> bytes:
     """Render HTML to PDF bytes. Raises PdfError on failure or when the time limit (PDF_TIMEOUT_SECONDS) runs out."""
-    from weasyprint import HTML
-
     limit = timeout or current_app.config.get("PDF_TIMEOUT_SECONDS", 30)
 
     def render() -> bytes:
@@ -99,8 +99,6 @@ _OBJECT_LIMIT = 200_000
 
 def _active_content(reader) -> str | None:
     """Walk every object reachable from the document's root; the first JavaScript or launch action found."""
-    from pypdf.generic import ArrayObject, DictionaryObject, IndirectObject
-
     seen: set[tuple[int, int]] = set()
     stack = [reader.trailer]
     visited = 0
@@ -131,10 +129,6 @@ def pdf_problem(data: bytes) -> str | None:
     """Why an uploaded file is not accepted as a document, or None if it is a PDF a reader opens safely: it starts
     with %PDF-, pypdf parses it, it has at least one page, is not encrypted, and has no JavaScript or launch
     action. The reason completes a sentence that starts with the file's name."""
-    import warnings
-
-    from pypdf import PdfReader
-
     if not looks_like_pdf(data):
         return "is not a PDF (its content does not start like a PDF, whatever its name)"
     if b"/JavaScript" in data:  # also in objects nothing refers to, which the walk below does not reach

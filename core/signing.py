@@ -15,15 +15,37 @@ import logging
 import os
 import secrets
 import threading
+import warnings
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from asn1crypto import x509 as asn1_x509
+from cryptography import x509
+from cryptography.hazmat.primitives import hashes
+from cryptography.hazmat.primitives.asymmetric import ec
+from cryptography.hazmat.primitives.serialization import (
+    BestAvailableEncryption,
+    Encoding,
+    NoEncryption,
+    PublicFormat,
+    pkcs12,
+)
+from cryptography.x509.oid import NameOID
 from flask import current_app
+from pyhanko.pdf_utils.incremental_writer import IncrementalPdfFileWriter
+from pyhanko.pdf_utils.reader import PdfFileReader
+from pyhanko.sign import fields, signers
+from pyhanko.sign.diff_analysis import ModificationLevel
+from pyhanko.sign.signers import SimpleSigner
+from pyhanko.sign.timestamps import HTTPTimeStamper
+from pyhanko.sign.validation import SignatureCoverageLevel, validate_pdf_signature
+from pyhanko.sign.validation.settings import KeyUsageConstraints
+from pyhanko_certvalidator import ValidationContext
 
-from core.pdf import PdfError
+from core.pdf import PdfError, looks_like_pdf
 
 if TYPE_CHECKING:  # pyHanko loads only when a PDF is signed or read
     from pyhanko.sign.signers import Signer
@@ -48,9 +70,6 @@ class SigningError(PdfError):
 
 
 def _name(common_name: str, organisation: str, unit: str | None):
-    from cryptography import x509
-    from cryptography.x509.oid import NameOID
-
     attrs = [x509.NameAttribute(NameOID.ORGANIZATION_NAME, organisation)]
     if unit:
         attrs.append(x509.NameAttribute(NameOID.ORGANIZATIONAL_UNIT_NAME, unit))
@@ -60,10 +79,6 @@ def _name(common_name: str, organisation: str, unit: str | None):
 
 def make_ca(common_name: str, *, organisation: str = "Gambit", unit: str | None = DEV_MARK, years: int = 10):
     """A new certification authority: (private key, self-signed certificate), EC P-256 (fast to make)."""
-    from cryptography import x509
-    from cryptography.hazmat.primitives import hashes
-    from cryptography.hazmat.primitives.asymmetric import ec
-
     key = ec.generate_private_key(ec.SECP256R1())
     name = _name(common_name, organisation, unit)
     now = datetime.now(UTC) - timedelta(days=1)
@@ -85,10 +100,6 @@ def make_signer_cert(ca_key, ca_cert, common_name: str, *, organisation: str = "
                      unit: str | None = DEV_MARK, years: int = 5):
     """A signing certificate issued by (ca_key, ca_cert): (private key, certificate), with the key usages a
     document signature needs (digital signature, non-repudiation)."""
-    from cryptography import x509
-    from cryptography.hazmat.primitives import hashes
-    from cryptography.hazmat.primitives.asymmetric import ec
-
     key = ec.generate_private_key(ec.SECP256R1())
     now = datetime.now(UTC) - timedelta(days=1)
     ca_ski = ca_cert.extensions.get_extension_for_class(x509.SubjectKeyIdentifier).value
@@ -108,15 +119,11 @@ def make_signer_cert(ca_key, ca_cert, common_name: str, *, organisation: str = "
 
 def pkcs12_bytes(key, cert, cas: Sequence = (), passphrase: str = "", name: str = "gambit") -> bytes:
     """The identity as a PKCS#12 file (encrypted with `passphrase` when one is given)."""
-    from cryptography.hazmat.primitives.serialization import BestAvailableEncryption, NoEncryption, pkcs12
-
     encryption = BestAvailableEncryption(passphrase.encode()) if passphrase else NoEncryption()
     return pkcs12.serialize_key_and_certificates(name.encode(), key, cert, list(cas) or None, encryption)
 
 
 def pem(cert) -> bytes:
-    from cryptography.hazmat.primitives.serialization import Encoding
-
     return cert.public_bytes(Encoding.PEM)
 
 
@@ -141,8 +148,6 @@ def dev_ca(folder: str | Path):
     """The development CA of the instance in `folder`: (private key, certificate), made on first use (kept with
     no passphrase, mode 0600, like the secret key). Only a development instance has one: the demo issues its
     bidders' signing certificates from it."""
-    from cryptography.hazmat.primitives.serialization import pkcs12
-
     folder = Path(folder)
     path = folder / DEV_CA_KEY_FILE
     if not path.exists():
@@ -199,8 +204,6 @@ class Identity:
 
     def certificates_pem(self) -> bytes:
         """The signing certificate and its chain, PEM, to download and trust in a PDF reader."""
-        from cryptography import x509
-
         return b"".join(pem(x509.load_der_x509_certificate(d)) for d in (self.cert_der, *self.chain_der))
 
     def public_key_der(self) -> bytes:
@@ -208,27 +211,18 @@ class Identity:
 
 
 def _public_key(cert_der: bytes) -> bytes:
-    from cryptography import x509
-    from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
-
     return x509.load_der_x509_certificate(cert_der).public_key().public_bytes(
         Encoding.DER, PublicFormat.SubjectPublicKeyInfo)
 
 
 def is_development(cert_der: bytes) -> bool:
     """A certificate made by ensure_dev_identity (or any marked so): it proves nothing outside a test instance."""
-    from cryptography import x509
-    from cryptography.x509.oid import NameOID
-
     cert = x509.load_der_x509_certificate(cert_der)
     return any(a.value == DEV_MARK for a in cert.subject.get_attributes_for_oid(NameOID.ORGANIZATIONAL_UNIT_NAME))
 
 
 def describe_cert(cert_der: bytes) -> str:
     """"Jane Doe (Ukrainian Chess Federation)": the subject's common name and organisation."""
-    from cryptography import x509
-    from cryptography.x509.oid import NameOID
-
     subject = x509.load_der_x509_certificate(cert_der).subject
     cn = [a.value for a in subject.get_attributes_for_oid(NameOID.COMMON_NAME)]
     org = [a.value for a in subject.get_attributes_for_oid(NameOID.ORGANIZATION_NAME)]
@@ -278,13 +272,8 @@ def sign_with(data: bytes, identity: Identity, *, reason: str, field_name: str) 
     """`data` signed by `identity` in a new invisible signature field `field_name` (an incremental update: the
     bytes before it are kept as they are). Also how the demo and the tests sign as someone else. Raises
     SigningError."""
-    from pyhanko.pdf_utils.incremental_writer import IncrementalPdfFileWriter
-    from pyhanko.sign import fields, signers
-
     timestamper = None
     if identity.tsa_url:
-        from pyhanko.sign.timestamps import HTTPTimeStamper
-
         timestamper = HTTPTimeStamper(identity.tsa_url)
     meta = signers.PdfSignatureMetadata(field_name=field_name, reason=reason, subfilter=fields.SigSeedSubFilter.PADES,
                                         md_algorithm="sha256")
@@ -298,9 +287,6 @@ def sign_with(data: bytes, identity: Identity, *, reason: str, field_name: str) 
 
 def identity_from_pkcs12(raw: bytes, passphrase: str = "", *, tsa_url: str = "") -> Identity:
     """An Identity from PKCS#12 bytes. Raises SigningError when they cannot be opened."""
-    from cryptography.hazmat.primitives.serialization import Encoding, pkcs12
-    from pyhanko.sign.signers import SimpleSigner
-
     try:
         bundle = pkcs12.load_pkcs12(raw, passphrase.encode() or None)
         signer = SimpleSigner.load_pkcs12_data(raw, other_certs=(), passphrase=passphrase.encode() or None)
@@ -410,8 +396,6 @@ class Inspection:
 
 
 def _asn1_cert(der: bytes):
-    from asn1crypto import x509 as asn1_x509
-
     return asn1_x509.Certificate.load(der)
 
 
@@ -420,14 +404,6 @@ def inspect_pdf(data: bytes, *, trust_roots: Iterable[bytes] = (), now: datetime
     (a path to one of `trust_roots`, DER certificates; no network: no fetching, revocation soft-fail), the
     signed revision's coverage for changes made after signing. Never raises: an unreadable file gives
     `problem`."""
-    import warnings
-
-    from pyhanko.pdf_utils.reader import PdfFileReader
-    from pyhanko.sign.diff_analysis import ModificationLevel
-    from pyhanko.sign.validation import SignatureCoverageLevel, validate_pdf_signature
-    from pyhanko.sign.validation.settings import KeyUsageConstraints
-    from pyhanko_certvalidator import ValidationContext
-
     roots = [_asn1_cert(d) for d in trust_roots]
     try:
         with warnings.catch_warnings():
@@ -524,8 +500,6 @@ def verify_issued(data: bytes, *, identity: Identity | None = None) -> Verdict:
     """Whether `data` is a PDF Gambit issued, unchanged: signed with Gambit's key (the signature's reason names
     the document and version), the signed bytes intact, nothing added after that no later signature covers.
     Otherwise which of these is wrong. Never raises for a bad file."""
-    from core.pdf import looks_like_pdf
-
     identity = identity or load_identity()
     if not looks_like_pdf(data):
         return Verdict(False, "Not a PDF: the file does not start like a PDF, so it is not a document Gambit issued.")

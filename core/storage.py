@@ -1,11 +1,13 @@
-"""The one way to read a stored file: its bytes are served only if their SHA-256 is the one recorded when it was
-stored. A missing or altered file is refused with a message saying so, and the refusal is written to the audit
-log, so a file swapped on disk is noticed the first time anyone opens it."""
+"""Storing a file under a server-made name (store_file), and the one way to read a stored file: its bytes are
+served only if their SHA-256 is the one recorded when it was stored. A missing or altered file is refused with a
+message saying so, and the refusal is written to the audit log, so a file swapped on disk is noticed the first
+time anyone opens it."""
 
 from __future__ import annotations
 
 import hashlib
 import re
+import secrets
 import unicodedata
 from datetime import datetime
 from pathlib import Path
@@ -26,6 +28,16 @@ def display_name(filename: str | None, default: str) -> str:
     cleaned = "".join(ch for ch in base if unicodedata.category(ch) not in ("Cc", "Cf", "Cs", "Co", "Cn"))
     cleaned = " ".join(cleaned.split())[:200].strip()
     return cleaned if cleaned not in ("", ".", "..") else default
+
+
+def store_file(folder: Path | str, content: bytes, *, suffix: str = ".pdf") -> str:
+    """Write `content` into `folder` (made if missing) under a name the server makes (32 random hex digits and
+    `suffix`), never the uploader's, and return that name. Raises OSError when the file cannot be written."""
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    name = f"{secrets.token_hex(16)}{suffix}"
+    (folder / name).write_bytes(content)
+    return name
 
 
 class StoredFileError(RuntimeError):

@@ -6,11 +6,14 @@ from __future__ import annotations
 import hashlib
 from datetime import datetime
 
+from cryptography import x509
+from cryptography.hazmat.primitives.serialization import Encoding
 from sqlalchemy import ForeignKey, LargeBinary, String, select
 from sqlalchemy.orm import Mapped, mapped_column
 
 from core import audit
 from core.db import Model, db, utcnow
+from core.signing import describe_cert
 
 
 class TrustedCertificate(Model):
@@ -32,9 +35,6 @@ class TrustError(ValueError):
 def parse_certificate(content: bytes) -> bytes:
     """The DER bytes of the one certificate in `content` (PEM or DER; the first of a PEM bundle). Raises
     TrustError when it is neither."""
-    from cryptography import x509
-    from cryptography.hazmat.primitives.serialization import Encoding
-
     if not content:
         raise TrustError("The file is empty. Choose a certificate file (.pem, .crt or .cer).")
     try:
@@ -51,10 +51,6 @@ def parse_certificate(content: bytes) -> bytes:
 def add_certificate(content: bytes, *, actor, now: datetime) -> TrustedCertificate:
     """Put the certificate in `content` on the trust list (once: the same certificate twice is refused). Raises
     TrustError. Writes `trust.add` to the audit log."""
-    from cryptography import x509
-
-    from core.signing import describe_cert
-
     der = parse_certificate(content)
     digest = hashlib.sha256(der).hexdigest()
     subject = describe_cert(der)

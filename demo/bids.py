@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 from decimal import Decimal
 
+import flask
 from sqlalchemy import select
 
 from accounts.services import find_user_by_email
@@ -121,8 +122,6 @@ def seed_bids(*, now: datetime) -> list[str]:
     when = reg.event.bid_deadline - timedelta(days=10)  # inside the call, before its deadline
     if event.status != "open":
         return out
-    import flask
-
     upload_dir = flask.current_app.config["UPLOAD_DIR"]
     max_bytes = flask.current_app.config["MAX_UPLOAD_MB"] * 1024 * 1024
     for spec in _demo_bids(reg):

@@ -16,13 +16,14 @@ from sqlalchemy import select
 from accounts.services import create_user, find_user_by_email
 from core.auth import Role
 from core.db import db
+from demo.users import DEMO_PASSWORD
 from events.rules import EventStatus
 from events.services import change_event_status, get_event
 from scoring import services
 from scoring.models import Scorecard
 from scoring.queries import current_weights_version, declaration_of, load_scoring
 
-# The demo's WCOC accounts (demo.seed.DEMO_USERS; made here, with these names and federations, only when
+# The demo's WCOC accounts (demo.users.DEMO_USERS; made here, with these names and federations, only when
 # missing): email, name, federation, the bids (by host federation) they declare a conflict with, and why.
 # wcoc2 belongs to the Ukrainian federation in the demo, so it is recused from the Ukrainian bid by federation.
 MEMBERS = [
@@ -43,8 +44,6 @@ def _score(reg, base: Decimal, i: int, j: int) -> Decimal:
 def seed_scoring_demo(*, now: datetime, slug: str = "fwwcm-2015") -> list[str]:
     """Move the call into scoring (closing it first if it is open) and fill in declarations, a weights version and
     scorecards. Does nothing for a call that is missing or past scoring. Returns what it did, one line each."""
-    from demo.seed import DEMO_PASSWORD
-
     out: list[str] = []
     event = get_event(slug)
     admin = find_user_by_email("admin@example.org")

@@ -1,33 +1,27 @@
-"""Demo data so that a newcomer finds every page filled. Every function here is idempotent.
-
-The accounts are for local use only: their password is printed in the README.
+"""Demo data so that a newcomer finds every page filled: the calls, the accounts (demo/users.py), then each step's
+demo in the order of the flow. Every function here is idempotent.
 """
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import UTC, datetime, time, timedelta
+from decimal import Decimal
+
+from flask import current_app
 
 from accounts import services as accounts
+from board.services import current_decision
+from contracts import queries, services
 from core.auth import Role
+from demo.bids import seed_bids
+from demo.board import seed_board_demo
+from demo.scoring import seed_scoring_demo
+from demo.signatures import seed_trust, signed_by
+from demo.users import DEMO_PASSWORD, DEMO_USERS
 from events.regulation import SEED_DIR, load_regulation_file
-from events.services import load_event
+from events.services import get_event, load_event
 
-DEMO_PASSWORD = "gambit-demo-2015"
 PRACTICE_SLUG = "fwwcm-practice"
-
-# email, name, organisation, roles, federation, president
-DEMO_USERS = [
-    ("admin@example.org", "Secretariat Admin", "FIDE Secretariat", [Role.ADMIN], None, False),
-    ("bidder@example.org", "Oksana Bidder", "Ukrainian Chess Federation", [Role.BIDDER], "UKR", False),
-    ("georgia@example.org", "Nino Bidder", "Georgian Chess Federation", [Role.BIDDER], "GEO", False),
-    ("sponsor@example.org", "Omar Sponsor", "Gulf Chess Promotions LLC", [Role.BIDDER], "UAE", False),
-    ("spain@example.org", "Lucia Bidder", "Federación Española de Ajedrez", [Role.BIDDER], "ESP", False),
-    ("wcoc@example.org", "Walter Commission", "WCOC", [Role.WCOC], "GER", False),
-    ("wcoc2@example.org", "Olha Commission", "WCOC", [Role.WCOC], "UKR", False),
-    ("wcoc3@example.org", "Arjun Commission", "WCOC", [Role.WCOC], "IND", False),
-    ("board@example.org", "Beatriz Board", "FIDE Presidential Board", [Role.BOARD], "ESP", False),
-    ("president@example.org", "Pavel President", "FIDE", [Role.BOARD], "RUS", True),
-]
 
 
 def seed_events(*, now: datetime) -> list[str]:
@@ -67,11 +61,6 @@ def seed_demo(*, now: datetime) -> list[str]:
                              applicant_type=("sponsor" if "sponsor" in email else "federation")
                              if Role.BIDDER in roles else None)
         out.append(f"demo account: {email}")
-    from demo.bids import seed_bids
-    from demo.board import seed_board_demo
-    from demo.scoring import seed_scoring_demo
-    from demo.signatures import seed_trust
-
     out += seed_trust(actor=accounts.find_user_by_email("admin@example.org"), now=now)
     out += seed_bids(now=now)
     out += seed_scoring_demo(now=now)
@@ -82,11 +71,6 @@ def seed_demo(*, now: datetime) -> list[str]:
 
 def _seed_contract(*, now: datetime) -> list[str]:
     """The contract of the demo decision (issued the day after it), with its payments; idempotent."""
-    from datetime import timedelta
-
-    from board.services import current_decision
-    from events.services import get_event
-
     event = get_event("fwwcm-2015")
     admin = accounts.find_user_by_email("admin@example.org")
     decision = current_decision(event) if event is not None else None
@@ -104,13 +88,6 @@ def seed_contract_demo(bid, *, admin, now: datetime) -> list[str]:
     future gets its contract and nothing else). Idempotent: a bid whose contract is in force is left alone.
     Raises contracts.services.ContractError if the bid is not selected.
     """
-    from datetime import UTC, time, timedelta
-    from decimal import Decimal
-
-    from flask import current_app
-
-    from contracts import queries, services
-
     existing = queries.in_force(bid.id)
     if existing is not None:
         return [f"demo contract: unchanged ({existing.reference})"]
@@ -146,8 +123,6 @@ def seed_contract_demo(bid, *, admin, now: datetime) -> list[str]:
         pay(first.key, -3)
     sign_day = (now + timedelta(days=10)).date()
     if sign_day <= today:
-        from demo.signatures import signed_by
-
         issued = queries.pdf_path(upload_dir, contract)
         assert issued is not None  # the contract was issued above
         pdf = signed_by(issued.read_bytes(), terms.inputs.signatory_name or "Organizer",

@@ -8,6 +8,7 @@ Gambit the rule is applied. A key or field this module does not describe is stil
 from __future__ import annotations
 
 import dataclasses
+import json
 import re
 from dataclasses import dataclass
 from datetime import date, datetime
@@ -142,8 +143,6 @@ def _show(value) -> str:
 def field_value(reg: Regulation, path: str) -> str:
     """The value of a field of the call file ("event.bid_deadline") as written there, for display. Raises
     KeyError for a path the file does not have."""
-    import json
-
     node = json.loads(reg.snapshot)
     for part in path.split("."):
         node = node[part]

@@ -9,6 +9,8 @@ from sqlalchemy import select
 from accounts.forms import EmptyForm
 from core.auth import Role, roles_required
 from core.db import db, utcnow
+from core.hooks import Hook
+from core.views import bp as core_bp
 from events.forms import CallSettingsForm, signal_blocker_label
 from events.models import Event
 from events.provenance import article_rows, sourced_rows
@@ -18,12 +20,25 @@ from events.services import amendments_of, change_event_status, get_event, set_s
 
 bp = Blueprint("events", __name__)
 
+# Scoring's part of the call's page, provided by app.py (scoring comes later in the flow): the weights in force
+# (scoring.services.weights_in_force), and the progress of scoring told to whoever closes it.
+criteria_in_force: Hook[[Event], list] = Hook("events.views.criteria_in_force")
+scoring_progress: Hook[[Event], str] = Hook("events.views.scoring_progress")
+
 
 def event_or_404(slug: str) -> Event:
     event = get_event(slug)
     if event is None:
         abort(404)
     return event
+
+
+@core_bp.route("/")
+def home():
+    """The home page: the calls for bids, newest first (on the site's blueprint: every breadcrumb links to
+    core.home). Raises nothing."""
+    events = db.session.scalars(select(Event).order_by(Event.created_at.desc(), Event.id.desc())).all()
+    return render_template("home.html", events=events)
 
 
 @bp.route("/events/")
@@ -38,17 +53,13 @@ def public(slug: str):
     reg = event.regulation
     opening_dates = reg.possible_opening_dates()
     sample_schedule = reg.schedule_for(opening_dates[0])
-    from scoring.services import weights_in_force
-
-    criteria = weights_in_force(event)
+    criteria = criteria_in_force(event)
     total_weight = sum(c.weight for c in criteria)
     actions = [(a, ACTION_LABELS[a]) for a in actions_from(event.state)]
     notes = {}
     if current_user.is_authenticated and current_user.has_role(Role.ADMIN) and "close_scoring" in dict(actions):
-        from scoring.queries import load_scoring
-
         # Whoever closes scoring is told how many scorecards are in and who has not scored: they cannot change after.
-        notes["close_scoring"] = (f"{load_scoring(event).progress()} Once scoring is closed, no scorecard can be "
+        notes["close_scoring"] = (f"{scoring_progress(event)} Once scoring is closed, no scorecard can be "
                                   "submitted or changed.")
     return render_template("events/public.html", event=event, reg=reg, opening_dates=opening_dates,
                            sample_schedule=sample_schedule, total_weight=total_weight, now=utcnow(),
@@ -116,9 +127,6 @@ def settings(slug: str):
 @roles_required(Role.ADMIN)
 def change_status(slug: str):
     event = event_or_404(slug)
-    form = EmptyForm()
-    if not form.validate_on_submit():
-        abort(400)
     action = request.form.get("action", "")
     if action not in MANUAL_ACTIONS:
         flash(f"'{action}' is not an action the call's page can take.", "error")

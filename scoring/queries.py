@@ -8,6 +8,7 @@ here changes a row; the changes are in `scoring.services`.
 from __future__ import annotations
 
 import csv
+import functools
 import io
 from dataclasses import dataclass, field
 from decimal import Decimal
@@ -20,9 +21,11 @@ from sqlalchemy.orm.interfaces import LoaderOption
 
 from accounts.models import User, UserRole
 from bids.lifecycle import BidStatus
-from bids.models import Bid
+from bids.models import Bid, BidVersion
 from core.auth import Role
 from core.db import db
+from core.exports import csv_cell
+from core.money import format_day
 from events.models import Event
 from events.regulation import Regulation
 from scoring.models import ConflictDeclaration, Scorecard, ScorecardScore, WeightsVersion, conflict_declaration_bid
@@ -40,6 +43,7 @@ from scoring.rules import (
     scores_withheld_reason,
     scoring_is_over,
 )
+from scoring.sensitivity import assess_sensitivity
 
 if TYPE_CHECKING:
     from scoring.sensitivity import Sensitivity
@@ -145,8 +149,6 @@ class ScoringData:
     @cached_property
     def version_sha256(self) -> dict[int, str]:
         """{bid id: the SHA-256 of the version it submitted last}, in one query of plain rows."""
-        from bids.models import BidVersion
-
         return dict(db.session.execute(
             select(BidVersion.bid_id, BidVersion.sha256).join(Bid, (Bid.id == BidVersion.bid_id)
                                                               & (Bid.version == BidVersion.number))
@@ -315,8 +317,6 @@ def weights_label(version: WeightsVersion | None, reg: Regulation) -> str:
     """"Weights version 2 (changed 3 June 2015: ...)" or "the weights published in the regulation"."""
     if version is None:
         return f"the weights published with the call ({reg.citation('weights')}), unchanged"
-    from core.money import format_day
-
     why = f": {version.reason}" if version.reason else ""
     return f"weights version {version.number} (changed {format_day(version.created_at)}{why})"
 
@@ -460,8 +460,6 @@ def build_ranking(data: ScoringData, viewer: User | None = None) -> RankingRepor
     For a `viewer` (None: the whole ranking, for the Board's dossiers), the bids whose scores are withheld from
     them (`ScoringData.bid_withheld_from`) are left out before anything is computed and listed in `withheld`.
     Raises ValueError when a stored weights version no longer fits the call's criteria."""
-    from scoring.sensitivity import assess_sensitivity
-
     reg = data.reg
     keys = {c.key for c in reg.criteria}
     withheld = [] if viewer is None else [(b, why) for b in data.ranked
@@ -471,26 +469,26 @@ def build_ranking(data: ScoringData, viewer: User | None = None) -> RankingRepor
     names: dict[BidId, str] = {b.id: b.title for b in data.ranked if b.id not in hidden}
     member_names: dict[MemberId, str] = {m.id: m.name for m in data.members.values()}
     weights = data.weights
-    key = _arithmetic_key(reg, counted, weights, names, member_names)
-    cached = _ARITHMETIC.get(key)
-    if cached is None:
+    slot = arithmetic_slot(_arithmetic_key(reg, counted, weights, names, member_names))
+    if "result" not in slot:
         data.load_scores()
         cards: Scorecards = {bid_id: {m: {k: v for k, v in card.score_map().items() if k in keys}
                           for m, card in by_member.items()} for bid_id, by_member in counted.items()}
-        cached = (rank_bids(reg, cards, weights, names=names),
-                  assess_sensitivity(reg, cards, weights, names=names, member_names=member_names))
-        if len(_ARITHMETIC) >= _ARITHMETIC_SIZE:
-            _ARITHMETIC.pop(next(iter(_ARITHMETIC)))
-        _ARITHMETIC[key] = cached
-    ranking, sensitivity = cached
+        slot["result"] = (rank_bids(reg, cards, weights, names=names),
+                          assess_sensitivity(reg, cards, weights, names=names, member_names=member_names))
+    ranking, sensitivity = slot["result"]
     return RankingReport(data, ranking, sensitivity, data.recusals(), counted, withheld)
 
 
 # The ranking and its sensitivity are pure functions of the scores, weights, names and regulation: the same
 # inputs give the same (immutable) results, so a worker keeps the last few instead of sampling 10,000 weightings
-# on every page view. Nothing from the database session is kept.
-_ARITHMETIC: dict[tuple, tuple] = {}
-_ARITHMETIC_SIZE = 32
+# on every page view. The cache is keyed by a cheap fingerprint of the inputs (so a hit loads no score); each
+# fingerprint gets a slot that holds its results once computed. Nothing from the database session is kept.
+@functools.lru_cache(maxsize=32)
+def arithmetic_slot(key: tuple) -> dict[str, tuple]:
+    """The slot of the ranking and sensitivity computed for the inputs fingerprinted by `key` (empty until
+    computed); the 32 most recently used are kept (`arithmetic_slot.cache_clear()` empties them). Raises nothing."""
+    return {}
 
 
 def _arithmetic_key(reg, counted, weights, names, member_names) -> tuple:
@@ -509,11 +507,6 @@ def _arithmetic_key(reg, counted, weights, names, member_names) -> tuple:
 
 CSV_HEADER = ("bid_id", "bid", "host_federation", "member", "member_federation", "scorecard_version",
               "submitted_at", "counted", "criterion", "criterion_label", "score", "comment")
-
-
-def _cell(value: str) -> str:
-    """A spreadsheet must not run a comment as a formula."""
-    return "'" + value if value[:1] in ("=", "+", "-", "@", "\t", "\r") else value
 
 
 def scores_csv(data: ScoringData, viewer: User) -> str:
@@ -535,8 +528,8 @@ def scores_csv(data: ScoringData, viewer: User) -> str:
         scores, comments = card.score_map(), card.comment_map()
         for c in data.reg.criteria:
             score = scores.get(c.key)
-            writer.writerow([bid.id, _cell(bid.title), bid.host_federation or "", _cell(member.name),
+            writer.writerow([bid.id, csv_cell(bid.title), bid.host_federation or "", csv_cell(member.name),
                              member.federation or "", card.version, card.submitted_at.isoformat(),
                              "yes" if recused is None else f"no: {recused}", c.key, c.label,
-                             "" if score is None else f"{score.normalize():f}", _cell(comments.get(c.key, ""))])
+                             "" if score is None else f"{score.normalize():f}", csv_cell(comments.get(c.key, ""))])
     return out.getvalue()

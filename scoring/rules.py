@@ -42,6 +42,7 @@ from typing import Literal, TypeGuard, cast
 from core.lifecycle import Lifecycle
 from core.money import format_instant
 from events.regulation import Criterion, Regulation, Scoring
+from events.rules import EventStatus
 
 DISPLAY_PLACES = 2
 
@@ -910,8 +911,6 @@ def scorecard_next_status(current: ScorecardStatus | str, action: ScorecardActio
 
 def scoring_is_open(event_status: str) -> bool:
     """Scorecards are filled in, submitted and reopened only while the call is in the scoring state."""
-    from events.rules import EventStatus
-
     return EventStatus(event_status).in_scoring
 
 
@@ -924,22 +923,16 @@ def scoring_closed_message(reg: Regulation, event_status_label: str) -> str:
 def weights_change_needs_reason(event_status: str) -> bool:
     """Before scoring opens (the call open or closed) the weights may change freely; from then on a change
     needs a written reason, so that a ranking can always be traced to weights published beforehand."""
-    from events.rules import EventStatus
-
     return not EventStatus(event_status).before_scoring
 
 
 def weights_may_change(event_status: str) -> bool:
     """No change of weights once the decision is recorded."""
-    from events.rules import EventStatus
-
     return not EventStatus(event_status).is_decided
 
 
 def admission_open(event_status: str) -> bool:
     """A bid that failed the compliance gate may be admitted to scoring until scoring closes."""
-    from events.rules import EventStatus
-
     return not EventStatus(event_status).scoring_over
 
 
@@ -961,8 +954,6 @@ def conflicted_by_federation(member_federation: str | None, host_federation: str
 
 def scoring_is_over(event_status: str) -> bool:
     """Scoring has closed: the call is before the Board or decided."""
-    from events.rules import EventStatus
-
     return EventStatus(event_status).scoring_over
 
 

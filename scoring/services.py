@@ -21,6 +21,7 @@ from bids.services import has_stake
 from core import audit
 from core.db import db, rowcount
 from events.models import Event
+from events.rules import EventStatus
 from scoring.models import ConflictDeclaration, Scorecard, ScorecardScore, ScorecardVersion, WeightsVersion
 from scoring.queries import current_weights_version, declaration_of, recusal_for, weights_of
 from scoring.rules import (
@@ -182,8 +183,6 @@ def declare_conflicts(event: Event, member, *, has_conflict: bool, conflicted: S
     was not listed, a change after scores were shown, or a call already decided; ScoringError for a declaration
     recorded at the same moment from elsewhere.
     """
-    from events.rules import EventStatus
-
     reason = (reason or "").strip()
     if event.state is EventStatus.DECIDED:
         raise ScoringError("The decision is recorded; declarations can no longer change.")

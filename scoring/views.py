@@ -287,8 +287,6 @@ def reopen(slug: str, bid_id: int):
     card = data.card(bid, me)
     if card is None:
         abort(404)
-    if not EmptyForm().validate_on_submit():
-        abort(400)
     try:
         services.reopen_scorecard(card, actor=me, now=utcnow())
     except services.ScoringError as exc:

@@ -17,6 +17,7 @@ from sqlalchemy.orm import scoped_session, sessionmaker
 
 from core.db import db, utcnow
 from events.regulation import default_event_file, load_regulation_file
+from scoring.queries import arithmetic_slot
 
 DEMO_PASSWORD = "correct horse battery staple"
 
@@ -113,8 +114,7 @@ def _rollback(request, app):
         outer.rollback()
         connection.close()
         # The ranking cache is keyed by row ids and versions; the rolled-back rows' ids are handed out again.
-        from scoring.queries import _ARITHMETIC
-        _ARITHMETIC.clear()
+        arithmetic_slot.cache_clear()
 
 
 @pytest.fixture

@@ -10,8 +10,8 @@ from sqlalchemy import select
 from bids.models import Bid, BidDocument, BidVersion
 from core.audit import AuditEntry
 from core.db import db, utcnow
+from core.federations import country_names
 from core.money import format_day, format_eur
-from events.federations import country_names
 from events.models import Event
 from events.rules import SCHEDULE_SHOWN_BELOW_DAYS
 from tests.bids.factories import valid_bid

@@ -13,6 +13,7 @@ from sqlalchemy.engine import Engine
 
 from board.models import Dossier
 from core.db import db
+from scoring.queries import arithmetic_slot
 from tests.board.conftest import complete
 from tests.conftest import login
 
@@ -51,18 +52,16 @@ def board_client(app, make):
 
 def test_a_second_download_is_a_lookup_of_a_few_statements_whatever_the_number_of_bids(app, event, sf, scored,
                                                                                       board_client):
-    from scoring.queries import _ARITHMETIC
-
     app.config["PDF_INLINE_LIMIT"] = 100
     try:
         dossier_url, pack_url = f"/board/{SLUG}/bids/{scored['lviv']}/dossier.pdf", f"/board/{SLUG}/pack.pdf"
         statements(board_client, dossier_url)
         statements(board_client, pack_url)
         made = stored_rows(app)
-        _ARITHMETIC.clear()  # a ranking computed again would fill it
+        arithmetic_slot.cache_clear()  # a ranking computed again would fill it
         few_dossier, first = statements(board_client, dossier_url)
         few_pack, _ = statements(board_client, pack_url)
-        assert stored_rows(app) == made and not _ARITHMETIC  # nothing rendered, nothing ranked
+        assert stored_rows(app) == made and not arithmetic_slot.cache_info().currsize  # nothing rendered or ranked
         # The viewer, the call, the scoring rows, the stored row, the view noted (and the test's savepoint); the
         # decision in force (after it, the reviewed documents are the call's); the documents whose signatures are an
         # input (the bid's own for a dossier; every bid's, in one query, for the pack).
@@ -70,11 +69,11 @@ def test_a_second_download_is_a_lookup_of_a_few_statements_whatever_the_number_o
         # One more bid before the Board: its dossier and a new pack are made once, then looked up.
         complete(app, sf.bid(event, city="Oslo", host="NOR"), venue_country="UA")
         statements(board_client, pack_url)
-        _ARITHMETIC.clear()
+        arithmetic_slot.cache_clear()
         more_dossier, again = statements(board_client, dossier_url)
         more_pack, _ = statements(board_client, pack_url)
         assert (more_dossier, more_pack) == (few_dossier, few_pack)
-        assert again == first and not _ARITHMETIC
+        assert again == first and not arithmetic_slot.cache_info().currsize
     finally:
         app.config["PDF_INLINE_LIMIT"] = 4
 

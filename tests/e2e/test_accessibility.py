@@ -203,7 +203,7 @@ class Site:
 
     def login(self, page, role: str) -> None:
         """Log `page` in as `role`'s demo account, through the login form."""
-        from demo.seed import DEMO_PASSWORD
+        from demo.users import DEMO_PASSWORD
 
         page.goto("/login")
         page.get_by_label("Email").fill(ROLES[role])
@@ -457,7 +457,7 @@ def test_login_and_a_bid_section_are_completed_and_saved_with_the_keyboard_alone
     """Item 15 and the keyboard: log in and save a section of the bid with Tab, typing, Enter and Space only; every
     element that takes focus on the way shows a ring of at least 2px whose contrast with what is around it is at
     least 3:1 (WCAG 2.2, 1.4.11 and 2.4.7)."""
-    from demo.seed import DEMO_PASSWORD
+    from demo.users import DEMO_PASSWORD
 
     context = site.browser.new_context(base_url=site.url, viewport=WIDTHS["desktop"])
     context.set_default_timeout(TIMEOUT_MS)

@@ -28,7 +28,7 @@ def test_the_scoring_demo_scores_the_demo_bids_with_a_recusal_a_conflict_and_a_w
         assert seed_scoring_demo(now=utcnow()) == []
         assert db.session.scalar(select(func.count()).select_from(AuditEntry)) == entries
     client = app.test_client()
-    from demo.seed import DEMO_PASSWORD
+    from demo.users import DEMO_PASSWORD
 
     assert login(client, "wcoc@example.org", DEMO_PASSWORD).status_code == 302
     for url in ("/events/fwwcm-2015/scoring/", "/events/fwwcm-2015/scoring/ranking"):

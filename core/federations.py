@@ -1,12 +1,16 @@
-"""FIDE member federations and their countries, from seed_data/federations.toml."""
+"""FIDE member federations and their countries, from seed_data/federations.toml: reference data every step reads
+(a user's federation, a bid's host country), no rule of a call, so it sits below the domains."""
 
 from __future__ import annotations
 
 import tomllib
 from dataclasses import dataclass
 from functools import lru_cache
+from pathlib import Path
 
-from events.regulation import SEED_DIR
+from babel import Locale
+
+FEDERATIONS_FILE = Path(__file__).resolve().parent.parent / "seed_data" / "federations.toml"
 
 
 @dataclass(frozen=True)
@@ -18,7 +22,7 @@ class Federation:
 
 @lru_cache(maxsize=1)
 def federations() -> dict[str, Federation]:
-    data = tomllib.loads((SEED_DIR / "federations.toml").read_text(encoding="utf-8"))
+    data = tomllib.loads(FEDERATIONS_FILE.read_text(encoding="utf-8"))
     return {code: Federation(code, v["name"], v["country"]) for code, v in sorted(data.items())}
 
 
@@ -29,8 +33,6 @@ def federation_choices() -> list[tuple[str, str]]:
 @lru_cache(maxsize=1)
 def country_names() -> dict[str, str]:
     """ISO code → country name, as the federations name them (England, Scotland, Wales share GB)."""
-    from babel import Locale
-
     names = dict(Locale("en").territories)
     return {f.country: names.get(f.country, f.name) for f in federations().values()}
 

@@ -1,0 +1,39 @@
+"""The layers of DESIGN.md (Conventions, 12) as the import contracts in pyproject.toml: a domain importing a later
+step of the flow, or `api`, fails here (and in `make lint`). import-linter reads the source; nothing is imported."""
+
+import tomllib
+from pathlib import Path
+
+import pytest
+from importlinter import configuration
+from importlinter.application.use_cases import lint_imports
+
+ROOT = Path(__file__).resolve().parents[1]
+CONTRACTS = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["importlinter"]["contracts"]
+
+pytestmark = pytest.mark.no_db
+
+
+def test_the_import_contracts_are_kept(monkeypatch, capsys):
+    monkeypatch.chdir(ROOT)
+    configuration.configure()
+    kept = lint_imports(config_filename=str(ROOT / "pyproject.toml"), cache_dir=None, no_logo=True)
+    assert kept, capsys.readouterr().out
+
+
+def test_the_layers_follow_the_flow_with_api_above_and_core_below():
+    """The contract itself cannot be weakened unnoticed: the domains in the order of the flow, api (and demo) on
+    top, accounts below the domains, core at the bottom."""
+    layers = next(c for c in CONTRACTS if c["id"] == "layers")
+    assert layers["type"] == "layers"
+    assert layers["layers"] == ["api | demo", "contracts", "board", "scoring", "bids", "finance", "events",
+                                "accounts", "core"]
+    assert all(ignored.endswith("-> api.auth") for ignored in layers.get("ignore_imports", []))
+
+
+def test_finance_is_pure():
+    finance = next(c for c in CONTRACTS if c["id"] == "finance-pure")
+    assert finance["source_modules"] == ["finance"]
+    assert {"flask", "sqlalchemy", "bids", "scoring", "board", "contracts", "api", "core", "events"} <= set(
+        finance["forbidden_modules"])
+    assert set(finance["ignore_imports"]) == {"finance.rules -> events.regulation", "finance.rules -> core.money"}
