@@ -35,6 +35,8 @@ from pydantic import (
 from pydantic.dataclasses import dataclass as pydantic_dataclass
 from pydantic_core import core_schema
 
+from core.hashing import canonical_json
+
 FORMAT_VERSION = 1
 
 
@@ -864,15 +866,14 @@ def regulation_from_dict(data: dict[str, Any]) -> Regulation:
     derived = sorted(set(data) & set(_DERIVED))
     if derived:
         raise RegulationError(f"{', '.join(derived)}: unknown key")
-    canonical = json.dumps(_jsonable(data), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    canonical = canonical_json(_jsonable(data))
     try:
         # From JSON, strict: a date may be written as text there, but "4" is never a whole number.
         reg = _VALIDATOR.validate_json(canonical, strict=True)
     except ValidationError as exc:
         raise _refusal(exc) from None
     _check_across(reg, json.loads(canonical))
-    digest = hashlib.sha256(canonical.encode()).hexdigest()
-    return dataclasses.replace(reg, snapshot=canonical, sha256=digest)
+    return dataclasses.replace(reg, snapshot=canonical, sha256=hashlib.sha256(canonical.encode()).hexdigest())
 
 
 def parse_regulation(text: str) -> Regulation:
