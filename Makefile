@@ -56,7 +56,8 @@ run: system-deps seed
 
 # Two gunicorn workers share their rate-limit counts (and the RQ queue) through Redis: REDIS_URL defaults to the
 # local Redis that `services` starts; an RQ worker renders the dossiers beside gunicorn (flask board worker).
-# gunicorn.conf.py freezes what each worker built (gc.freeze) so the collector stops walking it per request.
+# gunicorn.conf.py builds the app once in the master (preload_app; each worker a fork with its own database pool)
+# and freezes what each worker holds (gc.freeze) so the collector stops walking it per request.
 serve: system-deps migrate services
 	@export REDIS_URL="$${REDIS_URL:-redis://127.0.0.1:6379/0}"; \
 	$(BIN)/flask board worker & \
