@@ -214,10 +214,12 @@ def part_pdfs(tmp: Path, quick: bool, out: list[str], aims: list[str]) -> None:
             borderline.append(f"{r.name.split(' (')[0]} ({r.time_ratio_per_page:.2f}×, rounds "
                               f"{min(r.round_ratios):.2f}–{max(r.round_ratios):.2f}, CPU time "
                               f"{r.cpu_ratio_per_page:.2f}×)")
+    tables = (f"The dossier holds {len(facts['dossier_tables'])} tables "
+              f"({', '.join(str(n) for n in facts['dossier_tables'])} rows); the diagnostic row is the same HTML "
+              "with them removed, against plain text of its own page count. " if facts["dossier_tables"]
+              else "The dossier holds no table (blocks only), so there is no diagnostic row without them. ")
     out += ["",
-            f"The dossier holds {len(facts['dossier_tables'])} tables "
-            f"({', '.join(str(n) for n in facts['dossier_tables'])} rows); the diagnostic row is the same HTML "
-            "with them removed, against plain text of its own page count. A wide range over rounds means the "
+            tables + "A wide range over rounds means the "
             "neighbours were busy during the run; the CPU-time column is steadier. Signing: the document's own "
             f"PDF signed with the development identity ({rounds} times, median), as `board.services` signs each stored "
             "dossier and pack once; its share is sign ÷ (render + sign).", ""]

@@ -179,10 +179,12 @@ def run_pdfs(site, tmp: Path, *, rounds: int) -> tuple[list[PdfResult], dict]:
         # running over many pages render several times slower than blocks). A diagnostic, not judged.
         dossier_src = next(iter(sources.values()))
         facts["dossier_tables"] = [t.count("<tr") for t in re.findall(r"<table.*?</table>", dossier_src, flags=re.S)]
-        bare_name = "bid dossier without its tables (diagnostic)"
-        sources[bare_name] = re.sub(r"<table.*?</table>", "", dossier_src, flags=re.S)
-        context_s[bare_name] = None
-        facts["diagnostic"] = bare_name
+        facts["diagnostic"] = None
+        if facts["dossier_tables"]:  # a dossier of blocks only has nothing to take away
+            bare_name = "bid dossier without its tables (diagnostic)"
+            sources[bare_name] = re.sub(r"<table.*?</table>", "", dossier_src, flags=re.S)
+            context_s[bare_name] = None
+            facts["diagnostic"] = bare_name
 
         def render(source: str) -> bytes:
             return html_to_pdf(source, timeout=300)

@@ -12,7 +12,6 @@ from bids.sections import SECTION_TITLES, findings_by_section
 from bids.services import compliance, document_signatures
 from board.rules import consultation_state
 from core.db import db
-from scoring.charts import criteria_bars
 
 
 def consultation_of(bid: Bid) -> dict:
@@ -60,7 +59,6 @@ def dossier_context(bid: Bid, report, *, identifier: str, now: datetime) -> dict
         "home": home_match(reg, data), "home_consequences": home_match_consequences(reg, data),
         "cost": bid_cost(reg, data, signal_blocker_required=bid.event.signal_blocker_required),
         "result": result, "report": report,
-        "chart": criteria_bars(result, reg, bid_name=bid.title) if result and result.total is not None else None,
         "comments": comments, "members": [report.data.members[m].name for m in counted],
         "recusals": [r for r in report.recusals if r.bid.id == bid.id],
         "documents": bid.current_documents().values(), "version": bid.last_version,
@@ -77,7 +75,6 @@ def pack_context(event, report, dossiers, *, identifier: str, now: datetime) -> 
         reg, data, _ = _common(bid)
         cost = bid_cost(reg, data, signal_blocker_required=event.signal_blocker_required)
         rows.append({"bid": bid, "data": data, "result": result, "dossier": by_bid.get(bid.id),
-                     "chart": criteria_bars(result, reg, bid_name=bid.title) if result.total is not None else None,
                      "total_commitment": cost[0].total_fixed if cost else None,
                      "up_to": cost[0].total_up_to if cost else None, "consultation": consultation_of(bid)})
     return {"event": event, "reg": event.regulation, "report": report, "rows": rows, "identifier": identifier,

@@ -88,30 +88,3 @@ def first_places_chart(shares: Sequence[tuple[str, SupportsFloat]], samples: int
     return _svg(label_w + bar_w + value_w, int(y + 8),
                 f"Share of first places under {samples:,} sampled weightings", body)
 
-
-def criteria_bars(result, reg, *, bid_name: str) -> Markup:
-    """The same picture as `criteria_chart`, drawn with HTML blocks for the PDFs: WeasyPrint lays out and draws SVG
-    text one letter at a time (a 10-criterion chart cost more than the rest of its page), while HTML text is shaped
-    a line at a time. Same rows, bars, colours, red-flag line, scale and legend; labels wrap at word boundaries.
-    The widths are percentages of the bar's track (inline styles: PDFs have no CSP)."""
-    top = float(reg.scoring.scale_max)
-    threshold = reg.scoring.red_flag_threshold
-    rows = []
-    for c in result.criteria:
-        if c.mean is not None:
-            colour = "low" if c.mean < threshold else "high"
-            added = f" → +{c.contribution}" if c.contribution is not None else ""
-            bar = f'<span class="bar {colour}" style="width: {100 * float(c.mean) / top:.1f}%"></span>'
-            value = f"{c.mean}{added}"
-        else:
-            bar, value = "", "not scored"
-        rows.append(f'<div class="bars-row"><span class="bars-label">{escape(f"({c.key}) {c.label}")}</span>'
-                    f'<span class="bars-track">{bar}</span><span class="bars-value">{escape(value)}</span></div>')
-    ticks = "".join(f'<span class="bars-tick" style="left: {100 * tick / top:.1f}%">{tick}</span>'
-                    for tick in range(int(top) + 1))
-    return Markup(f'<div class="bars" role="img" aria-label="{escape(bid_name)}: mean score per criterion and what '
-                  f'each adds to the weighted total"><div class="bars-plot">{"".join(rows)}'
-                  f'<span class="bars-threshold" style="left: {38 + 45 * float(threshold) / top:.1f}%"></span></div>'
-                  f'<div class="bars-scale"><span class="bars-axis">{ticks}</span></div>'
-                  f'<div class="bars-legend">mean score ({reg.scoring.scale_min}–{reg.scoring.scale_max}); dashed: '
-                  f'red-flag line at {threshold}; → what it adds to the total</div></div>')
