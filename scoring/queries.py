@@ -86,6 +86,7 @@ class ScoringData:
     ranked: list[Bid] = field(default_factory=list)
     excluded: list[tuple[Bid, str]] = field(default_factory=list)
     scores_loaded: bool = False
+    _recusal: dict[tuple[int, int], str | None] = field(default_factory=dict, repr=False)
 
     def __post_init__(self) -> None:
         for bid in self.bids:
@@ -106,10 +107,14 @@ class ScoringData:
                       key=lambda u: (u.name.casefold(), u.id))
 
     def recusal(self, member: User, bid: Bid) -> str | None:
-        """Why `member`'s scores on `bid` never count, or None (see `recusal_reason`)."""
-        decl = self.declarations.get(member.id)
-        return recusal_reason(member, bid, declared=self.declared.get(member.id, set()),
-                              declared_reason=decl.reason if decl else "")
+        """Why `member`'s scores on `bid` never count, or None (see `recusal_reason`). Decided once per member and
+        bid for this data (the ranking asks for each pair several times: what counts, who is due, who is recused)."""
+        key = (member.id, bid.id)
+        if key not in self._recusal:
+            decl = self.declarations.get(member.id)
+            self._recusal[key] = recusal_reason(member, bid, declared=self.declared.get(member.id, set()),
+                                                declared_reason=decl.reason if decl else "")
+        return self._recusal[key]
 
     def recusals(self) -> list[Recusal]:
         out = []
