@@ -5,7 +5,6 @@ from __future__ import annotations
 from flask import Blueprint, abort, current_app, flash, redirect, render_template, request, url_for
 from flask_login import current_user, login_required
 from sqlalchemy import select
-from sqlalchemy.orm import lazyload, selectinload
 from werkzeug.exceptions import RequestEntityTooLarge
 
 from accounts.forms import EmptyForm
@@ -32,6 +31,7 @@ from bids.presenters import (
     values_from_form,
     version_sections,
 )
+from bids.queries import bid_rows
 from bids.rules import check_bid, findings_by_field, home_match, home_match_consequences, is_compliant
 from bids.sections import SECTION_TITLES, SECTIONS, findings_by_section
 from core.auth import Role, roles_required
@@ -39,7 +39,7 @@ from core.db import db, utcnow, writes_on_get
 from core.forms import choices
 from core.hooks import Hook
 from core.storage import send_verified
-from core.templating import register_nav
+from core.templating import id_url, register_nav
 from events.models import Event
 from events.rules import schedule_shown_for
 from events.views import event_or_404
@@ -95,30 +95,13 @@ def index():
     status = request.args.get("status")
     if status in {s.value for s in BidStatus}:
         query = query.where(Bid.status == status)
-    # Only what the list shows: no owner, room rates, documents or versions per bid (a submitted bid's compliance
-    # is a column), and the call from the identity map (every call is loaded below, for the "start a bid" buttons).
+    # Only what the list shows, as plain rows (bids.queries); every call is loaded for the "start a bid" buttons.
     now = utcnow()
     events = db.session.scalars(select(Event).order_by(Event.id)).all()
     open_events = [e for e in events if e.takes_bids(now)]
-    bids = db.session.scalars(query.options(lazyload(Bid.event), lazyload(Bid.owner), lazyload(Bid.room_rates),
-                                            lazyload(Bid.documents), lazyload(Bid.versions))).all()
-    # A submitted bid was judged when it was submitted (stored with its version); only drafts are judged now,
-    # with their room rates and documents loaded for them alone.
-    drafts = [b.id for b in bids if b.state.is_editable]
-    if drafts:
-        db.session.scalars(select(Bid).where(Bid.id.in_(drafts)).options(
-            lazyload(Bid.event), selectinload(Bid.room_rates), selectinload(Bid.documents),
-            lazyload(Bid.versions))).all()
-    today = now.date()
-    compliance = {}
-    for b in bids:
-        if b.state.is_editable:
-            findings = services.compliance(b, today=today)
-            compliance[b.id] = (is_compliant(findings), sum(f.blocks_submission for f in findings))
-        else:
-            compliance[b.id] = (bool(b.submitted_compliant), None)
-    return render_template("bids/index.html", bids=bids, compliance=compliance, sort=sort, dir=direction,
-                           status=status, statuses=list(BidStatus), open_events=open_events, form=EmptyForm())
+    rows = bid_rows(query, {e.id: e for e in events}, today=now.date(), url=id_url("bids.view", "bid_id"))
+    return render_template("bids/index.html", rows=rows, sort=sort, dir=direction,
+                           status=status, statuses=list(BidStatus), open_events=open_events)
 
 
 @bp.route("/events/<slug>/bids/new", methods=["POST"])

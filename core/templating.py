@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from flask import request, url_for
@@ -26,6 +27,20 @@ def nav_items(user) -> list[dict]:
     held = user.role_set
     return [{"label": label, "url": url_for(endpoint)} for _, roles, label, endpoint in NAV
             if roles is None or held.intersection(roles)]
+
+
+# An id no row has, standing in for the ids while a URL is built once (`id_url`).
+_MARKER = 918_273_645_546_372_819
+
+
+def id_url(endpoint: str, key: str, **values: Any) -> Callable[[int], str]:
+    """url_for(endpoint, **{key: id}, **values) for many ids at the cost of one url_for: a page listing rows builds
+    its links with this instead of a url_for per row. Raises what url_for raises (BuildError)."""
+    marked: dict[str, Any] = {**values, key: _MARKER}
+    head, found, tail = url_for(endpoint, **marked).partition(str(_MARKER))
+    if not found:  # a converter that does not write the id as its digits: one url_for per id after all
+        return lambda ident: url_for(endpoint, **{**values, key: ident})
+    return lambda ident: f"{head}{ident}{tail}"
 
 
 def _sort_url(key: str, current: str, direction: str) -> str:

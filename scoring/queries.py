@@ -10,10 +10,11 @@ from __future__ import annotations
 import csv
 import functools
 import io
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from decimal import Decimal
 from functools import cached_property
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 from sqlalchemy import select
 from sqlalchemy.orm import lazyload, selectinload
@@ -48,6 +49,7 @@ from scoring.sensitivity import assess_sensitivity
 if TYPE_CHECKING:
     from scoring.sensitivity import Sensitivity
 
+T = TypeVar("T")
 REVIEWED_STATUSES = tuple(s.value for s in BidStatus if s.visible_to_reviewers)
 
 
@@ -84,6 +86,7 @@ class ScoringData:
     ranked: list[Bid] = field(default_factory=list)
     excluded: list[tuple[Bid, str]] = field(default_factory=list)
     scores_loaded: bool = False
+    _recusal: dict[tuple[int, int], str | None] = field(default_factory=dict, repr=False)
 
     def __post_init__(self) -> None:
         for bid in self.bids:
@@ -104,10 +107,14 @@ class ScoringData:
                       key=lambda u: (u.name.casefold(), u.id))
 
     def recusal(self, member: User, bid: Bid) -> str | None:
-        """Why `member`'s scores on `bid` never count, or None (see `recusal_reason`)."""
-        decl = self.declarations.get(member.id)
-        return recusal_reason(member, bid, declared=self.declared.get(member.id, set()),
-                              declared_reason=decl.reason if decl else "")
+        """Why `member`'s scores on `bid` never count, or None (see `recusal_reason`). Decided once per member and
+        bid for this data (the ranking asks for each pair several times: what counts, who is due, who is recused)."""
+        key = (member.id, bid.id)
+        if key not in self._recusal:
+            decl = self.declarations.get(member.id)
+            self._recusal[key] = recusal_reason(member, bid, declared=self.declared.get(member.id, set()),
+                                                declared_reason=decl.reason if decl else "")
+        return self._recusal[key]
 
     def recusals(self) -> list[Recusal]:
         out = []
@@ -391,6 +398,9 @@ class RankingReport:
     recusals: list[Recusal]
     counted: dict[int, dict[int, Scorecard]]
     withheld: list[tuple[Bid, str]] = field(default_factory=list)
+    # The cache slot of the arithmetic this report shows (arithmetic_slot): what is drawn from the results alone
+    # is kept there with them (`kept`).
+    slot: dict = field(default_factory=dict, repr=False, compare=False)
 
     @property
     def weights_version(self) -> WeightsVersion | None:
@@ -411,9 +421,23 @@ class RankingReport:
     def bid(self, bid_id: BidId) -> Bid:
         return self._by_id[bid_id]
 
+    @cached_property
+    def _expected(self) -> dict[BidId, int]:
+        return {b.id: sum(1 for m in self._wcoc if self.data.recusal(m, b) is None) for b in self.data.ranked}
+
     def expected(self, bid: Bid) -> int:
         """How many WCOC members are to score the bid (those not recused)."""
-        return sum(1 for m in self._wcoc if self.data.recusal(m, bid) is None)
+        known = self._expected.get(bid.id)
+        return known if known is not None else sum(1 for m in self._wcoc if self.data.recusal(m, bid) is None)
+
+    def kept(self, name: str, key, make: Callable[[], T]) -> T:
+        """`make()`, computed once for this ranking's results and kept with them (in their cache slot) under
+        (`name`, `key`): for what depends on nothing but the results, the regulation and the bids' titles, which
+        the slot's fingerprint holds (a bid's chart). Raises what `make` raises."""
+        kept = self.slot.setdefault(name, {})
+        if key not in kept:
+            kept[key] = make()
+        return kept[key]
 
     def members_scored(self, result) -> str:
         """"1 of 4 members scored": the counted scorecards of a ranked bid against the members due to score it."""
@@ -477,7 +501,7 @@ def build_ranking(data: ScoringData, viewer: User | None = None) -> RankingRepor
         slot["result"] = (rank_bids(reg, cards, weights, names=names),
                           assess_sensitivity(reg, cards, weights, names=names, member_names=member_names))
     ranking, sensitivity = slot["result"]
-    return RankingReport(data, ranking, sensitivity, data.recusals(), counted, withheld)
+    return RankingReport(data, ranking, sensitivity, data.recusals(), counted, withheld, slot)
 
 
 # The ranking and its sensitivity are pure functions of the scores, weights, names and regulation: the same

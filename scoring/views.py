@@ -7,11 +7,14 @@ also the secretariat's), and the API does the same (scoring.gates).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import date
-from functools import wraps
+from functools import partial, wraps
+from typing import NamedTuple
 
 from flask import Blueprint, Response, abort, flash, redirect, render_template, request, url_for
 from flask_login import current_user
+from markupsafe import Markup
 from sqlalchemy import select
 from werkzeug.routing import BuildError
 
@@ -20,7 +23,7 @@ from bids.data import EVALUATION_FIELDS
 from bids.models import Bid
 from core.auth import Role, roles_required
 from core.db import db, reads_first, utcnow, writes_on_get
-from core.templating import register_nav
+from core.templating import id_url, register_nav
 from events.models import Event
 from events.services import get_event
 from scoring import reading, services
@@ -37,6 +40,7 @@ from scoring.queries import (
     weights_versions,
 )
 from scoring.rules import (
+    BidResult,
     admission_open,
     prize_fund_hint,
     scoring_is_open,
@@ -312,17 +316,56 @@ def ranking(slug: str):
     if closed:
         return render_template("scoring/ranking_closed.html", event=event, reason=closed)
     report = build_ranking(data, _me())
-    first_places = ([(report.bid(bid_id).title, share) for bid_id, share in report.sensitivity.first_places.shares]
-                    if report.sensitivity.first_places else [])
+    reg = data.reg
+    sensitivity = report.sensitivity
+    first_places = ([(report.bid(bid_id).title, share) for bid_id, share in sensitivity.first_places.shares]
+                    if sensitivity.first_places else [])
     # The criterion-by-criterion tables of every bid are the bulk of the page: shown on demand (one bid, or all).
     asked = request.args.get("details", "")
     details = int(asked) if asked.isdigit() else ("all" if asked == "all" else None)
-    return render_template("scoring/ranking.html", event=event, reg=data.reg, report=report, data=data,
-                           details=details,
-                           verdict=reading.verdict(report), disagreements=reading.disagreements,
-                           criteria_chart=criteria_chart, first_places_chart=first_places_chart,
-                           first_places=first_places, criterion_names={c.key: f"({c.key}) {c.label}"
-                                                                       for c in data.reg.criteria})
+    # Each bid's line and card made once here: its charts drawn once per ranking computed (they depend on its
+    # results and title alone, kept with them), its links built from one url_for each.
+    bid_link = _bid_links()
+    details_link = id_url("scoring.ranking", "details", slug=event.slug)
+    rows = []
+    for b in report.ranking.bids:
+        bid = report.bid(b.bid_id)
+        scored = report.members_scored(b)
+        chart = None if b.total is None else report.kept(
+            "criteria_chart", b.bid_id, partial(criteria_chart, b, reg, bid_name=bid.title))
+        rows.append(RankedRow(result=b, bid=bid, scored=scored, scored_sentence=scored[:1].upper() + scored[1:],
+                              chart=chart, disagree=reading.disagreements(b), link=bid_link(bid.id),
+                              details_link=details_link(bid.id)))
+    places = sensitivity.first_places
+    places_chart = None if places is None else report.kept(
+        "first_places_chart", None, partial(first_places_chart, first_places, places.samples))
+    return render_template("scoring/ranking.html", event=event, reg=reg, report=report, data=data,
+                           details=details, rows=rows, short=report.short_of_scorecards,
+                           verdict=reading.verdict(report), first_places_svg=places_chart, first_places=first_places,
+                           criterion_names={c.key: f"({c.key}) {c.label}" for c in reg.criteria})
+
+
+class RankedRow(NamedTuple):
+    """A ranked bid as the ranking page shows it: its result, the bid, "2 of 3 members scored" (and as a sentence),
+    its chart (None without a total), the criteria the members disagree on, its page and its detailed table."""
+
+    result: BidResult
+    bid: Bid
+    scored: str
+    scored_sentence: str
+    chart: Markup | None
+    disagree: list[str]
+    link: str
+    details_link: str
+
+
+def _bid_links() -> Callable[[int], str]:
+    """A bid's own page (bids.view) from its id (`bid_url` for many bids), or its path while that page is not
+    registered."""
+    try:
+        return id_url("bids.view", "bid_id")
+    except BuildError:
+        return lambda bid_id: f"/bids/{bid_id}"
 
 
 @bp.route("/events/<slug>/scoring/scores.csv")

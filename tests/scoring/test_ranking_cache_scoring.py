@@ -26,3 +26,29 @@ def test_same_inputs_reuse_the_arithmetic_and_a_new_score_recomputes(app, event,
         assert third.ranking is not first.ranking
         totals = {b.bid_id: b.total for b in third.ranking.bids}
         assert str(totals[tbilisi]) == "3.67"
+
+
+def test_a_chart_is_drawn_once_per_ranking_and_redrawn_when_a_score_changes(app, event, sf):
+    lviv = sf.bid(event, city="Lviv", host="UKR")
+    sf.status(event, "scoring")
+    member = sf.member(federation="FRA")
+    sf.declare(event, member)
+    sf.score(lviv, member, "4")
+    drawn = []
+
+    def draw(name):
+        drawn.append(name)
+        return f"<svg>{name}</svg>"
+
+    with app.app_context():
+        first = build_ranking(load_scoring(db.session.get(Event, event)))
+        assert first.kept("chart", lviv, lambda: draw("first")) == "<svg>first</svg>"
+        again = build_ranking(load_scoring(db.session.get(Event, event)))
+        assert again.kept("chart", lviv, lambda: draw("again")) == "<svg>first</svg>"
+    second = sf.member(federation="SWE")
+    sf.declare(event, second)
+    sf.score(lviv, second, "2")
+    with app.app_context():
+        changed = build_ranking(load_scoring(db.session.get(Event, event)))
+        assert changed.kept("chart", lviv, lambda: draw("changed")) == "<svg>changed</svg>"
+    assert drawn == ["first", "changed"]

@@ -1,0 +1,77 @@
+"""What the bid list reads: the columns it shows as plain rows, each row's text made once here.
+
+The list shows a few columns of every visible bid; loading each bid as an ORM object (with its call, owner, room
+rates, documents and versions) cost most of the page. A submitted bid's compliance is a column
+(`Bid.submitted_compliant`); only drafts are judged now, and only they are loaded whole. Nothing here changes a row.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import date
+from typing import NamedTuple
+
+from sqlalchemy import Select, select
+from sqlalchemy.orm import joinedload, lazyload
+
+from bids import services
+from bids.lifecycle import BidStatus
+from bids.models import Bid
+from bids.rules import is_compliant
+from core.db import db
+from core.money import format_day, format_eur
+from events.models import Event
+
+# The columns the list shows, in the order BidRow takes them.
+LIST_COLUMNS = (Bid.id, Bid.event_id, Bid.applicant_name, Bid.venue_city, Bid.venue_country, Bid.prize_fund_eur,
+                Bid.status, Bid.version, Bid.submitted_compliant, Bid.updated_at)
+
+
+class BidRow(NamedTuple):
+    """One line of the bid list, as the page writes it (texts, not values: the page only escapes them).
+
+    `open_findings` is None for a submitted bid (judged when it was submitted: `complies` is what it was then),
+    else how many requirements still block the draft's submission."""
+
+    id: int
+    url: str
+    applicant: str
+    place: str
+    call: str
+    practice: bool
+    prize: str
+    status: str
+    complies: bool
+    open_findings: int | None
+    updated: str
+
+
+def bid_rows(query: Select, events: dict[int, Event], *, today: date, url: Callable[[int], str]) -> list[BidRow]:
+    """The rows of the bids that `query` (a select() of Bid, filtered and ordered: bids.services.bids_visible_to)
+    selects, in its order: the listed columns as plain rows, each draft's compliance judged on the draft loaded with
+    its room rates and documents (one more query, only when there is a draft). `events` are every call by id (the
+    page loads them anyway); `url` gives a bid's page from its id. Raises nothing."""
+    rows = db.session.execute(query.with_only_columns(*LIST_COLUMNS)).all()
+    drafts = {r.id for r in rows if BidStatus(r.status).is_editable}
+    judged: dict[int, tuple[bool, int]] = {}
+    if drafts:
+        # One query: a draft has a handful of room rates and documents, so joining both costs less than
+        # selecting each apart (the rows are made unique again below).
+        for bid in db.session.scalars(select(Bid).where(Bid.id.in_(sorted(drafts))).options(
+                lazyload(Bid.event), lazyload(Bid.owner), joinedload(Bid.room_rates), joinedload(Bid.documents),
+                lazyload(Bid.versions))).unique():
+            findings = services.compliance(bid, today=today)  # its call is in the identity map: no query
+            judged[bid.id] = (is_compliant(findings), sum(f.blocks_submission for f in findings))
+    calls = {e.id: (e.regulation.event.short_title, e.regulation.event.practice) for e in events.values()}
+    out = []
+    for (bid_id, event_id, applicant, city, country, prize, status, version, submitted_compliant,
+         updated) in rows:
+        state = BidStatus(status)
+        complies, open_findings = judged[bid_id] if bid_id in judged else (bool(submitted_compliant), None)
+        call, practice = calls[event_id]
+        out.append(BidRow(
+            id=bid_id, url=url(bid_id), applicant=applicant or "(no name yet)",
+            place=(city or "—") + (f" ({country})" if country else ""), call=call, practice=practice,
+            prize=format_eur(prize) or "—", status=state.label + (f" (v{version})" if version else ""),
+            complies=complies, open_findings=open_findings, updated=format_day(updated)))
+    return out
