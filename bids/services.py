@@ -352,7 +352,9 @@ def _freeze(bid: Bid, findings, *, actor: User, now: datetime, revision: int | N
                          regulation_version_id=bid.event.regulation_version_id,
                          data=json.dumps(data, sort_keys=True), documents=json.dumps(docs),
                          compliance=json.dumps([f.as_dict() for f in findings]),
-                         compliant=is_compliant(findings), sha256=canonical_sha256({"data": data, "documents": docs}))
+                         compliant=is_compliant(findings),
+                         # the plain form every version has been fingerprinted in (core.hashing)
+                         sha256=canonical_sha256({"data": data, "documents": docs}, compact=False))
     db.session.add(version)
     db.session.flush()
     db.session.refresh(bid)

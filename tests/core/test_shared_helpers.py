@@ -31,3 +31,16 @@ def test_store_file_names_the_file_itself(tmp_path):
     assert re.fullmatch(r"[0-9a-f]{32}\.pdf", name)
     assert (tmp_path / "bids" / "7" / name).read_bytes() == b"%PDF-1.7 data"
     assert store_file(tmp_path / "bids" / "7", b"other") != name
+
+
+PLAIN_DIGEST = "c614f557046cfc1d2dacc96328b0af646841bb459c45c5ab39fdc5d3d0977f35"
+
+
+def test_the_plain_form_is_the_one_bid_versions_were_always_fingerprinted_in():
+    # The digest below was computed with the code before core.hashing existed:
+    # hashlib.sha256(json.dumps(value, sort_keys=True).encode()).hexdigest()
+    value = {"data": {"venue_city": "Kyiv–Lviv", "prize_fund_eur": "200000.00"}, "documents": [{"kind": "guarantee"}]}
+    assert canonical_json(value, compact=False) == (
+        '{"data": {"prize_fund_eur": "200000.00", "venue_city": "Kyiv\\u2013Lviv"}, "documents": [{"kind": "guarantee"}]}')
+    assert canonical_sha256(value, compact=False) == PLAIN_DIGEST
+    assert canonical_sha256(value) != PLAIN_DIGEST
