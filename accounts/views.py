@@ -149,11 +149,12 @@ def login():
         if user_id is not None:
             with writing():
                 user = db.session.get(User, user_id)
-                # The account may have changed since the password was checked (new password, deactivated).
-                if not services.record_login(user, now=utcnow(), new_hash=new_hash, verified_hash=verified):
-                    user_id = None
+                # The account may have changed since the password was checked (new password, deactivated, gone).
+                if user is None or not services.record_login(user, now=utcnow(), new_hash=new_hash,
+                                                             verified_hash=verified):
+                    user = None
                 db.session.commit()
-        if user_id is None:
+        if user is None:
             form.password.errors.append("That email and password do not match an active account.")
         else:
             _start_session(user)

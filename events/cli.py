@@ -58,7 +58,7 @@ def load(path, authority, decided_on, reference, reason):
     event, changed = load_event(reg, actor=None, now=now, source=str(path))
     version = event.regulation_version
     amendment = None
-    if changed and amending:
+    if changed and amending and old_version is not None:
         try:
             amendment = record_amendment(event, old_version, version, authority=authority, decided_on=decided,
                                          reference=reference, reason=reason, actor=None, now=now)
