@@ -6,14 +6,14 @@ from __future__ import annotations
 from datetime import date
 from typing import Any
 
-from flask import current_app, request, url_for
+from flask import request, url_for
 from pydantic import Field
 
 from api.auth import api_error, api_user
 from api.routing import operation
 from api.shapes import Amount, Day, Instant, Shape, amount, amount_or_none
 from contracts.models import PAYMENT_KINDS, Contract
-from contracts.queries import may_view, tracker
+from contracts.queries import due_soon_days, guarantee_warning_days, may_view, tracker
 from contracts.rules import ContractStatus, MilestoneKind, MilestoneState, parse_as_of
 from core.db import db, utcnow
 from finance.rules import PartyKind
@@ -151,10 +151,6 @@ class MilestonesQuery(Shape):
     as_of: date | None = Field(None, description="The day the status is judged on (default: today)")
 
 
-def _setting(name: str, default: int) -> int:
-    return int(current_app.config.get(name, default))
-
-
 def _visible_contract(contract_id: int) -> Contract | None:
     contract = db.session.get(Contract, contract_id)
     if contract is None or not may_view(api_user(), contract):
@@ -207,11 +203,10 @@ def contract_milestones(contract_id: int):
         as_of = parse_as_of(request.args.get("as_of"), utcnow().date())
     except ValueError as exc:
         return api_error(400, str(exc))
-    due_soon_days = _setting("PAYMENT_DUE_SOON_DAYS", 14)
-    t = tracker(found, as_of, due_soon_days=due_soon_days,
-                guarantee_warning_days=_setting("GUARANTEE_WARNING_DAYS", 30))
+    soon = due_soon_days()
+    t = tracker(found, as_of, due_soon_days=soon, guarantee_warning_days=guarantee_warning_days())
     return ContractMilestones(
-        contract=found.id, reference=found.reference, as_of=as_of, due_soon_days=due_soon_days,
+        contract=found.id, reference=found.reference, as_of=as_of, due_soon_days=soon,
         milestones=[Milestone(
             id=m.id, key=m.key, kind=m.milestone_kind, article=m.article, title=m.title, description=m.description,
             payer=Payer(kind=PartyKind(m.payer_kind), name=m.payer_name),

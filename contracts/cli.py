@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import date
 
 import click
-from flask import Blueprint, current_app, url_for
+from flask import Blueprint, url_for
 from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 
@@ -36,7 +36,7 @@ def remind_command(as_of: date | None):
     overdue, once per milestone and kind (a reminder already sent is never sent again). Each reminder is
     committed as it is sent, so a failure part-way loses none. Exits 1 if any could not be sent."""
     day = as_of or utcnow().date()
-    days = int(current_app.config.get("PAYMENT_DUE_SOON_DAYS", 14))
+    days = queries.due_soon_days()
     todo = queries.due_reminders(day, days)
     sent = failed = 0
     for milestone, kind, status in todo:
@@ -58,8 +58,7 @@ def remind_command(as_of: date | None):
         click.echo(f"sent {kind.value:8} {milestone.contract.reference} {milestone.key}: "
                    f"{format_eur(status.outstanding)} due {status.due.isoformat()} ({status.label})")
     for contract in db.session.scalars(select(Contract).where(Contract.status.in_(queries.IN_FORCE))):
-        t = queries.tracker(contract, day, due_soon_days=days,
-                            guarantee_warning_days=int(current_app.config.get("GUARANTEE_WARNING_DAYS", 30)))
+        t = queries.tracker(contract, day, due_soon_days=days, guarantee_warning_days=queries.guarantee_warning_days())
         for warning in t.warnings:
             click.echo(f"WARNING {contract.reference}: {warning}")
     click.echo(f"{sent} reminder(s) sent, {failed} not sent, as of {day.isoformat()}")

@@ -10,6 +10,7 @@ from datetime import date
 from decimal import Decimal
 from pathlib import Path
 
+from flask import current_app
 from sqlalchemy import select
 
 from bids.lifecycle import BidStatus
@@ -30,6 +31,18 @@ from core.auth import Role
 from core.db import db
 
 IN_FORCE = (ContractStatus.ISSUED.value, ContractStatus.SIGNED.value)
+
+
+def due_soon_days() -> int:
+    """How many days before its deadline a milestone counts as due soon (the PAYMENT_DUE_SOON_DAYS setting, which
+    config.py defaults). Raises nothing inside an app."""
+    return int(current_app.config["PAYMENT_DUE_SOON_DAYS"])
+
+
+def guarantee_warning_days() -> int:
+    """How many days before a guarantee lapses the tracker warns (the GUARANTEE_WARNING_DAYS setting, which
+    config.py defaults). Raises nothing inside an app."""
+    return int(current_app.config["GUARANTEE_WARNING_DAYS"])
 
 
 def versions_of(bid_id: int) -> list[Contract]:

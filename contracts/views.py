@@ -51,18 +51,6 @@ register_nav(40, Role.ADMIN, "Contracts", "contracts.index")
 register_nav(41, Role.BIDDER, "Contracts", "contracts.mine")
 
 
-def _cfg(name: str, default: int) -> int:
-    return int(current_app.config.get(name, default))
-
-
-def due_soon_days() -> int:
-    return _cfg("PAYMENT_DUE_SOON_DAYS", 14)
-
-
-def guarantee_warning_days() -> int:
-    return _cfg("GUARANTEE_WARNING_DAYS", 30)
-
-
 def load_contract(contract_id: int) -> Contract:
     """The contract, or 404 when it does not exist or is not the caller's to see (never 403)."""
     contract = db.session.get(Contract, contract_id)
@@ -88,8 +76,8 @@ def _as_of():
 
 
 def _tracker(contract: Contract, as_of):
-    return queries.tracker(contract, as_of, due_soon_days=due_soon_days(),
-                           guarantee_warning_days=guarantee_warning_days())
+    return queries.tracker(contract, as_of, due_soon_days=queries.due_soon_days(),
+                           guarantee_warning_days=queries.guarantee_warning_days())
 
 
 # ----------------------------------------------------------------------------------------------- lists
@@ -178,7 +166,7 @@ def view(contract_id: int):
         [c for c in queries.versions_of(contract.bid_id) if c.state.visible_to_organizer],
         in_force=queries.in_force(contract.bid_id), result=queries.match_result(contract.bid.event_id),
         draft_terms=terms, form=EmptyForm(), sign_form=SignForm(), max_mb=current_app.config["MAX_UPLOAD_MB"],
-        due_soon_days=due_soon_days(), actions=allowed_actions(contract.status),
+        due_soon_days=queries.due_soon_days(), actions=allowed_actions(contract.status),
         countersigned=services.signed_pdf_inspection(contract)), (400 if error else 200)
 
 
@@ -365,7 +353,7 @@ def _milestone_page(contract: Contract, m: Milestone, *, form=None, status: int 
         form = PaymentForm(data={"idempotency_key": one_time_key()})
     as_of, error = _as_of()
     return render_template(
-        "contracts/milestone.html", contract=contract, m=m, st=queries.status_of(m, as_of, due_soon_days()),
+        "contracts/milestone.html", contract=contract, m=m, st=queries.status_of(m, as_of, queries.due_soon_days()),
         as_of_error=error, form=form, reverse_form=ReverseForm(data={"idempotency_key": one_time_key()}),
         is_admin=current_user.has_role(Role.ADMIN), refused=refused), (400 if error and status == 200 else status)
 
@@ -386,9 +374,11 @@ def record_payment(contract_id: int, milestone_id: int):
     if not form.validate_on_submit():
         return _milestone_page(contract, m, form=form, status=422)
     key = form.idempotency_key.data
+    amount, received_on = form.amount.data, form.received_on.data
+    assert amount is not None and received_on is not None  # the form's Present() refused a blank
     try:
         payment, created = services.record_payment(
-            m, amount=form.amount.data, received_on=form.received_on.data, reference=form.reference.data,
+            m, amount=amount, received_on=received_on, reference=form.reference.data,
             note=form.note.data, idempotency_key=key, actor=current_user, now=utcnow())
         db.session.commit()
     except services.ContractError as exc:
@@ -453,7 +443,9 @@ def result(contract_id: int):
     status = 200
     if request.method == "POST":
         if form.validate_on_submit():
-            outcome = MatchOutcome(form.winner.data, form.decided_in.data, form.completed_on.data)
+            completed_on = form.completed_on.data
+            assert completed_on is not None  # the form's Present() refused a blank
+            outcome = MatchOutcome(form.winner.data, form.decided_in.data, completed_on)
             try:
                 services.record_result(contract, outcome=outcome, actor=current_user, now=utcnow())
             except services.ContractError as exc:
@@ -493,10 +485,12 @@ def deduction(contract_id: int):
     form = DeductionForm.for_regulation(reg)
     if not form.validate_on_submit():
         return _result_page(contract, deduction_form=form, recorded=recorded, status=422)
+    amount, decided_on = form.amount.data, form.decided_on.data
+    assert amount is not None and decided_on is not None  # the form's Present() refused a blank
     try:
         services.record_deduction(contract, federation=form.player.data, rule_key=form.rule.data,
-                                  amount=form.amount.data, reason=form.reason.data or "",
-                                  decided_on=form.decided_on.data, actor=current_user, now=utcnow())
+                                  amount=amount, reason=form.reason.data or "",
+                                  decided_on=decided_on, actor=current_user, now=utcnow())
     except services.ContractError as exc:
         db.session.rollback()
         for name, message in exc.errors.items():
@@ -535,7 +529,7 @@ def calendar(contract_id: int):
     if contract is None:
         abort(404)
     today = utcnow().date()
-    rows = [(m, queries.status_of(m, today, due_soon_days())) for m in contract.milestones]
+    rows = [(m, queries.status_of(m, today, queries.due_soon_days())) for m in contract.milestones]
     body = calendar_ics(contract, rows, now=utcnow(),
                         url=url_for("contracts.view", contract_id=contract.id, _external=True))
     return Response(body, mimetype="text/calendar",
