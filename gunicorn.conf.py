@@ -10,6 +10,14 @@ from core.db import db
 preload_app = True
 
 
+def pre_fork(server, worker):
+    """In the master, just before a worker is forked: move everything the master built (modules, templates, the app,
+    SQLAlchemy's mappers) to the permanent generation, so that no collection, in the master or in a worker, walks
+    it again: the collector walking them would write to every page the fork shares, and cost time per request."""
+    gc.collect()
+    gc.freeze()
+
+
 def post_fork(server, worker):
     """A forked worker must not share the master's database connections: drop the pool it inherited (without
     closing the master's sockets, as SQLAlchemy advises after a fork), so the worker opens its own."""
@@ -19,8 +27,6 @@ def post_fork(server, worker):
 
 
 def post_worker_init(worker):
-    """Once the worker has built the app, move every object alive now (modules, templates, the app, SQLAlchemy's
-    mappers) to the permanent generation: the collector no longer walks them on each collection a request
-    triggers, and forked pages stay shared."""
-    gc.collect()
+    """Once the worker is set up: freeze what it made itself since the fork (its pool, its signal handlers), as the
+    master froze what it had built."""
     gc.freeze()
