@@ -41,6 +41,7 @@ def test_the_plain_form_is_the_one_bid_versions_were_always_fingerprinted_in():
     # hashlib.sha256(json.dumps(value, sort_keys=True).encode()).hexdigest()
     value = {"data": {"venue_city": "Kyiv–Lviv", "prize_fund_eur": "200000.00"}, "documents": [{"kind": "guarantee"}]}
     assert canonical_json(value, compact=False) == (
-        '{"data": {"prize_fund_eur": "200000.00", "venue_city": "Kyiv\\u2013Lviv"}, "documents": [{"kind": "guarantee"}]}')
+        '{"data": {"prize_fund_eur": "200000.00", "venue_city": "Kyiv\\u2013Lviv"}, '
+        '"documents": [{"kind": "guarantee"}]}')
     assert canonical_sha256(value, compact=False) == PLAIN_DIGEST
     assert canonical_sha256(value) != PLAIN_DIGEST
