@@ -20,7 +20,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from asn1crypto import x509 as asn1_x509
 from cryptography import x509
@@ -39,16 +39,13 @@ from pyhanko.pdf_utils.incremental_writer import IncrementalPdfFileWriter
 from pyhanko.pdf_utils.reader import PdfFileReader
 from pyhanko.sign import fields, signers
 from pyhanko.sign.diff_analysis import ModificationLevel
-from pyhanko.sign.signers import SimpleSigner
+from pyhanko.sign.signers import Signer, SimpleSigner
 from pyhanko.sign.timestamps import HTTPTimeStamper
 from pyhanko.sign.validation import SignatureCoverageLevel, validate_pdf_signature
 from pyhanko.sign.validation.settings import KeyUsageConstraints
 from pyhanko_certvalidator import ValidationContext
 
 from core.pdf import PdfError, looks_like_pdf
-
-if TYPE_CHECKING:  # pyHanko loads only when a PDF is signed or read
-    from pyhanko.sign.signers import Signer
 
 log = logging.getLogger(__name__)
 # An untrusted signer is an expected finding, reported in words; pyHanko would also log it as a warning each time.

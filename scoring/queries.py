@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from decimal import Decimal
 from functools import cached_property
-from typing import TYPE_CHECKING, TypeVar
+from typing import TypeVar
 
 from sqlalchemy import select
 from sqlalchemy.orm import lazyload, selectinload
@@ -44,10 +44,7 @@ from scoring.rules import (
     scores_withheld_reason,
     scoring_is_over,
 )
-from scoring.sensitivity import assess_sensitivity
-
-if TYPE_CHECKING:
-    from scoring.sensitivity import Sensitivity
+from scoring.sensitivity import Sensitivity, assess_sensitivity
 
 T = TypeVar("T")
 REVIEWED_STATUSES = tuple(s.value for s in BidStatus if s.visible_to_reviewers)
