@@ -13,11 +13,12 @@ from sqlalchemy import select
 
 from accounts.services import find_user_by_email
 from bids import services
-from bids.models import Bid, BidRoomRate
+from bids.models import Bid
 from core.db import db
 from core.pdf import html_to_pdf
 from demo.signatures import signed_by
 from events.regulation import compliant_opening_dates
+from events.rules import EventStatus
 from events.services import get_event
 from finance.rules import minimum_fide_contribution
 
@@ -120,7 +121,7 @@ def seed_bids(*, now: datetime) -> list[str]:
     reg = event.regulation
     admin = find_user_by_email("admin@example.org")
     when = reg.event.bid_deadline - timedelta(days=10)  # inside the call, before its deadline
-    if event.status != "open":
+    if not EventStatus(event.status).accepts_bids:
         return out
     upload_dir = flask.current_app.config["UPLOAD_DIR"]
     max_bytes = flask.current_app.config["MAX_UPLOAD_MB"] * 1024 * 1024
@@ -130,11 +131,13 @@ def seed_bids(*, now: datetime) -> list[str]:
                                                                  Bid.owner_id == owner.id)).first():
             continue
         bid = services.create_bid(event, owner=owner, actor=owner, now=when)
-        for name, value in spec.values.items():
-            setattr(bid, name, value)
-        bid.room_rates = [BidRoomRate(position=i, room_type=t, eur_per_night=Decimal(a))
-                          for i, (t, a) in enumerate(spec.rates)]
-        db.session.flush()
+        # Section by section, as the bidder's form saves it (the same guarded, audited service).
+        for section, columns in services.SECTION_COLUMNS.items():
+            values = {name: spec.values[name] for name in columns if name in spec.values}
+            rates: list[tuple[str | None, Decimal | None]] | None = (
+                [(t, Decimal(a)) for t, a in spec.rates] if section == "hotel" else None)
+            services.save_section(bid, section, values, actor=owner, now=when, revision=bid.revision,
+                                  room_rates=rates)
         letter = _letter(f"Bid of {spec.values['applicant_name']}",
                          f"We bid to organise the {reg.event.title} in {spec.values['venue_city']}.")
         # The letter carries its signatory's digital signature, issued by the demo CA (which is on the trust list).
