@@ -16,7 +16,6 @@ from __future__ import annotations
 import json
 from datetime import datetime
 from decimal import Decimal
-from typing import TYPE_CHECKING
 
 from sqlalchemy import (
     Boolean,
@@ -142,28 +141,29 @@ class Scorecard(Model):
 
     @property
     def is_submitted(self) -> bool:
-        return self.state is ScorecardStatus.SUBMITTED
+        return scorecard_counts(self.status)
 
     @property
     def ever_submitted(self) -> bool:
         """Submitted at least once (a reopened scorecard still was)."""
-        return self.version >= 1
-
-    # {criterion: (score, comment)} read as plain rows for a whole call at once (scoring.queries.ScoringData
-    # .load_scores), so pages do not build a ScorecardScore object per score; None: read the relationship.
-    if TYPE_CHECKING:  # declared for mypy only: the ORM maps every annotation it sees on a model
-        plain_scores: dict[str, tuple[Decimal | None, str]] | None
-    plain_scores = None
+        return scorecard_ever_submitted(self.version)
 
     def score_map(self) -> dict[str, Decimal | None]:
-        if self.plain_scores is not None:
-            return {k: score for k, (score, _) in self.plain_scores.items()}
         return {s.criterion: s.score for s in self.scores}
 
     def comment_map(self) -> dict[str, str]:
-        if self.plain_scores is not None:
-            return {k: comment for k, (_, comment) in self.plain_scores.items()}
         return {s.criterion: s.comment for s in self.scores}
+
+
+def scorecard_counts(status: str) -> bool:
+    """A scorecard in this status is submitted (a draft, or a reopened one, counts for nothing): the one test the
+    ORM object and the scoring pages' plain rows (scoring.queries.CardRow) both use."""
+    return status == ScorecardStatus.SUBMITTED.value
+
+
+def scorecard_ever_submitted(version: int) -> bool:
+    """A scorecard at this version was submitted at least once (each submission raises it)."""
+    return version >= 1
 
 
 class ScorecardScore(Model):

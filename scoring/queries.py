@@ -12,6 +12,7 @@ import functools
 import io
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import datetime
 from decimal import Decimal
 from functools import cached_property
 from typing import TypeVar
@@ -29,12 +30,21 @@ from core.exports import csv_cell
 from core.money import format_day
 from events.models import Event
 from events.regulation import Regulation
-from scoring.models import ConflictDeclaration, Scorecard, ScorecardScore, WeightsVersion, conflict_declaration_bid
+from scoring.models import (
+    ConflictDeclaration,
+    Scorecard,
+    ScorecardScore,
+    WeightsVersion,
+    conflict_declaration_bid,
+    scorecard_counts,
+    scorecard_ever_submitted,
+)
 from scoring.rules import (
     BidId,
     MemberId,
     Ranking,
     Scorecards,
+    ScorecardStatus,
     conflicted_by_federation,
     declaration_gate_message,
     default_weights,
@@ -63,6 +73,54 @@ class Recusal:
                 "bid": self.bid.title, "reason": self.reason}
 
 
+@dataclass(slots=True, eq=False)
+class CardRow:
+    """A scorecard as the scoring pages read it: the columns of its row as plain values (no ORM object, which the
+    ranking would otherwise build by the thousand), and its scores and comments once `ScoringData.load_scores`
+    has read them. A change goes through scoring.services on the ORM object (`scorecard_of`)."""
+
+    id: int
+    bid_id: int
+    member_id: int
+    status: str
+    revision: int
+    version: int
+    updated_at: datetime
+    submitted_at: datetime | None
+    # {criterion: (score, comment)}; None until ScoringData.load_scores read them.
+    plain_scores: dict[str, tuple[Decimal | None, str]] | None = None
+
+    @property
+    def state(self) -> ScorecardStatus:
+        return ScorecardStatus(self.status)
+
+    @property
+    def is_submitted(self) -> bool:
+        return scorecard_counts(self.status)
+
+    @property
+    def ever_submitted(self) -> bool:
+        """Submitted at least once (a reopened scorecard still was)."""
+        return scorecard_ever_submitted(self.version)
+
+    def _scores(self) -> dict[str, tuple[Decimal | None, str]]:
+        if self.plain_scores is None:
+            raise LookupError(f"the scores of scorecard {self.id} were not read: call ScoringData.load_scores first")
+        return self.plain_scores
+
+    def score_map(self) -> dict[str, Decimal | None]:
+        """{criterion: score} (None: not scored yet). Raises LookupError before `ScoringData.load_scores`."""
+        return {k: score for k, (score, _) in self._scores().items()}
+
+    def comment_map(self) -> dict[str, str]:
+        """{criterion: comment}. Raises LookupError before `ScoringData.load_scores`."""
+        return {k: comment for k, (_, comment) in self._scores().items()}
+
+
+CARD_COLUMNS = (Scorecard.id, Scorecard.bid_id, Scorecard.member_id, Scorecard.status, Scorecard.revision,
+                Scorecard.version, Scorecard.updated_at, Scorecard.submitted_at)
+
+
 @dataclass
 class ScoringData:
     """One call's bids, WCOC members, declarations, scorecards and weights, as the scoring pages need them.
@@ -78,11 +136,10 @@ class ScoringData:
     members: dict[int, User]
     declarations: dict[int, ConflictDeclaration]
     declared: dict[int, set[int]]
-    cards: dict[tuple[int, int], Scorecard]
+    cards: dict[tuple[int, int], CardRow]
     weights_version: WeightsVersion | None
     ranked: list[Bid] = field(default_factory=list)
     excluded: list[tuple[Bid, str]] = field(default_factory=list)
-    scores_loaded: bool = False
     _recusal: dict[tuple[int, int], str | None] = field(default_factory=dict, repr=False)
 
     def __post_init__(self) -> None:
@@ -132,23 +189,26 @@ class ScoringData:
 
     # ---- scorecards
 
-    def load_scores(self) -> None:
-        """Read every score and comment of the call's scorecards as plain rows, in one query, into each card's
-        `plain_scores` (Scorecard.score_map / comment_map read them). Done once, and only by what shows or
-        computes scores (not by a ranking found in the cache, nor by a stored dossier's lookup)."""
-        if self.scores_loaded or not self.cards:
+    def load_scores(self, bid: Bid | None = None) -> None:
+        """Read the scores and comments of the call's scorecards (of `bid`'s only, for its scorecard page) as plain
+        rows, in one query, into each card's `plain_scores`. Each card's are read once, and only by what shows or
+        computes scores (not by a ranking found in the cache, nor by a stored dossier's lookup). Raises nothing."""
+        wanted = {card.id: card for card in self.cards.values()
+                  if card.plain_scores is None and (bid is None or card.bid_id == bid.id)}
+        if not wanted:
             return
-        by_id = {card.id: card for card in self.cards.values()}
-        plain: dict[int, dict[str, tuple[Decimal | None, str]]] = {card_id: {} for card_id in by_id}
-        for card_id, card in by_id.items():
-            card.plain_scores = plain[card_id]
-        rows = db.session.execute(
-            select(ScorecardScore.scorecard_id, ScorecardScore.criterion, ScorecardScore.score,
-                   ScorecardScore.comment).where(ScorecardScore.scorecard_id.in_(list(by_id)))
-            .order_by(ScorecardScore.id))
-        for card_id, criterion, score, comment in rows:
-            plain[card_id][criterion] = (score, comment)
-        self.scores_loaded = True
+        for card in wanted.values():
+            card.plain_scores = {}
+        query = select(ScorecardScore.scorecard_id, ScorecardScore.criterion, ScorecardScore.score,
+                       ScorecardScore.comment).join(Scorecard, Scorecard.id == ScorecardScore.scorecard_id)
+        if bid is not None:
+            query = query.where(Scorecard.bid_id == bid.id)
+        else:
+            query = query.join(Bid, Bid.id == Scorecard.bid_id).where(Bid.event_id == self.event.id)
+        for card_id, criterion, score, comment in db.session.execute(query.order_by(ScorecardScore.id)):
+            row = wanted.get(card_id)
+            if row is not None and row.plain_scores is not None:
+                row.plain_scores[criterion] = (score, comment)
 
     @cached_property
     def version_sha256(self) -> dict[int, str]:
@@ -158,7 +218,7 @@ class ScoringData:
                                                               & (Bid.version == BidVersion.number))
             .where(Bid.id.in_([b.id for b in self.bids]))).all()) if self.bids else {}
 
-    def card(self, bid: Bid, member: User) -> Scorecard | None:
+    def card(self, bid: Bid, member: User) -> CardRow | None:
         return self.cards.get((bid.id, member.id))
 
     def due(self, member: User) -> list[Bid]:
@@ -173,9 +233,9 @@ class ScoringData:
         """The bids due that the member has not submitted a scorecard for yet (ever)."""
         return [b for b in self.due(member) if not ((c := self.card(b, member)) and c.ever_submitted)]
 
-    def counted(self) -> dict[int, dict[int, Scorecard]]:
+    def counted(self) -> dict[int, dict[int, CardRow]]:
         """{bid_id: {member_id: scorecard}}: the submitted scorecards of members not recused, per ranked bid."""
-        out: dict[int, dict[int, Scorecard]] = {b.id: {} for b in self.ranked}
+        out: dict[int, dict[int, CardRow]] = {b.id: {} for b in self.ranked}
         by_id = {b.id: b for b in self.ranked}
         for (bid_id, member_id), card in sorted(self.cards.items()):
             bid = by_id.get(bid_id)
@@ -183,7 +243,7 @@ class ScoringData:
                 out[bid_id][member_id] = card
         return out
 
-    def others_on(self, bid: Bid, member: User) -> list[tuple[User, Scorecard, str | None]]:
+    def others_on(self, bid: Bid, member: User) -> list[tuple[User, CardRow, str | None]]:
         """The other members' submitted scorecards on `bid` with their recusal (None when counted), or [] while
         `member` may not see them: scores are closed to them (`ranking_closed_to`: independent first), or they
         are recused from the bid (`bid_withheld_from`)."""
@@ -305,6 +365,12 @@ def declaration_required(user: User, event: Event, *, owner_id: int | None = Non
     return None if current else declaration_gate_message(has_declaration=decl is not None)
 
 
+def scorecard_of(bid: Bid, member: User) -> Scorecard | None:
+    """`member`'s scorecard on `bid` as the ORM object scoring.services changes, or None."""
+    return db.session.scalars(select(Scorecard).where(Scorecard.bid_id == bid.id,
+                                                      Scorecard.member_id == member.id)).first()
+
+
 def recusal_for(bid: Bid, member: User) -> str | None:
     """`recusal_reason` for one bid and member, read from the database."""
     decl = declaration_of(bid.event, member)
@@ -355,9 +421,8 @@ def load_scoring(event: Event, *, full: bool = False) -> ScoringData:
     the scores themselves are read on demand (`ScoringData.load_scores`). `full`: see bids_before_reviewers.
     Raises nothing."""
     bids = bids_before_reviewers(event, full=full)
-    cards = db.session.scalars(
-        select(Scorecard).join(Bid, Scorecard.bid_id == Bid.id).where(Bid.event_id == event.id)
-        .options(lazyload(Scorecard.member), lazyload(Scorecard.bid))).all()
+    cards = [CardRow(*row) for row in db.session.execute(
+        select(*CARD_COLUMNS).join(Bid, Scorecard.bid_id == Bid.id).where(Bid.event_id == event.id))]
     wcoc_ids = select(UserRole.user_id).where(UserRole.role == Role.WCOC.value)
     members = {u.id: u for u in db.session.scalars(select(User).where(
         User.id.in_(wcoc_ids) | User.id.in_(sorted({c.member_id for c in cards}))))}
@@ -393,7 +458,7 @@ class RankingReport:
     ranking: Ranking
     sensitivity: Sensitivity  # imported for type checking only: scoring.sensitivity loads numpy
     recusals: list[Recusal]
-    counted: dict[int, dict[int, Scorecard]]
+    counted: dict[int, dict[int, CardRow]]
     withheld: list[tuple[Bid, str]] = field(default_factory=list)
     # The cache slot of the arithmetic this report shows (arithmetic_slot): what is drawn from the results alone
     # is kept there with them (`kept`).

@@ -352,7 +352,6 @@ def save_scorecard(bid: Bid, member, *, scores: Mapping[str, Decimal | None], co
         if card.revision != revision:
             raise StaleScorecardError(card)
         raise ScoringError("This scorecard is submitted; reopen it to change it.")
-    card.plain_scores = None  # the rows change below: read them from now on
     rows = {s.criterion: s for s in card.scores}
     for k in keys:
         row = rows.get(k)

@@ -35,6 +35,7 @@ from scoring.queries import (
     build_ranking,
     declaration_required,
     load_scoring,
+    scorecard_of,
     scores_csv,
     weights_of,
     weights_versions,
@@ -215,6 +216,7 @@ def _render_scorecard(event, bid, data: ScoringData, form, *, card, stale=None, 
     evaluation = particulars.get("evaluation") or {}
     texts = {f.criterion: (f.label, evaluation.get(f.key)) for f in EVALUATION_FIELDS}
     me = _me()
+    data.load_scores(bid)  # the member's own scorecard and the others' beside it, in one query
     others = data.others_on(bid, me)
     refused = record_first_showing(data, me) if others else None
     if refused:
@@ -246,14 +248,15 @@ def scorecard(slug: str, bid_id: int):
     card = data.card(bid, me)
     form = scorecard_form(event.regulation)
     if request.method == "GET":
+        data.load_scores(bid)
         form.fill(card.score_map() if card else {}, card.comment_map() if card else {}, card.revision if card else 0)
         return _render_scorecard(event, bid, data, form, card=card)
     stale = notice = None
     if form.validate_on_submit():
         submit = request.form.get("action") == "submit"
         try:
-            card = services.save_scorecard(bid, me, scores=form.scores(), comments=form.comments(),
-                                           revision=form.revision.data, submit=submit, actor=me, now=utcnow())
+            saved = services.save_scorecard(bid, me, scores=form.scores(), comments=form.comments(),
+                                            revision=form.revision.data, submit=submit, actor=me, now=utcnow())
         except services.StaleScorecardError as exc:
             db.session.rollback()
             stale = exc.current
@@ -272,7 +275,7 @@ def scorecard(slug: str, bid_id: int):
         else:
             db.session.commit()
             if submit:
-                flash(f"Your scorecard for {bid.title} is submitted (version {card.version}).", "success")
+                flash(f"Your scorecard for {bid.title} is submitted (version {saved.version}).", "success")
                 return redirect(url_for("scoring.my_scorecards", slug=slug))
             flash(f"Your draft scorecard for {bid.title} is saved.", "success")
             return redirect(url_for("scoring.scorecard", slug=slug, bid_id=bid.id))
@@ -288,7 +291,7 @@ def reopen(slug: str, bid_id: int):
     data = load_scoring(event)
     bid = _scored_bid(data, bid_id)
     me = _me()
-    card = data.card(bid, me)
+    card = scorecard_of(bid, me)
     if card is None:
         abort(404)
     try:
