@@ -18,7 +18,7 @@ from functools import cached_property
 from typing import TypeVar
 
 from sqlalchemy import select
-from sqlalchemy.orm import lazyload, selectinload
+from sqlalchemy.orm import joinedload, lazyload, load_only, selectinload
 from sqlalchemy.orm.interfaces import LoaderOption
 
 from accounts.models import User, UserRole
@@ -140,7 +140,6 @@ class ScoringData:
     weights_version: WeightsVersion | None
     ranked: list[Bid] = field(default_factory=list)
     excluded: list[tuple[Bid, str]] = field(default_factory=list)
-    _recusal: dict[tuple[int, int], str | None] = field(default_factory=dict, repr=False)
 
     def __post_init__(self) -> None:
         for bid in self.bids:
@@ -160,15 +159,42 @@ class ScoringData:
         return sorted((u for u in self.members.values() if u.active and Role.WCOC in u.role_set),
                       key=lambda u: (u.name.casefold(), u.id))
 
+    @cached_property
+    def _recused(self) -> dict[tuple[int, int], str]:
+        """{(member id, bid id): why} for every member of `members` and every bid of `bids`, decided once for this
+        data from plain values (the ranking asks for thousands of pairs: what counts, who is due, who is recused);
+        only the pairs recused are held."""
+        bids = [(b.id, b.owner_id, b.host_federation) for b in self.bids]
+        out: dict[tuple[int, int], str] = {}
+        for member in self.members.values():
+            member_id, federation = member.id, member.federation
+            declared = self.declared.get(member_id, set())
+            decl = self.declarations.get(member_id)
+            declared_reason = decl.reason if decl else ""
+            for bid_id, owner_id, host in bids:
+                reason = recusal_reason_of(member_id, federation, bid_id, owner_id, host, declared=declared,
+                                           declared_reason=declared_reason)
+                if reason is not None:
+                    out[(member_id, bid_id)] = reason
+        return out
+
+    @cached_property
+    def _bid_ids(self) -> frozenset[int]:
+        return frozenset(b.id for b in self.bids)
+
     def recusal(self, member: User, bid: Bid) -> str | None:
-        """Why `member`'s scores on `bid` never count, or None (see `recusal_reason`). Decided once per member and
-        bid for this data (the ranking asks for each pair several times: what counts, who is due, who is recused)."""
-        key = (member.id, bid.id)
-        if key not in self._recusal:
-            decl = self.declarations.get(member.id)
-            self._recusal[key] = recusal_reason(member, bid, declared=self.declared.get(member.id, set()),
-                                                declared_reason=decl.reason if decl else "")
-        return self._recusal[key]
+        """Why `member`'s scores on `bid` never count, or None (see `recusal_reason`)."""
+        if member.id in self.members and bid.id in self._bid_ids:
+            return self._recused.get((member.id, bid.id))
+        decl = self.declarations.get(member.id)  # a viewer who is not a member (the secretariat), or another bid
+        return recusal_reason(member, bid, declared=self.declared.get(member.id, set()),
+                              declared_reason=decl.reason if decl else "")
+
+    def counting_members(self) -> dict[BidId, int]:
+        """{bid id: how many WCOC members are to score it (those not recused)} for every ranked bid."""
+        wcoc = [m.id for m in self.wcoc]
+        recused = self._recused
+        return {b.id: sum(1 for m in wcoc if (m, b.id) not in recused) for b in self.ranked}
 
     def recusals(self) -> list[Recusal]:
         out = []
@@ -236,11 +262,12 @@ class ScoringData:
     def counted(self) -> dict[int, dict[int, CardRow]]:
         """{bid_id: {member_id: scorecard}}: the submitted scorecards of members not recused, per ranked bid."""
         out: dict[int, dict[int, CardRow]] = {b.id: {} for b in self.ranked}
-        by_id = {b.id: b for b in self.ranked}
-        for (bid_id, member_id), card in sorted(self.cards.items()):
-            bid = by_id.get(bid_id)
-            if bid is not None and card.is_submitted and self.recusal(self.members[member_id], bid) is None:
-                out[bid_id][member_id] = card
+        recused = self._recused
+        for bid_id, member_id in sorted(self.cards):
+            card = self.cards[(bid_id, member_id)]
+            by_member = out.get(bid_id)
+            if by_member is not None and card.is_submitted and (member_id, bid_id) not in recused:
+                by_member[member_id] = card
         return out
 
     def others_on(self, bid: Bid, member: User) -> list[tuple[User, CardRow, str | None]]:
@@ -320,11 +347,18 @@ def reads_all_scores(roles) -> bool:
 def recusal_reason(member: User, bid: Bid, *, declared: set[int], declared_reason: str) -> str | None:
     """Why `member`'s scores on `bid` never count, or None: the bid is theirs, they belong to its host
     federation (whatever they declared), or they declared a conflict with it (`declared` holds those bid ids)."""
-    if bid.owner_id == member.id:
+    return recusal_reason_of(member.id, member.federation, bid.id, bid.owner_id, bid.host_federation,
+                             declared=declared, declared_reason=declared_reason)
+
+
+def recusal_reason_of(member_id: int, member_federation: str | None, bid_id: int, owner_id: int,
+                      host_federation: str | None, *, declared: set[int], declared_reason: str) -> str | None:
+    """`recusal_reason` on the plain values it reads."""
+    if owner_id == member_id:
         return "submitted this bid"
-    if conflicted_by_federation(member.federation, bid.host_federation):
-        return f"member of the host federation ({bid.host_federation})"
-    if bid.id in declared:
+    if conflicted_by_federation(member_federation, host_federation):
+        return f"member of the host federation ({host_federation})"
+    if bid_id in declared:
         return f"declared a conflict of interest: {declared_reason}"
     return None
 
@@ -393,13 +427,27 @@ def weights_label(version: WeightsVersion | None, reg: Regulation) -> str:
 
 def current_weights_version(event: Event) -> WeightsVersion | None:
     """The newest weights version of the call, None while the published weights are unchanged."""
+    # Its author is read only by the weights page that names them (one statement then), not joined with their
+    # roles on every ranking.
     return db.session.scalars(select(WeightsVersion).where(WeightsVersion.event_id == event.id)
+                              .options(lazyload(WeightsVersion.created_by))
                               .order_by(WeightsVersion.number.desc()).limit(1)).first()
 
 
 def weights_versions(event: Event) -> list[WeightsVersion]:
     return list(db.session.scalars(select(WeightsVersion).where(WeightsVersion.event_id == event.id)
                                    .order_by(WeightsVersion.number.desc())))
+
+
+# What the scoring pages, the API's ranking and the Board's lookup of stored dossiers read of a bid: its title, its
+# state, who owns and hosts it, the compliance gate, the consultation and its versions' counter. The rest of the
+# bid's particulars (its evaluation texts, amounts, hotel, guarantee, signatory) are read from the version the
+# scorecard page shows, or by a dossier (`full`); any other column is still read when asked for, one at a time.
+REVIEW_COLUMNS = (Bid.id, Bid.event_id, Bid.owner_id, Bid.status, Bid.version, Bid.revision, Bid.updated_at,
+                  Bid.first_submitted_at, Bid.submitted_at, Bid.rejection_reason, Bid.consultation,
+                  Bid.consultation_note, Bid.consultation_set_aside_reason, Bid.late_admitted_reason,
+                  Bid.admitted_reason, Bid.submitted_compliant, Bid.applicant_type, Bid.applicant_name,
+                  Bid.host_federation, Bid.venue_city, Bid.venue_country)
 
 
 def bids_before_reviewers(event: Event, *, full: bool = False) -> list[Bid]:
@@ -410,8 +458,8 @@ def bids_before_reviewers(event: Event, *, full: bool = False) -> list[Bid]:
     if full:
         options = (selectinload(Bid.versions), selectinload(Bid.room_rates), selectinload(Bid.documents))
     else:
-        options = (lazyload(Bid.event), lazyload(Bid.owner), lazyload(Bid.room_rates), lazyload(Bid.documents),
-                   lazyload(Bid.versions))
+        options = (load_only(*REVIEW_COLUMNS), lazyload(Bid.event), lazyload(Bid.owner), lazyload(Bid.room_rates),
+                   lazyload(Bid.documents), lazyload(Bid.versions))
     return list(db.session.scalars(select(Bid).where(Bid.event_id == event.id, Bid.status.in_(REVIEWED_STATUSES))
                                    .options(*options).order_by(Bid.id)))
 
@@ -425,7 +473,8 @@ def load_scoring(event: Event, *, full: bool = False) -> ScoringData:
         select(*CARD_COLUMNS).join(Bid, Scorecard.bid_id == Bid.id).where(Bid.event_id == event.id))]
     wcoc_ids = select(UserRole.user_id).where(UserRole.role == Role.WCOC.value)
     members = {u.id: u for u in db.session.scalars(select(User).where(
-        User.id.in_(wcoc_ids) | User.id.in_(sorted({c.member_id for c in cards}))))}
+        User.id.in_(wcoc_ids) | User.id.in_(sorted({c.member_id for c in cards})))
+        .options(joinedload(User.roles))).unique()}  # their roles in the same statement
     declarations = {d.member_id: d for d in db.session.scalars(
         select(ConflictDeclaration).where(ConflictDeclaration.event_id == event.id))}
     declared: dict[int, set[int]] = {}
@@ -485,7 +534,7 @@ class RankingReport:
 
     @cached_property
     def _expected(self) -> dict[BidId, int]:
-        return {b.id: sum(1 for m in self._wcoc if self.data.recusal(m, b) is None) for b in self.data.ranked}
+        return self.data.counting_members()
 
     def expected(self, bid: Bid) -> int:
         """How many WCOC members are to score the bid (those not recused)."""

@@ -12,7 +12,7 @@ from datetime import date
 from functools import partial, wraps
 from typing import NamedTuple
 
-from flask import Blueprint, Response, abort, flash, redirect, render_template, request, url_for
+from flask import Blueprint, Response, abort, flash, get_template_attribute, redirect, render_template, request, url_for
 from flask_login import current_user
 from markupsafe import Markup
 from sqlalchemy import select
@@ -326,19 +326,22 @@ def ranking(slug: str):
     # The criterion-by-criterion tables of every bid are the bulk of the page: shown on demand (one bid, or all).
     asked = request.args.get("details", "")
     details = int(asked) if asked.isdigit() else ("all" if asked == "all" else None)
-    # Each bid's line and card made once here: its charts drawn once per ranking computed (they depend on its
-    # results and title alone, kept with them), its links built from one url_for each.
+    # Each bid's line made here, its card rendered once per ranking computed and kept with it (a card is a pure
+    # function of the result, which the slot holds, and of the values in its key), its links from one url_for each.
     bid_link = _bid_links()
     details_link = id_url("scoring.ranking", "details", slug=event.slug)
+    bid_card = get_template_attribute("scoring/_ranking_card.html", "bid_card")
+    out_of = score_text(reg.scoring.scale_max)
     rows = []
     for b in report.ranking.bids:
         bid = report.bid(b.bid_id)
         scored = report.members_scored(b)
-        chart = None if b.total is None else report.kept(
-            "criteria_chart", b.bid_id, partial(criteria_chart, b, reg, bid_name=bid.title))
-        rows.append(RankedRow(result=b, bid=bid, scored=scored, scored_sentence=scored[:1].upper() + scored[1:],
-                              chart=chart, disagree=reading.disagreements(b), link=bid_link(bid.id),
-                              details_link=details_link(bid.id)))
+        shown = details == "all" or details == bid.id
+        values = (bid.id, bid.title, bid.admitted_reason, scored[:1].upper() + scored[1:])
+        links = (bid_link(bid.id), details_link(bid.id))
+        card = report.kept("bid_card", (*values, *links, shown), partial(
+            bid_card, b, *values, _chart(report, b, reg, bid.title), reading.disagreements(b), *links, shown, out_of))
+        rows.append(RankedRow(result=b, bid=bid, scored=scored, card=card))
     places = sensitivity.first_places
     places_chart = None if places is None else report.kept(
         "first_places_chart", None, partial(first_places_chart, first_places, places.samples))
@@ -349,17 +352,20 @@ def ranking(slug: str):
 
 
 class RankedRow(NamedTuple):
-    """A ranked bid as the ranking page shows it: its result, the bid, "2 of 3 members scored" (and as a sentence),
-    its chart (None without a total), the criteria the members disagree on, its page and its detailed table."""
+    """A ranked bid as the ranking page shows it: its result, the bid, "2 of 3 members scored" for its line in the
+    table, and its card (scoring/_ranking_card.html)."""
 
     result: BidResult
     bid: Bid
     scored: str
-    scored_sentence: str
-    chart: Markup | None
-    disagree: list[str]
-    link: str
-    details_link: str
+    card: Markup
+
+
+def _chart(report, result: BidResult, reg, title: str) -> Markup | None:
+    """A bid's chart of its means (None without a total), drawn once per ranking computed."""
+    if result.total is None:
+        return None
+    return report.kept("criteria_chart", result.bid_id, partial(criteria_chart, result, reg, bid_name=title))
 
 
 def _bid_links() -> Callable[[int], str]:

@@ -52,3 +52,27 @@ def test_a_chart_is_drawn_once_per_ranking_and_redrawn_when_a_score_changes(app,
         changed = build_ranking(load_scoring(db.session.get(Event, event)))
         assert changed.kept("chart", lviv, lambda: draw("changed")) == "<svg>changed</svg>"
     assert drawn == ["first", "changed"]
+
+
+def test_a_kept_bid_card_shows_what_changed_beside_the_scores(app, client, event, sf, login_as):
+    """A bid's card on the ranking page is rendered once per ranking result (scoring/_ranking_card.html), but what
+    the result does not hold is in its key: a WCOC member who joins without scoring yet, or the secretariat's
+    admission of the bid, shows at once although no score changed."""
+    lviv = sf.bid(event, city="Lviv", host="UKR")
+    sf.status(event, "scoring")
+    first = sf.member(federation="FRA", name="Anna")
+    sf.declare(event, first)
+    sf.score(lviv, first, "4")
+    login_as("admin")
+    url = "/events/fwwcm-2015/scoring/ranking"
+    assert "<p>1 of 1 members scored.</p>" in client.get(url).get_data(as_text=True)
+    sf.declare(event, sf.member(federation="SWE", name="Bruno"))
+    page = client.get(url).get_data(as_text=True)
+    assert "<p>1 of 2 members scored.</p>" in page and "<p>1 of 1 members scored.</p>" not in page
+    with app.app_context():
+        from bids.models import Bid
+
+        db.session.get(Bid, lviv).admitted_reason = "Its letter arrived by post on time."
+        db.session.commit()
+    page = client.get(url).get_data(as_text=True)
+    assert "<p>Failed the compliance gate; admitted to scoring: Its letter arrived by post on time.</p>" in page
