@@ -65,11 +65,13 @@ class RegulationVersion(Model):
     id: Mapped[int] = mapped_column(primary_key=True)
     event_id: Mapped[int] = mapped_column(ForeignKey("event.id", ondelete="CASCADE"), index=True)
     number: Mapped[int]
-    snapshot: Mapped[str] = mapped_column(Text)
+    # The snapshot and the regulations' text (about 43 KB in 2015) are read only when the regulation is not in the
+    # process's cache yet (`regulation`), not with the call on every page: both in one statement then.
+    snapshot: Mapped[str] = mapped_column(Text, deferred=True, deferred_group="regulation")
     sha256: Mapped[str] = mapped_column(String(64))
     source: Mapped[str] = mapped_column(String(300), default="")
     # The regulations' text as loaded beside the call file (its SHA-256 is in the snapshot: regulations_text).
-    regulations_text: Mapped[str | None] = mapped_column(Text)
+    regulations_text: Mapped[str | None] = mapped_column(Text, deferred=True, deferred_group="regulation")
     loaded_at: Mapped[datetime] = mapped_column(default=utcnow)
 
     event: Mapped[Event] = relationship(back_populates="versions", foreign_keys=[event_id])
