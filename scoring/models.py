@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 from datetime import datetime
 from decimal import Decimal
+from typing import TYPE_CHECKING
 
 from sqlalchemy import (
     Boolean,
@@ -105,7 +106,30 @@ class ConflictDeclaration(Model):
         return {b.id for b in self.bids} if self.has_conflict else set()
 
 
-class Scorecard(Model):
+class ScorecardFacts:
+    """What a scorecard's status and version say: for the ORM object and for the scoring pages' plain rows
+    (scoring.queries.CardRow) alike."""
+
+    __slots__ = ()
+    if TYPE_CHECKING:  # the columns of the class it is mixed into (for mypy only: the ORM maps annotations it sees)
+        status: str
+        version: int
+
+    @property
+    def state(self) -> ScorecardStatus:
+        return ScorecardStatus(self.status)
+
+    @property
+    def is_submitted(self) -> bool:
+        return self.state is ScorecardStatus.SUBMITTED
+
+    @property
+    def ever_submitted(self) -> bool:
+        """Submitted at least once (a reopened scorecard still was)."""
+        return self.version >= 1
+
+
+class Scorecard(ScorecardFacts, Model):
     """One member's scores of one bid (Art. 15.5 a-j)."""
 
     __tablename__ = "scorecard"
@@ -135,35 +159,11 @@ class Scorecard(Model):
     versions: Mapped[list[ScorecardVersion]] = relationship(
         back_populates="scorecard", cascade="all, delete-orphan", order_by="ScorecardVersion.number")
 
-    @property
-    def state(self) -> ScorecardStatus:
-        return ScorecardStatus(self.status)
-
-    @property
-    def is_submitted(self) -> bool:
-        return scorecard_counts(self.status)
-
-    @property
-    def ever_submitted(self) -> bool:
-        """Submitted at least once (a reopened scorecard still was)."""
-        return scorecard_ever_submitted(self.version)
-
     def score_map(self) -> dict[str, Decimal | None]:
         return {s.criterion: s.score for s in self.scores}
 
     def comment_map(self) -> dict[str, str]:
         return {s.criterion: s.comment for s in self.scores}
-
-
-def scorecard_counts(status: str) -> bool:
-    """A scorecard in this status is submitted (a draft, or a reopened one, counts for nothing): the one test the
-    ORM object and the scoring pages' plain rows (scoring.queries.CardRow) both use."""
-    return status == ScorecardStatus.SUBMITTED.value
-
-
-def scorecard_ever_submitted(version: int) -> bool:
-    """A scorecard at this version was submitted at least once (each submission raises it)."""
-    return version >= 1
 
 
 class ScorecardScore(Model):

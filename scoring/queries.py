@@ -33,18 +33,16 @@ from events.regulation import Regulation
 from scoring.models import (
     ConflictDeclaration,
     Scorecard,
+    ScorecardFacts,
     ScorecardScore,
     WeightsVersion,
     conflict_declaration_bid,
-    scorecard_counts,
-    scorecard_ever_submitted,
 )
 from scoring.rules import (
     BidId,
     MemberId,
     Ranking,
     Scorecards,
-    ScorecardStatus,
     conflicted_by_federation,
     declaration_gate_message,
     default_weights,
@@ -74,7 +72,7 @@ class Recusal:
 
 
 @dataclass(slots=True, eq=False)
-class CardRow:
+class CardRow(ScorecardFacts):
     """A scorecard as the scoring pages read it: the columns of its row as plain values (no ORM object, which the
     ranking would otherwise build by the thousand), and its scores and comments once `ScoringData.load_scores`
     has read them. A change goes through scoring.services on the ORM object (`scorecard_of`)."""
@@ -89,19 +87,6 @@ class CardRow:
     submitted_at: datetime | None
     # {criterion: (score, comment)}; None until ScoringData.load_scores read them.
     plain_scores: dict[str, tuple[Decimal | None, str]] | None = None
-
-    @property
-    def state(self) -> ScorecardStatus:
-        return ScorecardStatus(self.status)
-
-    @property
-    def is_submitted(self) -> bool:
-        return scorecard_counts(self.status)
-
-    @property
-    def ever_submitted(self) -> bool:
-        """Submitted at least once (a reopened scorecard still was)."""
-        return scorecard_ever_submitted(self.version)
 
     def _scores(self) -> dict[str, tuple[Decimal | None, str]]:
         if self.plain_scores is None:
