@@ -17,7 +17,7 @@ from decimal import Decimal
 from functools import cached_property
 from typing import TypeVar
 
-from sqlalchemy import select
+from sqlalchemy import bindparam, select
 from sqlalchemy.orm import joinedload, lazyload, load_only, selectinload
 from sqlalchemy.orm.interfaces import LoaderOption
 
@@ -414,9 +414,11 @@ def current_weights_version(event: Event) -> WeightsVersion | None:
     """The newest weights version of the call, None while the published weights are unchanged."""
     # Its author is read only by the weights page that names them (one statement then), not joined with their
     # roles on every ranking.
-    return db.session.scalars(select(WeightsVersion).where(WeightsVersion.event_id == event.id)
-                              .options(lazyload(WeightsVersion.created_by))
-                              .order_by(WeightsVersion.number.desc()).limit(1)).first()
+    return db.session.scalars(_CURRENT_WEIGHTS, {"event_id": event.id}).first()
+
+
+_CURRENT_WEIGHTS = (select(WeightsVersion).where(WeightsVersion.event_id == bindparam("event_id"))
+                    .options(lazyload(WeightsVersion.created_by)).order_by(WeightsVersion.number.desc()).limit(1))
 
 
 def weights_versions(event: Event) -> list[WeightsVersion]:
@@ -435,18 +437,33 @@ REVIEW_COLUMNS = (Bid.id, Bid.event_id, Bid.owner_id, Bid.status, Bid.version, B
                   Bid.host_federation, Bid.venue_city, Bid.venue_country)
 
 
+def _bids_statement(options: tuple[LoaderOption, ...]):
+    return (select(Bid).where(Bid.event_id == bindparam("event_id"), Bid.status.in_(REVIEWED_STATUSES))
+            .options(*options).order_by(Bid.id))
+
+
+# The statements of `load_scoring`, built once with their values bound at each run: building a select() and its
+# loader options again cost more than running it (SQLAlchemy caches the compiled SQL, not the statement).
+_BIDS = _bids_statement((load_only(*REVIEW_COLUMNS), lazyload(Bid.event), lazyload(Bid.owner),
+                         lazyload(Bid.room_rates), lazyload(Bid.documents), lazyload(Bid.versions)))
+_BIDS_FULL = _bids_statement((selectinload(Bid.versions), selectinload(Bid.room_rates), selectinload(Bid.documents)))
+_CARDS = select(*CARD_COLUMNS).join(Bid, Scorecard.bid_id == Bid.id).where(Bid.event_id == bindparam("event_id"))
+# The WCOC members and every author of a scorecard, with their roles in the same statement.
+_MEMBERS = select(User).where(
+    User.id.in_(select(UserRole.user_id).where(UserRole.role == Role.WCOC.value))
+    | User.id.in_(bindparam("authors", expanding=True))).options(joinedload(User.roles))
+# Each declaration with the bids it names (one row per bid, or one row with None).
+_DECLARATIONS = (select(ConflictDeclaration, conflict_declaration_bid.c.bid_id)
+                 .outerjoin(conflict_declaration_bid,
+                            conflict_declaration_bid.c.declaration_id == ConflictDeclaration.id)
+                 .where(ConflictDeclaration.event_id == bindparam("event_id")))
+
+
 def bids_before_reviewers(event: Event, *, full: bool = False) -> list[Bid]:
-    """The call's bids that the WCOC sees (submitted, or decided on), by id. Only the bid rows (the call is in
-    the identity map; the gate reads `submitted_compliant`); `full` also loads what a dossier prints (owner, room
-    rates, documents, versions) for every bid at once."""
-    options: tuple[LoaderOption, ...]
-    if full:
-        options = (selectinload(Bid.versions), selectinload(Bid.room_rates), selectinload(Bid.documents))
-    else:
-        options = (load_only(*REVIEW_COLUMNS), lazyload(Bid.event), lazyload(Bid.owner), lazyload(Bid.room_rates),
-                   lazyload(Bid.documents), lazyload(Bid.versions))
-    return list(db.session.scalars(select(Bid).where(Bid.event_id == event.id, Bid.status.in_(REVIEWED_STATUSES))
-                                   .options(*options).order_by(Bid.id)))
+    """The call's bids that the WCOC sees (submitted, or decided on), by id. Only the columns the scoring pages
+    read (REVIEW_COLUMNS; the call is in the identity map; the gate reads `submitted_compliant`); `full` loads every
+    column and what a dossier prints (room rates, documents, versions) for every bid at once."""
+    return list(db.session.scalars(_BIDS_FULL if full else _BIDS, {"event_id": event.id}))
 
 
 def load_scoring(event: Event, *, full: bool = False) -> ScoringData:
@@ -454,23 +471,15 @@ def load_scoring(event: Event, *, full: bool = False) -> ScoringData:
     the scores themselves are read on demand (`ScoringData.load_scores`). `full`: see bids_before_reviewers.
     Raises nothing."""
     bids = bids_before_reviewers(event, full=full)
-    cards = [CardRow(*row) for row in db.session.execute(
-        select(*CARD_COLUMNS).join(Bid, Scorecard.bid_id == Bid.id).where(Bid.event_id == event.id))]
-    wcoc_ids = select(UserRole.user_id).where(UserRole.role == Role.WCOC.value)
-    members = {u.id: u for u in db.session.scalars(select(User).where(
-        User.id.in_(wcoc_ids) | User.id.in_(sorted({c.member_id for c in cards})))
-        .options(joinedload(User.roles))).unique()}  # their roles in the same statement
-    declarations = {d.member_id: d for d in db.session.scalars(
-        select(ConflictDeclaration).where(ConflictDeclaration.event_id == event.id))}
+    cards = [CardRow(*row) for row in db.session.execute(_CARDS, {"event_id": event.id})]
+    members = {u.id: u for u in db.session.scalars(
+        _MEMBERS, {"authors": sorted({c.member_id for c in cards})}).unique()}
+    declarations: dict[int, ConflictDeclaration] = {}
     declared: dict[int, set[int]] = {}
-    if declarations:
-        by_id = {d.id: d for d in declarations.values()}
-        rows = db.session.execute(select(conflict_declaration_bid.c.declaration_id, conflict_declaration_bid.c.bid_id)
-                                  .where(conflict_declaration_bid.c.declaration_id.in_(list(by_id))))
-        for declaration_id, bid_id in rows:
-            decl = by_id[declaration_id]
-            if decl.has_conflict:
-                declared.setdefault(decl.member_id, set()).add(bid_id)
+    for decl, bid_id in db.session.execute(_DECLARATIONS, {"event_id": event.id}):
+        declarations[decl.member_id] = decl
+        if decl.has_conflict and bid_id is not None:
+            declared.setdefault(decl.member_id, set()).add(bid_id)
     return ScoringData(event=event, reg=event.regulation, bids=bids, members=members, declarations=declarations,
                        declared=declared, cards={(c.bid_id, c.member_id): c for c in cards},
                        weights_version=current_weights_version(event))
