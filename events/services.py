@@ -6,7 +6,7 @@ import json
 from collections.abc import Callable
 from datetime import date, datetime
 
-from sqlalchemy import func, select
+from sqlalchemy import bindparam, func, select
 
 from accounts.models import User
 from core import audit
@@ -92,8 +92,12 @@ def amendments_of(event: Event) -> list[Amendment]:
                                    .order_by(Amendment.recorded_at.desc(), Amendment.id.desc())))
 
 
+# Every page of a call reads it by its slug: the statement is built once, the slug bound at each run.
+_EVENT_BY_SLUG = select(Event).where(Event.slug == bindparam("slug"))
+
+
 def get_event(slug: str) -> Event | None:
-    return db.session.scalars(select(Event).where(Event.slug == slug)).first()
+    return db.session.scalars(_EVENT_BY_SLUG, {"slug": slug}).first()
 
 
 def all_events() -> list[Event]:
