@@ -1,14 +1,17 @@
-"""What the bid list reads: the columns it shows as plain rows, each row's text made once here.
+"""What the bid list and a bid's page read: only what they show, the list's columns as plain rows, each row's text
+made once here.
 
 The list shows a few columns of every visible bid; loading each bid as an ORM object (with its call, owner, room
 rates, documents and versions) cost most of the page. A submitted bid's compliance is a column
-(`Bid.submitted_compliant`); only drafts are judged now, and only they are loaded whole. Nothing here changes a row.
+(`Bid.submitted_compliant`); only drafts are judged now, and only they are loaded whole. A bid's page judges and
+lists the bid with its room rates and documents, but of its versions shows only the number, date and hash, and of
+its owner only the name when the bid has none. Nothing here changes a row.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from datetime import date
+from datetime import date, datetime
 from typing import NamedTuple
 
 from sqlalchemy import Select, select
@@ -16,7 +19,7 @@ from sqlalchemy.orm import joinedload, lazyload
 
 from bids import services
 from bids.lifecycle import BidStatus
-from bids.models import Bid
+from bids.models import Bid, BidVersion
 from bids.rules import is_compliant
 from core.db import db
 from core.money import format_day, format_eur
@@ -75,3 +78,27 @@ def bid_rows(query: Select, events: dict[int, Event], *, today: date, url: Calla
             prize=format_eur(prize) or "—", status=state.label + (f" (v{version})" if version else ""),
             complies=complies, open_findings=open_findings, updated=format_day(updated)))
     return out
+
+
+class VersionRow(NamedTuple):
+    """A submitted version as a bid's page lists it (not its frozen data, documents or compliance report)."""
+
+    number: int
+    submitted_at: datetime
+    sha256: str
+
+
+def bid_for_page(bid_id: int) -> Bid | None:
+    """The bid its page shows, or None: with its call (joined, as always), its room rates and documents (the rules
+    judge them, the page lists the documents) in one statement; not its versions (`version_rows`) nor its owner
+    (loaded only if the title needs the owner's name: a bid with no applicant's name yet). Raises nothing."""
+    return db.session.scalars(select(Bid).where(Bid.id == bid_id).options(
+        lazyload(Bid.owner), joinedload(Bid.room_rates), joinedload(Bid.documents),
+        lazyload(Bid.versions))).unique().one_or_none()
+
+
+def version_rows(bid_id: int) -> list[VersionRow]:
+    """The bid's submitted versions, oldest first, as plain rows. Raises nothing."""
+    return [VersionRow(*row) for row in db.session.execute(
+        select(BidVersion.number, BidVersion.submitted_at, BidVersion.sha256)
+        .where(BidVersion.bid_id == bid_id).order_by(BidVersion.number))]
