@@ -31,7 +31,15 @@ from bids.presenters import (
     version_sections,
 )
 from bids.queries import bid_for_page, bid_rows, version_rows
-from bids.rules import check_bid, findings_by_field, home_match, home_match_consequences, is_compliant
+from bids.rules import (
+    check_bid,
+    failures,
+    findings_by_field,
+    home_match,
+    home_match_consequences,
+    is_compliant,
+    pending,
+)
 from bids.sections import SECTION_TITLES, SECTIONS, findings_by_section
 from core.auth import Role, roles_required
 from core.db import db, utcnow, writes_on_get
@@ -149,8 +157,9 @@ def _render_view(bid: Bid, *, reject_form=None, consultation_form=None, late_for
     by_section = findings_by_section(findings)
     schedule = schedule_shown_for(data.opening_date, data.closing_date, reg.schedule_for)
     return render_template(
-        "bids/view.html", bid=bid, reg=reg, data=data, findings=findings, by_section=by_section,
-        sections=SECTIONS, titles=SECTION_TITLES, compliant=is_compliant(findings),
+        "bids/view.html", bid=bid, reg=reg, data=data, by_section=by_section, sections=SECTIONS,
+        titles=SECTION_TITLES, compliant=is_compliant(findings), failed=len(failures(findings)),
+        to_attach=len(pending(findings)),
         cost=bid_cost(reg, data, signal_blocker_required=bid.event.signal_blocker_required),
         schedule=schedule, home=home_match(reg, data), home_consequences=home_match_consequences(reg, data),
         documents=bid.current_documents(), versions=version_rows(bid.id), may_edit=may_edit(bid),
