@@ -12,7 +12,7 @@ from bids.models import DOCUMENT_KINDS, Bid
 from bids.sections import SECTION_TITLES
 from bids.services import SECTION_COLUMNS
 from core.money import format_day, format_eur
-from finance.rules import BidTerms, obligations, payment_schedule
+from finance.rules import BidTerms, payment_schedule
 
 
 def form_data_for(bid: Bid, section: str) -> dict:
@@ -77,7 +77,8 @@ def bid_cost(reg, data: BidData, *, signal_blocker_required: bool = False):
         terms = BidTerms(prize_fund=data.prize_fund_eur, fide_contribution=data.fide_contribution_eur,
                          guarantee_offered=data.guarantee_offered, venue_country=data.venue_country,
                          signal_blocker_required=signal_blocker_required)
-        return obligations(reg, terms), payment_schedule(reg, terms)
+        schedule = payment_schedule(reg, terms)  # made from the obligations, which it keeps: computed once
+        return schedule.obligations, schedule
     except (ValueError, TypeError):
         return None
 

@@ -1,26 +1,42 @@
-"""What the bid list reads: the columns it shows as plain rows, each row's text made once here.
+"""What the bid list and a bid's page read: only what they show, the list's columns as plain rows, each row's text
+made once here.
 
 The list shows a few columns of every visible bid; loading each bid as an ORM object (with its call, owner, room
 rates, documents and versions) cost most of the page. A submitted bid's compliance is a column
-(`Bid.submitted_compliant`); only drafts are judged now, and only they are loaded whole. Nothing here changes a row.
+(`Bid.submitted_compliant`); only drafts are judged now, and only they are loaded whole. A bid's page judges and
+lists the bid with its room rates and documents, but of its versions shows only the number, date and hash, and of
+its owner only the name when the bid has none. Nothing here changes a row.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from datetime import date
+from datetime import date, datetime
 from typing import NamedTuple
 
-from sqlalchemy import Select, select
+from sqlalchemy import Select, bindparam, select
 from sqlalchemy.orm import joinedload, lazyload
 
 from bids import services
 from bids.lifecycle import BidStatus
-from bids.models import Bid
+from bids.models import Bid, BidVersion
 from bids.rules import is_compliant
 from core.db import db
 from core.money import format_day, format_eur
 from events.models import Event
+
+# The statements whose shape never changes are built once, their values bound at each run: SQLAlchemy caches the
+# compiled SQL, but building a select() and its loader options again costs more than running it on a bid's rows.
+# A draft on the list is judged with its room rates and documents; a draft has a handful of each, so joining both
+# costs less than selecting each apart (the rows are made unique again). Its call is in the session already.
+_DRAFTS_JUDGED = select(Bid).where(Bid.id.in_(bindparam("ids", expanding=True))).options(
+    lazyload(Bid.event), lazyload(Bid.owner), joinedload(Bid.room_rates), joinedload(Bid.documents),
+    lazyload(Bid.versions))
+# A bid's page: the bid with its call (joined, as always), room rates and documents.
+_BID_PAGE = select(Bid).where(Bid.id == bindparam("bid_id")).options(
+    lazyload(Bid.owner), joinedload(Bid.room_rates), joinedload(Bid.documents), lazyload(Bid.versions))
+_VERSION_ROWS = (select(BidVersion.number, BidVersion.submitted_at, BidVersion.sha256)
+                 .where(BidVersion.bid_id == bindparam("bid_id")).order_by(BidVersion.number))
 
 # The columns the list shows, in the order BidRow takes them.
 LIST_COLUMNS = (Bid.id, Bid.event_id, Bid.applicant_name, Bid.venue_city, Bid.venue_country, Bid.prize_fund_eur,
@@ -55,11 +71,7 @@ def bid_rows(query: Select, events: dict[int, Event], *, today: date, url: Calla
     drafts = {r.id for r in rows if BidStatus(r.status).is_editable}
     judged: dict[int, tuple[bool, int]] = {}
     if drafts:
-        # One query: a draft has a handful of room rates and documents, so joining both costs less than
-        # selecting each apart (the rows are made unique again below).
-        for bid in db.session.scalars(select(Bid).where(Bid.id.in_(sorted(drafts))).options(
-                lazyload(Bid.event), lazyload(Bid.owner), joinedload(Bid.room_rates), joinedload(Bid.documents),
-                lazyload(Bid.versions))).unique():
+        for bid in db.session.scalars(_DRAFTS_JUDGED, {"ids": sorted(drafts)}).unique():
             findings = services.compliance(bid, today=today)  # its call is in the identity map: no query
             judged[bid.id] = (is_compliant(findings), sum(f.blocks_submission for f in findings))
     calls = {e.id: (e.regulation.event.short_title, e.regulation.event.practice) for e in events.values()}
@@ -75,3 +87,23 @@ def bid_rows(query: Select, events: dict[int, Event], *, today: date, url: Calla
             prize=format_eur(prize) or "—", status=state.label + (f" (v{version})" if version else ""),
             complies=complies, open_findings=open_findings, updated=format_day(updated)))
     return out
+
+
+class VersionRow(NamedTuple):
+    """A submitted version as a bid's page lists it (not its frozen data, documents or compliance report)."""
+
+    number: int
+    submitted_at: datetime
+    sha256: str
+
+
+def bid_for_page(bid_id: int) -> Bid | None:
+    """The bid its page shows, or None: with its call (joined, as always), its room rates and documents (the rules
+    judge them, the page lists the documents) in one statement; not its versions (`version_rows`) nor its owner
+    (loaded only if the title needs the owner's name: a bid with no applicant's name yet). Raises nothing."""
+    return db.session.scalars(_BID_PAGE, {"bid_id": bid_id}).unique().one_or_none()
+
+
+def version_rows(bid_id: int) -> list[VersionRow]:
+    """The bid's submitted versions, oldest first, as plain rows. Raises nothing."""
+    return [VersionRow(*row) for row in db.session.execute(_VERSION_ROWS, {"bid_id": bid_id})]

@@ -21,6 +21,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import date, timedelta
 from decimal import Decimal
+from functools import lru_cache
 from typing import TypeGuard
 
 from bids.data import APPLICANT_TYPES, NO_GUARANTEE, BidData, RoomRate
@@ -117,11 +118,17 @@ def _money_value(value) -> str:
     return format_eur(value)
 
 
+@lru_cache(maxsize=1024)
+def _article(article: str) -> Citation:
+    """An article of the regulations as a Citation: the same few articles are cited by every check of every bid."""
+    return Citation("", SourceKind.REGULATION, article)
+
+
 def _finding(code: str, source: str | Citation, field_name: str, ok: bool | None, message: str,
              value: str = "") -> Finding:
     """ok: True -> PASS, False -> FAIL (WARNING for a sanity check: never a refusal), None -> NOT_APPLICABLE.
     `source` is an article from the regulation's fields ("15.2(c)") or a Citation from reg.citation(key)."""
-    cite = source if isinstance(source, Citation) else Citation("", SourceKind.REGULATION, source)
+    cite = source if isinstance(source, Citation) else _article(source)
     failed = Outcome.WARNING if cite.kind is SourceKind.SANITY_CHECK else Outcome.FAIL
     outcome = Outcome.NOT_APPLICABLE if ok is None else Outcome.PASS if ok else failed
     return Finding(code, cite.article, field_name, outcome, message, value, cite.label, cite.kind.value)
@@ -133,7 +140,7 @@ def _document(code: str, source: str | Citation, field_name: str, attached: bool
         outcome = Outcome.PASS
     else:
         outcome = Outcome.FAIL if bid.documents_known else Outcome.PENDING
-    cite = source if isinstance(source, Citation) else Citation("", SourceKind.REGULATION, source)
+    cite = source if isinstance(source, Citation) else _article(source)
     return Finding(code, cite.article, field_name, outcome, message, "", cite.label, cite.kind.value)
 
 

@@ -7,7 +7,6 @@ from flask_login import current_user, login_required
 from sqlalchemy import select
 from werkzeug.exceptions import RequestEntityTooLarge
 
-from accounts.forms import EmptyForm
 from accounts.models import User, UserRole
 from bids import services
 from bids.forms import (
@@ -31,8 +30,16 @@ from bids.presenters import (
     values_from_form,
     version_sections,
 )
-from bids.queries import bid_rows
-from bids.rules import check_bid, findings_by_field, home_match, home_match_consequences, is_compliant
+from bids.queries import bid_for_page, bid_rows, version_rows
+from bids.rules import (
+    check_bid,
+    failures,
+    findings_by_field,
+    home_match,
+    home_match_consequences,
+    is_compliant,
+    pending,
+)
 from bids.sections import SECTION_TITLES, SECTIONS, findings_by_section
 from core.auth import Role, roles_required
 from core.db import db, utcnow, writes_on_get
@@ -55,9 +62,10 @@ SORTS = {"updated": Bid.updated_at, "status": Bid.status, "applicant": Bid.appli
          "prize": Bid.prize_fund_eur, "city": Bid.venue_city}
 
 
-def load_bid(bid_id: int) -> Bid:
-    """The bid, or 404 when it does not exist or is not the caller's to see (never 403: ids reveal nothing)."""
-    bid = db.session.get(Bid, bid_id)
+def load_bid(bid_id: int, *, for_page: bool = False) -> Bid:
+    """The bid, or 404 when it does not exist or is not the caller's to see (never 403: ids reveal nothing).
+    `for_page`: loaded with only what its page reads (bids.queries.bid_for_page)."""
+    bid = bid_for_page(bid_id) if for_page else db.session.get(Bid, bid_id)
     if bid is None or not services.can_see(current_user, bid):
         abort(404)
     return bid
@@ -121,16 +129,26 @@ def new(slug: str):
 @bp.route("/bids/<int:bid_id>")
 @login_required
 def view(bid_id: int):
-    bid = load_bid(bid_id)
+    bid = load_bid(bid_id, for_page=True)
     return declaration_gate(bid) or _render_view(bid)
 
 
 def _render_view(bid: Bid, *, reject_form=None, consultation_form=None, late_form=None, status: int = 200):
     """The bid's page; the secretariat's forms come back with what was typed when they were refused. The page is
-    given the actions the lifecycle's guard allows this user now (`can`), and why the next one is refused."""
+    given the actions the lifecycle's guard allows this user now (`can`), and why the next one is refused. The
+    secretariat's forms are made only for the secretariat, each only when the page shows it."""
     reg = bid.event.regulation
     now = utcnow()
     actions = services.offered_actions(bid, current_user, now)
+    secretariat = current_user.has_role(Role.ADMIN)
+    late_admission_possible = services.late_admission_refusal(bid, current_user, now) is None
+    if secretariat:
+        if reject_form is None and BidAction.REJECT in actions:
+            reject_form = _reject_form(bid)
+        if late_form is None and late_admission_possible:
+            late_form = LateAdmissionForm()
+        if consultation_form is None:
+            consultation_form = ConsultationForm(data={"outcome": bid.consultation, "note": bid.consultation_note})
     following = BidAction.SUBMIT if bid.state.is_editable else BidAction.REOPEN
     why_not = None if following in actions or following not in allowed_actions(bid.state) else (
         services.refusal(bid, following, current_user, now))
@@ -139,18 +157,17 @@ def _render_view(bid: Bid, *, reject_form=None, consultation_form=None, late_for
     by_section = findings_by_section(findings)
     schedule = schedule_shown_for(data.opening_date, data.closing_date, reg.schedule_for)
     return render_template(
-        "bids/view.html", bid=bid, reg=reg, data=data, findings=findings, by_section=by_section,
-        sections=SECTIONS, titles=SECTION_TITLES, compliant=is_compliant(findings),
+        "bids/view.html", bid=bid, reg=reg, data=data, by_section=by_section, sections=SECTIONS,
+        titles=SECTION_TITLES, compliant=is_compliant(findings), failed=len(failures(findings)),
+        to_attach=len(pending(findings)),
         cost=bid_cost(reg, data, signal_blocker_required=bid.event.signal_blocker_required),
         schedule=schedule, home=home_match(reg, data), home_consequences=home_match_consequences(reg, data),
-        documents=bid.current_documents(), may_edit=may_edit(bid), form=EmptyForm(),
-        signature_notes=services.document_signatures(bid),
-        reject_form=reject_form or _reject_form(bid), late_form=late_form or LateAdmissionForm(),
+        documents=bid.current_documents(), versions=version_rows(bid.id), may_edit=may_edit(bid),
+        signature_notes=services.document_signatures(bid), secretariat=secretariat,
+        reject_form=reject_form, late_form=late_form, consultation_form=consultation_form,
         can={a.value: True for a in actions}, why_not=why_not, rejection=reg.citation("rejection"),
         draft_refusal=services.draft_refusal(bid, current_user, now),
-        late_admission_possible=services.late_admission_refusal(bid, current_user, now) is None,
-        consultation_form=consultation_form or ConsultationForm(
-            data={"outcome": bid.consultation, "note": bid.consultation_note}),
+        late_admission_possible=late_admission_possible,
         consultation_labels=CONSULTATION_LABELS, now=now), status
 
 

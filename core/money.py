@@ -31,6 +31,8 @@ def _currency(value: Decimal, currency: str) -> str:
     return format_currency(value, currency, locale=LOCALE, format="¤#,##0.00", currency_digits=False)
 
 
+# Kept like the amounts: the call's few shares are written into every bid's obligations and compliance report.
+@lru_cache(maxsize=1024)
 def format_share(share: Decimal) -> str:
     """20% for Decimal("0.20"), 5.5% for Decimal("0.055")."""
     pct = (share * 100).normalize()

@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from datetime import date
 from decimal import Decimal
+from functools import lru_cache
 from typing import TypeGuard
 
 from babel import Locale
@@ -46,8 +47,15 @@ def is_email(value: object, *, max_chars: int = EMAIL_MAX_CHARS) -> bool:
     """A syntactically valid e-mail address of at most `max_chars` characters (no DNS look-up). Raises nothing."""
     if not isinstance(value, str) or not value.strip() or len(value) > max_chars:
         return False
+    return _valid_syntax(value.strip())
+
+
+# Every compliance check of a bid (the bid's page, each draft on the list) asks again about the same few addresses;
+# the answer depends on the text alone.
+@lru_cache(maxsize=4096)
+def _valid_syntax(address: str) -> bool:
     try:
-        validate_email(value.strip(), check_deliverability=False)
+        validate_email(address, check_deliverability=False)
     except EmailNotValidError:
         return False
     return True

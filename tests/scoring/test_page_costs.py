@@ -1,5 +1,6 @@
 """What the busiest pages load: the same SQL statements at 5 bids as at 50, and no ORM object of a relation the page
-does not show (room rates, documents, versions of every bid; a ScorecardScore per score). Counted, not timed."""
+does not show (room rates, documents, versions of every bid; a ScorecardScore per score; a bid's versions and owner
+on its own page). Counted, not timed."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from sqlalchemy.engine import Engine
 from sqlalchemy.orm import Mapper
 
 from accounts.models import User
-from bids.models import Bid
+from bids.models import Bid, BidVersion
 from bids.queries import BidRow, bid_rows
 from bids.services import bids_visible_to
 from core.db import db, utcnow
@@ -121,6 +122,87 @@ def test_the_bid_list_and_a_bid_cost_the_same_statements_at_5_and_50_bids(app, s
     assert large_list["objects"] == small_list["objects"]
     # A bid's page loads that bid, whatever the number of bids.
     assert large_bid["objects"] == small_bid["objects"]
+
+
+def _loaded_by(client, url: str) -> tuple[list, str]:
+    """The ORM objects loaded while `url` is shown (after a first view that fills the caches), and the page."""
+    client.get(url)
+    loaded: list = []
+
+    def keep(target, context):
+        loaded.append(target)
+
+    sa_event.listen(Mapper, "load", keep)
+    try:
+        page = client.get(url)
+    finally:
+        sa_event.remove(Mapper, "load", keep)
+    assert page.status_code == 200, (url, page.status_code)
+    return loaded, page.get_data(as_text=True)
+
+
+def _add_version(app, bid_id: int, number: int) -> None:
+    with app.app_context():
+        first = db.session.scalars(select(BidVersion).where(BidVersion.bid_id == bid_id,
+                                                            BidVersion.number == 1)).one()
+        db.session.add(BidVersion(bid_id=bid_id, number=number, submitted_at=first.submitted_at,
+                                  submitted_by_id=first.submitted_by_id,
+                                  regulation_version_id=first.regulation_version_id, data=first.data,
+                                  documents=first.documents, compliance=first.compliance, compliant=first.compliant,
+                                  sha256=f"{number:x}" * 64))
+        db.session.get(Bid, bid_id).version = number
+        db.session.commit()
+
+
+def test_a_bid_page_loads_the_bid_its_call_rates_and_documents_and_reads_its_versions_as_rows(app, sf, event, admin):
+    bid_id = sf.bid(event, city="Lviv", host="UKR", name="Ukrainian Federation")
+    url = f"/bids/{bid_id}"
+    one_version = cost(admin, url)
+    for number in (2, 3):
+        _add_version(app, bid_id, number)
+    three_versions = cost(admin, url)
+    # The versions are one statement of plain rows, however many there are; no BidVersion object (each holds the
+    # frozen JSON of the bid, its documents and its compliance report, none of which this page shows).
+    assert three_versions["statements"] == one_version["statements"]
+    assert three_versions["objects"] == one_version["objects"]
+    loaded, text = _loaded_by(admin, url)
+    kinds = Counter(type(o).__name__ for o in loaded)
+    assert not (NOT_SHOWN - {"BidRoomRate", "BidDocument"}) & set(kinds), kinds
+    assert kinds["Bid"] == 1 and kinds["Event"] == 1
+    bid = next(o for o in loaded if isinstance(o, Bid))
+    assert {"versions", "owner"} <= inspect(bid).unloaded
+    assert {"event", "room_rates", "documents"}.isdisjoint(inspect(bid).unloaded)
+    # The bid has an applicant's name, so its title does not need the owner: the only user loaded is the one
+    # logged in, whose roles decide what the page offers.
+    assert [o.email for o in loaded if isinstance(o, User)] == ["costs-admin@example.org"]
+    for number in (1, 2, 3):
+        assert f'<a href="/bids/{bid_id}/versions/{number}">Version {number}</a>' in text
+    assert "<h1>Ukrainian Federation — Lviv, UA</h1>" in text
+
+
+def test_a_bid_without_an_applicant_name_is_titled_by_its_owner_loaded_for_that(app, sf, event, admin, make):
+    owner = make.user(email="costs-owner@example.org", roles=("bidder",), organisation="Owner Federation")
+    bid_id = sf.bid(event, city="Lviv", owner_id=owner)
+    with app.app_context():
+        db.session.get(Bid, bid_id).applicant_name = None
+        db.session.commit()
+    loaded, text = _loaded_by(admin, f"/bids/{bid_id}")
+    assert sorted(o.email for o in loaded if isinstance(o, User)) == ["costs-admin@example.org",
+                                                                     "costs-owner@example.org"]
+    assert "<h1>Owner Federation — Lviv, UA</h1>" in text
+
+
+def test_the_list_judges_its_drafts_in_one_statement_however_many_there_are(app, sf, event, admin):
+    call = Call(app, sf, event)
+    call.grow(3)
+    sf.bid(event, city="Draft 0", status="draft")
+    one = cost(admin, "/bids/")
+    for i in (1, 2, 3):
+        sf.bid(event, city=f"Draft {i}", status="draft")
+    four = cost(admin, "/bids/")
+    assert four["statements"] == one["statements"]
+    assert (one["objects"]["Bid"], four["objects"]["Bid"]) == (1, 4)
+    assert not {"BidVersion", "ScorecardScore", "ScorecardVersion"} & set(four["objects"])
 
 
 def test_the_ranking_costs_the_same_statements_at_5_and_50_bids_and_loads_no_score_object(app, sf, event, admin):
