@@ -4,10 +4,14 @@ system fonts, no network, and a time limit."""
 from __future__ import annotations
 
 import concurrent.futures
+import gc
 import hashlib
 import io
 import logging
+import threading
 import warnings
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from urllib.parse import unquote, urlparse
 
@@ -20,6 +24,33 @@ from weasyprint.urls import URLFetcher, URLFetcherResponse
 log = logging.getLogger(__name__)
 STATIC_DIR = Path(__file__).resolve().parent.parent / "static"
 _pool = concurrent.futures.ThreadPoolExecutor(max_workers=2, thread_name_prefix="pdf")
+
+
+_rendering = 0  # renders running now (the pool runs two at once)
+_was_enabled = True
+_rendering_lock = threading.Lock()
+
+
+@contextmanager
+def collector_paused() -> Iterator[None]:
+    """Python's cyclic garbage collector held off while WeasyPrint renders (the reference counts still free what
+    they can). A render builds hundreds of thousands of container objects, and each automatic collection they
+    trigger walks the whole process: the app's modules and whatever else a worker holds. That cost a board pack
+    of ten bids a quarter of its time (measured: 620 ms against 450 ms). The collector comes back when the last
+    render running ends, and its next collection takes the renders' cyclic garbage."""
+    global _rendering, _was_enabled
+    with _rendering_lock:
+        _rendering += 1
+        if _rendering == 1:
+            _was_enabled = gc.isenabled()
+            gc.disable()
+    try:
+        yield
+    finally:
+        with _rendering_lock:
+            _rendering -= 1
+            if _rendering == 0 and _was_enabled:
+                gc.enable()
 
 
 class PdfError(RuntimeError):
@@ -69,7 +100,8 @@ def html_to_pdf(html: str, *, timeout: float | None = None) -> bytes:
     limit = timeout or current_app.config.get("PDF_TIMEOUT_SECONDS", 30)
 
     def render() -> bytes:
-        return HTML(string=html, base_url=str(STATIC_DIR) + "/", url_fetcher=StaticOnlyFetcher()).write_pdf()
+        with collector_paused():
+            return HTML(string=html, base_url=str(STATIC_DIR) + "/", url_fetcher=StaticOnlyFetcher()).write_pdf()
 
     future = _pool.submit(render)
     try:
