@@ -42,23 +42,9 @@ def test_the_time_limit_is_enforced(app):
         html_to_pdf(html, timeout=0.001)
 
 
-@pytest.fixture
-def no_render_running():
-    """Wait for any render still running (the time-limit test leaves one behind: a render that ran out of time
-    goes on in its thread, with the collector off, until it ends)."""
-    import time
-
-    from core import pdf
-
-    deadline = time.monotonic() + 120
-    while pdf._rendering and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert not pdf._rendering
-
-
-def test_the_collector_is_held_off_while_a_pdf_renders_and_comes_back_after(app, monkeypatch, no_render_running):
+def test_the_collector_is_held_off_while_a_pdf_renders_and_comes_back_after(app, monkeypatch):
     """WeasyPrint's objects would otherwise make each automatic collection walk the whole process (see
-    core.pdf.collector_paused): the stylesheet is fetched in the middle of the render, and the collector is off
+    core.pdf.CollectorPause): the stylesheet is fetched in the middle of the render, and the collector is off
     then; it is on again once the render is done."""
     import gc
 
@@ -72,24 +58,36 @@ def test_the_collector_is_held_off_while_a_pdf_renders_and_comes_back_after(app,
         return fetch(self, url, headers)
 
     monkeypatch.setattr(pdf.StaticOnlyFetcher, "fetch", noting)
-    assert gc.isenabled()
+    assert gc.isenabled() and not pdf.CollectorPause.held()
     with app.app_context():
         html_to_pdf('<html><head><link rel="stylesheet" href="css/pdf.css"></head><body><p>x</p></body></html>')
     assert seen == [False]
     assert gc.isenabled()
 
 
-def test_the_collector_comes_back_only_when_the_last_of_two_renders_ends_and_stays_off_if_it_was(no_render_running):
+def test_a_render_past_its_time_limit_does_not_keep_the_collector_off(app):
+    """The render goes on in its thread after the caller gave up on it; the collector does not wait for it."""
+    import gc
+
+    from core import pdf
+
+    html = "<html><body>" + "<p>x</p>" * 3000 + "</body></html>"
+    with app.app_context(), pytest.raises(PdfError, match="longer than"):
+        html_to_pdf(html, timeout=0.001)
+    assert gc.isenabled() and not pdf.CollectorPause.held()
+
+
+def test_the_collector_comes_back_only_when_the_last_of_two_renders_ends_and_stays_off_if_it_was():
     import gc
     import threading
 
-    from core.pdf import collector_paused
+    from core.pdf import CollectorPause
 
     first_in, second_done = threading.Event(), threading.Event()
     states = []
 
     def first():
-        with collector_paused():
+        with CollectorPause():
             first_in.set()
             second_done.wait(5)
             states.append(("first, the second done", gc.isenabled()))
@@ -97,16 +95,20 @@ def test_the_collector_comes_back_only_when_the_last_of_two_renders_ends_and_sta
     thread = threading.Thread(target=first)
     thread.start()
     first_in.wait(5)
-    with collector_paused():
+    with CollectorPause():
         states.append(("second", gc.isenabled()))
     states.append(("second ended, first running", gc.isenabled()))
     second_done.set()
     thread.join(5)
     assert states == [("second", False), ("second ended, first running", False), ("first, the second done", False)]
     assert gc.isenabled()
+    let_go = CollectorPause()
+    let_go.release()
+    with let_go:  # let go of before its render started: it holds nothing
+        assert gc.isenabled()
     gc.disable()
     try:
-        with collector_paused():
+        with CollectorPause():
             pass
         assert not gc.isenabled()  # whoever turned it off keeps it off
     finally:

@@ -56,19 +56,27 @@ def test_a_chart_is_drawn_once_per_ranking_and_redrawn_when_a_score_changes(app,
 
 def test_a_kept_bid_card_shows_what_changed_beside_the_scores(app, client, event, sf, login_as):
     """A bid's card on the ranking page is rendered once per ranking result (scoring/_ranking_card.html), but what
-    the result does not hold is in its key: a WCOC member who joins without scoring yet, or the secretariat's
-    admission of the bid, shows at once although no score changed."""
+    the result does not hold is in its key: a member who has not scored yet declaring a conflict with the bid (the
+    scores, the weights and the names are the same, so the result is found in the cache), or the secretariat's
+    admission of the bid, shows at once."""
     lviv = sf.bid(event, city="Lviv", host="UKR")
     sf.status(event, "scoring")
-    first = sf.member(federation="FRA", name="Anna")
-    sf.declare(event, first)
-    sf.score(lviv, first, "4")
+    anna, bruno = sf.member(federation="FRA", name="Anna"), sf.member(federation="SWE", name="Bruno")
+    sf.declare(event, anna)
+    sf.declare(event, bruno)
+    sf.score(lviv, anna, "4")
     login_as("admin")
     url = "/events/fwwcm-2015/scoring/ranking"
-    assert "<p>1 of 1 members scored.</p>" in client.get(url).get_data(as_text=True)
-    sf.declare(event, sf.member(federation="SWE", name="Bruno"))
+    first = client.get(url).get_data(as_text=True)
+    assert "<p>1 of 2 members scored.</p>" in first
+    with app.app_context():
+        before = build_ranking(load_scoring(db.session.get(Event, event)))
+    sf.declare(event, bruno, conflicted=(lviv,), reason="Adviser to the organiser")
+    with app.app_context():
+        after = build_ranking(load_scoring(db.session.get(Event, event)))
+        assert after.ranking is before.ranking  # the same result, from the cache: only the card's key tells
     page = client.get(url).get_data(as_text=True)
-    assert "<p>1 of 2 members scored.</p>" in page and "<p>1 of 1 members scored.</p>" not in page
+    assert "<p>1 of 1 members scored.</p>" in page and "<p>1 of 2 members scored.</p>" not in page
     with app.app_context():
         from bids.models import Bid
 
