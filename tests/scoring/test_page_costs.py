@@ -295,3 +295,22 @@ def test_the_compliance_column_follows_the_version_submitted_last(app, sf, event
         rows = dict(db.session.execute(select(Bid.id, Bid.submitted_compliant)
                                        .where(Bid.id.in_([compliant, failed]))).all())
     assert rows == {compliant: True, failed: False}
+
+
+def test_a_members_scorecards_page_costs_the_same_statements_at_5_and_50_bids(app, sf, event, client):
+    """The member's own list of bids to score reads the same rows as the ranking (a bid's columns not among
+    scoring.queries.REVIEW_COLUMNS would be read one bid at a time): the same statements at 5 bids as at 50."""
+    call = Call(app, sf, event)
+    call.grow(5)
+    call.score()
+    with app.app_context():
+        email = db.session.get(User, call.members[0]).email
+    assert login(client, email).status_code == 302
+    url = f"/events/{SLUG}/scoring/"
+    small = cost(client, url)
+    call.grow(50)
+    call.score()
+    large = cost(client, url)
+    assert large["statements"] == small["statements"]
+    assert not NOT_SHOWN & set(large["objects"]), large["objects"]
+    assert "Scorecard" not in large["objects"]
