@@ -90,6 +90,21 @@ class Call:
             self.sf.declare(self.event, m)
         self.scored.update((m, bid) for m in self.members for bid in self.bids)
 
+    def log_in_member(self, client) -> None:
+        """Log the client in as the first WCOC member."""
+        with self.app.app_context():
+            email = db.session.get(User, self.members[0]).email
+        assert login(client, email).status_code == 302
+
+    def costs_at_5_and_50(self, client, url: str) -> tuple[dict, dict]:
+        """What `url` costs with 5 scored bids, then with 50."""
+        self.grow(5)
+        self.score()
+        small = cost(client, url)
+        self.grow(50)
+        self.score()
+        return small, cost(client, url)
+
 
 def cost(client, url: str) -> dict:
     client.get(url)  # the first view fills the caches (the ranking's arithmetic)
@@ -207,13 +222,7 @@ def test_the_list_judges_its_drafts_in_one_statement_however_many_there_are(app,
 
 def test_the_ranking_costs_the_same_statements_at_5_and_50_bids_and_loads_no_score_object(app, sf, event, admin):
     call = Call(app, sf, event)
-    call.grow(5)
-    call.score()
-    url = f"/events/{SLUG}/scoring/ranking"
-    small = cost(admin, url)
-    call.grow(50)
-    call.score()
-    large = cost(admin, url)
+    small, large = call.costs_at_5_and_50(admin, f"/events/{SLUG}/scoring/ranking")
     assert large["statements"] == small["statements"]
     assert not NOT_SHOWN & set(large["objects"]), large["objects"]
     # What grows is what is shown: one Bid per bid. The scorecards are read as plain rows (scoring.queries.CardRow),
@@ -231,9 +240,7 @@ def test_a_scorecard_page_reads_its_bids_scores_in_one_statement_whatever_the_me
     call.grow(3)
     call.score()
     url = f"/events/{SLUG}/scoring/bids/{call.bids[0]}"
-    with app.app_context():
-        email = db.session.get(User, call.members[0]).email
-    assert login(client, email).status_code == 302
+    call.log_in_member(client)
     small = cost(client, url)
     call.members.extend(sf.member(federation="GER", name=f"Member {i}") for i in range(3, 9))
     call.score()  # the six new members score every bid: nine scorecards on the bid now
@@ -301,16 +308,8 @@ def test_a_members_scorecards_page_costs_the_same_statements_at_5_and_50_bids(ap
     """The member's own list of bids to score reads the same rows as the ranking (a bid's columns not among
     scoring.queries.REVIEW_COLUMNS would be read one bid at a time): the same statements at 5 bids as at 50."""
     call = Call(app, sf, event)
-    call.grow(5)
-    call.score()
-    with app.app_context():
-        email = db.session.get(User, call.members[0]).email
-    assert login(client, email).status_code == 302
-    url = f"/events/{SLUG}/scoring/"
-    small = cost(client, url)
-    call.grow(50)
-    call.score()
-    large = cost(client, url)
+    call.log_in_member(client)  # a member: the page is theirs; logging in needs no bid
+    small, large = call.costs_at_5_and_50(client, f"/events/{SLUG}/scoring/")
     assert large["statements"] == small["statements"]
     assert not NOT_SHOWN & set(large["objects"]), large["objects"]
     assert "Scorecard" not in large["objects"]
