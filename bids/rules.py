@@ -33,9 +33,6 @@ from events.regulation import (
     Player,
     Regulation,
     SourceKind,
-    closing_latest_offset,
-    compliant_opening_dates,
-    pre_match_days,
 )
 from finance.money import share_of
 from finance.rules import is_home_match, minimum_fide_contribution, opponent_of
@@ -178,65 +175,29 @@ def _check_applicant(reg: Regulation, bid: BidData) -> list[Finding]:
     return out
 
 
-def _check_pre_match_and_closing(reg: Regulation, bid: BidData) -> list[Finding]:
-    """The days before game 1 that the regulations fix (each must fall in the window of dates when the file says
-    so), and the closing rule of the ceremonies article beside the schedule's (where the two disagree, the file's
-    note says which decides and why). Every article comes from the file; none when it has no such tables."""
+def _check_closing_end(reg: Regulation, bid: BidData) -> list[Finding]:
+    """The closing rule of the ceremonies article beside the schedule's (where the two disagree, the file's note
+    says which decides and why). Its article comes from the file; none when the file has no such rule. The days
+    before game 1 are not checked here: they are dated from game 1 and shown with the bid (`pre_match_days`)."""
     sr = reg.schedule_rules
     opening, closing = bid.opening_date, bid.closing_date
     if sr is None:
         return []
-    s = reg.schedule
-    out = []
-    if not isinstance(opening, date):  # the same checklist for every bid: not applicable until dates are given
-        out = [_finding(f"pre_match.{d.key}", d.article, "opening_date", None,
-                        f"{d.label[:1].lower()}{d.label[1:]} "
-                        f"{_plural(d.days_before_first_game, 'day', 'days')} before game 1.")
-               for d in reg.pre_match]
-        if closing_latest_offset(reg) is not None:
-            out.append(_finding("closing.end_of_event", sr.closing_end_article, "closing_date", None,
-                                f"the closing ceremony takes place not later than "
-                                f"{_plural(sr.closing_latest_days_after_end, 'day', 'days')} after the end of the "
-                                f"event."))
-        return out
-    for day, on in pre_match_days(reg, opening):
-        at = f" at {day.time}" if day.time else ""
-        label = day.label[:1].lower() + day.label[1:]
-        if sr.pre_match_within_window:
-            ok = s.window_start <= on <= s.window_end
-            message = (f"{label} {_plural(day.days_before_first_game, 'day', 'days')} before game 1, so on "
-                       f"{format_day(on)}{at}; under Art. {sr.pre_match_window_article} the dates of the event lie "
-                       f"between {format_day(s.window_start)} and {format_day(s.window_end)}, so this day must too")
-            if not ok:
-                fits = compliant_opening_dates(reg)
-                message += (f" (an opening ceremony {_dates_phrase(fits)} meets every dated rule)" if fits else
-                            " (no opening date of the window meets every dated rule)")
-        else:
-            ok = True
-            message = (f"{label} {_plural(day.days_before_first_game, 'day', 'days')} before game 1, so on "
-                       f"{format_day(on)}{at}")
-        out.append(_finding(f"pre_match.{day.key}", day.article, "opening_date", ok, message + ".",
-                            format_day(opening)))
-    latest = closing_latest_offset(reg)
-    if latest is not None and not (isinstance(closing, date) and closing > opening):
-        out.append(_finding("closing.end_of_event", sr.closing_end_article, "closing_date", None,
-                            f"the closing ceremony takes place not later than "
-                            f"{_plural(sr.closing_latest_days_after_end, 'day', 'days')} after the end of the event."))
-    elif latest is not None and isinstance(closing, date):  # here always a date after the opening
-        last_day = opening + timedelta(days=reg.last_scheduled_day_offset)
-        days_after = (closing - last_day).days
-        allowed_by_schedule = (closing - opening).days in reg.closing_offsets()
-        ok = 1 <= days_after <= sr.closing_latest_days_after_end
-        message = (f"the closing ceremony takes place not later than "
-                   f"{_plural(sr.closing_latest_days_after_end, 'day', 'days')} after the end of the event (the last "
-                   f"day of the schedule, {format_day(last_day)}), so by "
-                   f"{format_day(last_day + timedelta(days=sr.closing_latest_days_after_end))}")
-        if allowed_by_schedule and not ok:
-            message += f". {sr.closing_conflict_note}"
-        out.append(_finding("closing.end_of_event", sr.closing_end_article, "closing_date", ok,
-                            message + ("" if message.endswith(".") else "."),
-                            f"{format_day(closing)}, {_plural(days_after, 'day', 'days')} after the last day"))
-    return out
+    rule = (f"the closing ceremony takes place not later than "
+            f"{_plural(sr.closing_latest_days_after_end, 'day', 'days')} after the end of the event")
+    if not (isinstance(opening, date) and isinstance(closing, date) and closing > opening):
+        return [_finding("closing.end_of_event", sr.closing_end_article, "closing_date", None, rule + ".")]
+    last_day = opening + timedelta(days=reg.last_scheduled_day_offset)
+    days_after = (closing - last_day).days
+    allowed_by_schedule = (closing - opening).days in reg.closing_offsets()
+    ok = 1 <= days_after <= sr.closing_latest_days_after_end
+    message = (f"{rule} (the last day of the schedule, {format_day(last_day)}), so by "
+               f"{format_day(last_day + timedelta(days=sr.closing_latest_days_after_end))}")
+    if allowed_by_schedule and not ok:
+        message += f". {sr.closing_conflict_note}"
+    return [_finding("closing.end_of_event", sr.closing_end_article, "closing_date", ok,
+                     message + ("" if message.endswith(".") else "."),
+                     f"{format_day(closing)}, {_plural(days_after, 'day', 'days')} after the last day")]
 
 
 def _check_dates(reg: Regulation, bid: BidData) -> list[Finding]:
@@ -557,7 +518,7 @@ def check_bid(reg: Regulation, bid: BidData, *, today: date) -> list[Finding]:
     return [
         *_check_applicant(reg, bid),
         *_check_dates(reg, bid),
-        *_check_pre_match_and_closing(reg, bid),
+        *_check_closing_end(reg, bid),
         *_check_venue(reg, bid),
         *_check_prize_fund(reg, bid),
         *_check_fide_contribution(reg, bid),

@@ -155,7 +155,7 @@ def _render_view(bid: Bid, *, reject_form=None, consultation_form=None, late_for
     data = bid.to_data()
     findings = services.compliance(bid, today=utcnow().date())
     by_section = findings_by_section(findings)
-    schedule = schedule_shown_for(data.opening_date, data.closing_date, reg.schedule_for)
+    schedule = schedule_shown_for(data.opening_date, data.closing_date, reg.programme)
     return render_template(
         "bids/view.html", bid=bid, reg=reg, data=data, by_section=by_section, sections=SECTIONS,
         titles=SECTION_TITLES, compliant=is_compliant(findings), failed=len(failures(findings)),
@@ -232,7 +232,7 @@ def edit(bid_id: int, section: str):
         on_behalf_of=None if bid.owner_id == current_user.id else (bid.owner.organisation or bid.owner.name),
         titles=SECTION_TITLES, section_findings=findings_by_section(findings)[section],
         by_field=by_field, by_section=findings_by_section(findings), as_entered=request.method == "POST",
-        schedule=schedule_shown_for(bid.opening_date, bid.closing_date, bid.event.regulation.schedule_for)
+        schedule=schedule_shown_for(bid.opening_date, bid.closing_date, bid.event.regulation.programme)
         if section == "dates_venue" else None,
         document_kinds=SECTION_DOCUMENTS.get(section, []), kinds=DOCUMENT_KINDS,
         documents=[d for d in bid.documents if d.kind in SECTION_DOCUMENTS.get(section, [])],

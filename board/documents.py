@@ -50,7 +50,7 @@ def dossier_context(bid: Bid, report, *, identifier: str, now: datetime) -> dict
         for key, text in sorted(card.comment_map().items()):
             if text:
                 comments.append((member.name, key, card.score_map().get(key), text))
-    schedule = (reg.schedule_for(data.opening_date, data.closing_date)
+    schedule = (reg.programme(data.opening_date, data.closing_date)
                 if data.opening_date and data.closing_date else [])
     return {
         "bid": bid, "reg": reg, "data": data, "identifier": identifier, "generated": now,

@@ -679,7 +679,7 @@ def contract_terms(reg: Regulation, inputs: ContractInputs, due_dates: Mapping[s
         raise ContractRuleError(f"The bid's figures cannot make a contract: {exc}.") from None
     return ContractTerms(inputs=inputs, regulation=reg, obligations=ob, schedule=schedule,
                          scenarios=tuple(scenarios),
-                         schedule_days=tuple(reg.schedule_for(inputs.opening_date, inputs.closing_date)),
+                         schedule_days=tuple(reg.programme(inputs.opening_date, inputs.closing_date)),
                          milestones=milestones, due_dates=dates)
 
 

@@ -17,7 +17,7 @@ from bids.models import Bid
 from core.db import db
 from core.pdf import html_to_pdf
 from demo.signatures import signed_by
-from events.regulation import compliant_opening_dates
+from events.regulation import published_schedule
 from events.rules import EventStatus
 from events.services import get_event
 from finance.rules import minimum_fide_contribution
@@ -53,7 +53,7 @@ def _common(reg, *, opening: date, prize: Decimal, fide: Decimal | None, guarant
     """The values every demo bid shares; FIDE's contribution is the least the call allows for the prize fund."""
     prize = Decimal(prize)
     fide = minimum_fide_contribution(reg, prize) if fide is None else Decimal(fide)
-    closing = opening + timedelta(days=min(reg.closing_offsets()))
+    closing = opening + timedelta(days=min(reg.allowed_closing_offsets()))
     last = reg.last_payment_deadline or reg.schedule.window_end
     out = {
         "opening_date": opening, "closing_date": closing, "prize_fund_eur": Decimal(prize),
@@ -69,10 +69,12 @@ def _common(reg, *, opening: date, prize: Decimal, fide: Decimal | None, guarant
 
 
 def _demo_bids(reg) -> list[DemoBid]:
-    # Dates that meet every dated rule (the window, the pre-match days, both closing rules); when fewer than three
-    # do (only 13 October for 2015), the bids share them.
-    dates = compliant_opening_dates(reg) or reg.possible_opening_dates()
-    first, second, third = (dates * 3)[:3]
+    # The selected sponsor's bid (and so the contract) copies the schedule the regulations publish (game 1 on 13
+    # October for 2015); the others take the first and last opening dates the call offers.
+    dates = reg.possible_opening_dates()
+    published = published_schedule(reg)
+    first, second = dates[0], dates[-1]
+    third = published[0].on if published else dates[len(dates) // 2]
     signed = reg.event.bid_deadline.date() - timedelta(days=20)
     return [
         DemoBid("bidder@example.org", {

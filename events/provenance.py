@@ -61,8 +61,8 @@ APPLIED_AT: dict[str, str] = {
     "criteria": "Scorecards, the ranking, the dossier and the board pack",
     "schedule_rules.published_article": "Public page: the schedule as published; the bid's dates check",
     "schedule_rules.closing_end_article": "Bid's closing-ceremony check beside the schedule's (the stricter decides)",
-    "schedule_rules.pre_match_window_article": "Bid's dates check: the days before game 1 fall in the window too",
-    "pre_match.article": "Bid's dates check: the days before game 1; the schedule shown with the bid",
+    "pre_match.article": "Days the organizer hosts before game 1, dated from it: the public page, the bid's "
+                         "schedule, the dossier and the contract (never a condition of the window of dates)",
     "result.article": "Match result: the earliest game that can decide the regular games; prize balances",
     "result.replacement_article": "Public page: how a player who refuses to play is replaced",
     "deductions.article": "Match result page: deductions from a player's prize balance, with their reason",

@@ -492,8 +492,11 @@ class PreMatchDay:
 
 @table
 class ScheduleRules:
-    """The dated schedule as the regulations publish it, the closing rule of the ceremonies article, and whether
-    the pre-match days must fall inside the window of dates."""
+    """The dated schedule as the regulations publish it and the closing rule of the ceremonies article.
+
+    The window of dates (`schedule.window_*`) bounds the event, from the opening to the closing ceremony; the
+    pre-match days (`pre_match`) are dated from game 1 and may fall before it (the regulations' own schedule puts
+    the accommodation inspection the day before the window opens), so no key makes them a condition of it."""
 
     published_article: Text
     published_first_game: date
@@ -501,8 +504,6 @@ class ScheduleRules:
     closing_latest_days_after_end: Annotated[int, _check(lambda n: n >= 1,
                                                          "the closing ceremony comes at least one day after")]
     closing_conflict_note: Text
-    pre_match_window_article: Text
-    pre_match_within_window: bool
 
 
 @table
@@ -628,10 +629,24 @@ class Regulation:
         last = self.last_scheduled_day_offset
         return tuple(last + n for n in self.schedule.closing_days_after_last_day)
 
+    def allowed_closing_offsets(self) -> tuple[int, ...]:
+        """The distances, in days, from the opening to the closing ceremony that every closing rule allows: the
+        schedule's (`closing_offsets`) and, when the file has one, the ceremonies article's latest day."""
+        rules = self.schedule_rules
+        if rules is None:
+            return self.closing_offsets()
+        latest = self.last_scheduled_day_offset + rules.closing_latest_days_after_end
+        return tuple(n for n in self.closing_offsets() if n <= latest)
+
     def possible_opening_dates(self) -> list[date]:
-        """Every opening-ceremony date whose whole schedule and closing ceremony fit the window."""
+        """The opening-ceremony dates the call offers, and the only ones the bid's checks accept: those for which
+        the whole event, from the opening ceremony to a closing ceremony every closing rule allows, lies in the
+        window of dates. The days before game 1 play no part (see `ScheduleRules`). Raises nothing."""
         s = self.schedule
-        earliest_close = min(self.closing_offsets())
+        allowed = self.allowed_closing_offsets()
+        if not allowed:
+            return []
+        earliest_close = min(allowed)
         out = []
         day = s.window_start
         while day + timedelta(days=earliest_close) <= s.window_end:
@@ -659,6 +674,11 @@ class Regulation:
         if closing > days[-1].on:
             days.append(ScheduleDay((closing - opening).days + 1, closing, "closing", "Closing ceremony"))
         return days
+
+    def programme(self, opening: date, closing: date | None = None) -> list[ScheduleDay]:
+        """What a bid, the dossier and the contract show of the dates: the days before game 1 the organizer hosts
+        (`pre_match_schedule`), then the schedule of `schedule_for`. Raises nothing."""
+        return pre_match_schedule(self, opening) + self.schedule_for(opening, closing)
 
     @property
     def number_of_games(self) -> int:
@@ -806,6 +826,9 @@ def _fail(key: str, why: str) -> NoReturn:
 
 def _check_across(reg: Regulation, data: dict[str, Any]) -> None:
     """The rules that join tables, which no table can check alone. Raises RegulationError naming the key."""
+    if not reg.allowed_closing_offsets():
+        _fail("schedule_rules.closing_latest_days_after_end",
+              "no closing day of schedule.closing_days_after_last_day is that early")
     if not reg.possible_opening_dates():
         _fail("schedule.window_end", "the window is too short for the schedule of days and the closing ceremony")
     keys = [c.key for c in reg.criteria]
@@ -917,13 +940,27 @@ def with_regulations_text(reg: Regulation, directory: str | Path) -> Regulation:
     return dataclasses.replace(reg, text=text)
 
 
+# Keys a stored snapshot may still hold although no call file may: the reading they expressed was withdrawn (the
+# days before game 1 once had to fall in the window of dates, which refused the regulations' own schedule).
+_WITHDRAWN = {"schedule_rules": ("pre_match_window_article", "pre_match_within_window")}
+
+
 def regulation_from_snapshot(snapshot: str) -> Regulation:
-    """Rebuild a Regulation stored with an event; raises RegulationError if the snapshot is corrupt."""
+    """Rebuild a Regulation stored with an event (its snapshot and hash kept as stored, withdrawn keys ignored);
+    raises RegulationError if the snapshot is corrupt."""
     try:
         data = json.loads(snapshot)
     except json.JSONDecodeError as exc:
         raise RegulationError(f"stored regulation is not valid JSON: {exc}") from None
-    return regulation_from_dict(data)
+    withdrawn = False
+    for table, keys in _WITHDRAWN.items():
+        if isinstance(data, dict) and isinstance(data.get(table), dict):
+            for key in keys:
+                withdrawn = data[table].pop(key, None) is not None or withdrawn
+    reg = regulation_from_dict(data)
+    if withdrawn:
+        reg = dataclasses.replace(reg, snapshot=snapshot, sha256=hashlib.sha256(snapshot.encode()).hexdigest())
+    return reg
 
 
 SEED_DIR = Path(__file__).resolve().parent.parent / "seed_data"
@@ -958,6 +995,17 @@ def pre_match_days(reg: Regulation, opening: date) -> list[tuple[PreMatchDay, da
     return [(d, game_1 - timedelta(days=d.days_before_first_game)) for d in reg.pre_match]
 
 
+def pre_match_schedule(reg: Regulation, opening: date) -> list[ScheduleDay]:
+    """The days before game 1 on which the organizer hosts the players and officials (an inspection, the first
+    players' meeting), dated from game 1 for an opening ceremony on `opening`, earliest first, as days of kind
+    "pre_match" (numbered 0: they come before day 1 of the programme, or on it). Never a condition of the window
+    of dates (see `ScheduleRules`). Raises nothing."""
+    days = [ScheduleDay(0, on, "pre_match",
+                        f"{d.label}{f' at {d.time}' if d.time else ''} (Art. {d.article})")
+            for d, on in pre_match_days(reg, opening)]
+    return sorted(days, key=lambda d: d.on)
+
+
 def earliest_decisive_game(reg: Regulation) -> int | None:
     """The first game after which the regular games can have decided the match: one point a game, so the
     winning score rounded up (game 6 for 5.5 points). None when the file has no result rules. Raises nothing."""
@@ -988,22 +1036,3 @@ def closing_latest_offset(reg: Regulation) -> int | None:
     scheduled day), or None when the file has no such rule. Raises nothing."""
     sr = reg.schedule_rules
     return None if sr is None else reg.last_scheduled_day_offset + sr.closing_latest_days_after_end
-
-
-def compliant_opening_dates(reg: Regulation) -> list[date]:
-    """The opening-ceremony dates for which every dated rule holds: the whole schedule and a closing ceremony
-    allowed by both closing rules fit the window, and (when the file says so) every pre-match day falls in it.
-    Raises nothing."""
-    s = reg.schedule
-    latest = closing_latest_offset(reg)
-    closings = [n for n in reg.closing_offsets() if latest is None or n <= latest]
-    out = []
-    for opening in reg.possible_opening_dates():
-        if not any(opening + timedelta(days=n) <= s.window_end for n in closings):
-            continue
-        sr = reg.schedule_rules
-        if sr is not None and sr.pre_match_within_window and any(
-                not (s.window_start <= day <= s.window_end) for _, day in pre_match_days(reg, opening)):
-            continue
-        out.append(opening)
-    return out

@@ -69,7 +69,7 @@ def takes_online_bids(status: EventStatus | str, *, now, deadline) -> bool:
 
 def schedule_shown_for(opening: date | None, closing: date | None,
                        schedule_for: Callable[[date, date], list[_Day]]) -> list[_Day] | None:
-    """The programme for a bid's dates (`schedule_for`, e.g. Regulation.schedule_for), or None when it is not shown:
+    """The programme for a bid's dates (`schedule_for`, e.g. Regulation.programme), or None when it is not shown:
     a date is missing, the closing does not come after the opening, or the span is not plausible (the sanity check
     SCHEDULE_SHOWN_BELOW_DAYS). Raises what `schedule_for` raises."""
     if opening is None or closing is None or closing <= opening:

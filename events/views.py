@@ -14,7 +14,7 @@ from core.views import bp as core_bp
 from events.forms import CallSettingsForm, signal_blocker_label
 from events.models import Event
 from events.provenance import article_rows, sourced_rows
-from events.regulation import SourceKind, compliant_opening_dates, pre_match_days, published_schedule
+from events.regulation import SourceKind, pre_match_schedule, published_schedule
 from events.rules import ACTION_LABELS, MANUAL_ACTIONS, TransitionError, actions_from
 from events.services import amendments_of, change_event_status, get_event, set_signal_blocker_required
 
@@ -66,22 +66,17 @@ def public(slug: str):
                            criteria_in_force=criteria,
                            actions=actions, action_notes=notes, action_form=EmptyForm(),
                            published=published_schedule(reg), amendments=amendments_of(event),
-                           fitting_openings=compliant_opening_dates(reg) if reg.schedule_rules else [],
-                           published_outside=_published_days_outside(reg),
+                           published_pre_match=_published_pre_match(reg),
                            signal_blocker_label=signal_blocker_label(reg),
                            settings_form=CallSettingsForm(
                                data={"signal_blocker_required": event.signal_blocker_required}).for_regulation(reg))
 
 
-def _published_days_outside(reg) -> list:
-    """The pre-match days (with their dates) of the published schedule that fall outside the window of dates, when
-    the call's file says they must fall in it: a bid that copies the published schedule is refused on them."""
-    published, sr = published_schedule(reg), reg.schedule_rules
-    if not published or sr is None or not sr.pre_match_within_window:
-        return []
-    s = reg.schedule
-    return [(d, on) for d, on in pre_match_days(reg, published[0].on)
-            if not s.window_start <= on <= s.window_end]
+def _published_pre_match(reg) -> list:
+    """The days before game 1 (as schedule days) for the schedule the regulations publish, [] when none is
+    published. Raises nothing."""
+    published = published_schedule(reg)
+    return pre_match_schedule(reg, published[0].on) if published else []
 
 
 @bp.route("/events/<slug>/regulations.txt")

@@ -1,5 +1,7 @@
 """`flask seed --demo` leaves every page filled, and running it again changes nothing."""
 
+from datetime import date
+
 from sqlalchemy import func, select
 
 from bids.models import Bid
@@ -46,6 +48,14 @@ def test_demo_seed_makes_compliant_bids_a_home_match_and_a_failing_one(runner, a
         from core.signing import verify_issued
 
         upload_dir = app.config["UPLOAD_DIR"]
+        # The selected bid, and so the contract, copies the schedule Art. 2.2 publishes: game 1 on 13 October 2015.
+        assert decision.selected_bid.opening_date == date(2015, 10, 12)
+        assert decision.selected_bid.closing_date == date(2015, 10, 30)
+        from tests.contracts.test_contracts_pdf import pdf_text
+
+        printed = " ".join(pdf_text(pdf_path(upload_dir, contract).read_bytes()).split())
+        assert "Tue 13 Oct 2015 Game 1, 15:00" in printed and "Thu 29 Oct 2015 Tie-break games" in printed
+        assert "Sat 10 Oct 2015 The players may inspect their accommodation at the venue (Art. 3.1)" in printed
         issued = verify_issued(pdf_path(upload_dir, contract).read_bytes())
         assert issued.ok and issued.document == f"contract {contract.reference}", issued.lines()
         countersigned = verify_issued(pdf_path(upload_dir, contract, signed=True).read_bytes())

@@ -14,7 +14,7 @@ from decimal import Decimal
 
 from bids.data import BankGuarantee, BidData, Evaluation, RoomRate
 from bids.shape import bid_to_json
-from events.regulation import Regulation, compliant_opening_dates, default_event_file, load_regulation_file
+from events.regulation import Regulation, default_event_file, load_regulation_file
 from finance.rules import minimum_fide_contribution
 
 
@@ -39,7 +39,7 @@ def guarantee_for(reg: Regulation, prize_fund: Decimal, fide_contribution: Decim
 
 def valid_bid(reg: Regulation, **overrides) -> BidData:
     """A complete web bid (documents attached) meeting every minimum of `reg`, with fields replaced by overrides."""
-    opening = (compliant_opening_dates(reg) or reg.possible_opening_dates())[0]
+    opening = reg.possible_opening_dates()[-1]
     prize = reg.prize_fund.minimum
     fide = minimum_fide_contribution(reg, prize)
     bid = BidData(

@@ -17,7 +17,7 @@ from bids.rules import check_bid, failures, is_compliant, pending
 from bids.shape import bid_from_json, bid_to_json
 from core.findings import Outcome
 from core.validators import is_country_code
-from events.regulation import Regulation, closing_latest_offset, compliant_opening_dates, pre_match_days
+from events.regulation import Regulation
 from finance.rules import minimum_fide_contribution
 from tests.bids.factories import guarantee_for, regulation, today_for, valid_bid
 
@@ -60,11 +60,10 @@ def covering_guarantee(reg: Regulation, bid: BidData) -> BankGuarantee:
 def valid_bids(draw, reg: Regulation) -> BidData:
     today = today_for(reg)
     end = reg.schedule.window_end
-    # Every dated rule: the window (15.2(a)), the pre-match days (3.1, 3.2, 5.1) and both closing rules (2.2, 10.3).
-    opening = draw(st.sampled_from(compliant_opening_dates(reg) or reg.possible_opening_dates()))
-    latest = closing_latest_offset(reg)
+    # Every dated rule: the window (15.2(a)) and both closing rules (2.2, 10.3).
+    opening = draw(st.sampled_from(reg.possible_opening_dates()))
     closing = opening + timedelta(days=draw(st.sampled_from(
-        [n for n in reg.closing_offsets() if opening + timedelta(days=n) <= end and (latest is None or n <= latest)])))
+        [n for n in reg.allowed_closing_offsets() if opening + timedelta(days=n) <= end])))
     prize = draw(cents(reg.prize_fund.minimum, reg.prize_fund.maximum))
     least = minimum_fide_contribution(reg, prize)
     fide = draw(cents(least, least + D("100000")))
@@ -164,18 +163,14 @@ def opening_outside_window(draw, reg, bid):
 
 
 def _dated_rules(reg, opening, closing) -> set[str]:
-    """The articles of the pre-match days outside the window and of the closing rule of 10.3 that these dates
-    also break (Art. 3.1, 3.2, 5.1 and 10.3 for 2015)."""
+    """The article of the ceremonies' closing rule (10.3 for 2015) when these dates also break it."""
     sr = reg.schedule_rules
     if sr is None:
         return set()
-    s = reg.schedule
-    out = {d.article for d, on in pre_match_days(reg, opening)
-           if sr.pre_match_within_window and not (s.window_start <= on <= s.window_end)}
     after_last = (closing - opening).days - reg.last_scheduled_day_offset
     if closing > opening and not (1 <= after_last <= sr.closing_latest_days_after_end):
-        out.add(sr.closing_end_article)
-    return out
+        return {sr.closing_end_article}
+    return set()
 
 
 def closing_off_schedule(draw, reg, bid):

@@ -54,6 +54,9 @@ def test_a_dossier_reads_back_with_its_particulars_scores_and_footer(board_clien
     assert "30 June 2015" in text and "31 August 2015" in text   # the schedule of 15.6.2
     assert "Anna Aalto" in text and "Lviv (a) by member" in text # the members' comments with their names
     assert "Carla Cruz" in text                                  # recused: her federation hosts the bid
+    flat = " ".join(text.split())                                # the days the organizer hosts before game 1
+    assert "The players may inspect their accommodation at the venue (Art. 3.1)" in flat
+    assert "are not a condition of the dates of the event (Art. 15.2(a))" in flat
     with app.app_context():
         dossier = db.session.scalars(select(Dossier).where(Dossier.bid_id == scored["lviv"])).one()
         assert f"Page 1 of {pages}" in text and f"Page {pages} of {pages}" in text

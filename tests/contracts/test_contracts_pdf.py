@@ -53,6 +53,12 @@ def test_the_issued_pdf_names_the_parties_the_amounts_the_deadlines_and_fides_ac
     assert f"Contract for the organisation of the {reg.event.title}" in text
     # the event, dates and venue with the schedule
     assert "Potocki Palace, Lviv, Ukraine" in text and "Opening ceremony" in text and "Closing ceremony" in text
+    # the days before game 1 (Art. 3.1, 3.2, 5.1) the organizer hosts, dated from game 1 (12 October here)
+    flat = " ".join(text.split())
+    assert "Fri 9 Oct 2015 The players may inspect their accommodation at the venue (Art. 3.1)" in flat
+    assert "Sat 10 Oct 2015 The players inspect the playing hall with the Chief Arbiter, FIDE and the organizer at " \
+           "15:00 (Art. 3.2)" in flat
+    assert "The days before game 1 are days the organizer hosts the players and officials." in flat
     # amounts as formatted, the two deadlines of 15.6.2
     assert "€200,000.00" in text and "€100,000.00" in text and "€197,500.00" in text and "€40,000.00" in text
     assert "30 June 2015" in text and "31 August 2015" in text

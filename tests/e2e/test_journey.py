@@ -77,10 +77,7 @@ def seed(live) -> CallFacts:
         db.session.commit()
         event = get_event(SLUG)
         reg = event.regulation
-        # the first opening date meeting every dated rule (the window, the pre-match days, both closing rules)
-        from events.regulation import compliant_opening_dates
-
-        opening = (compliant_opening_dates(reg) or reg.possible_opening_dates())[0]
+        opening = reg.possible_opening_dates()[-1]
         closing = opening + timedelta(days=min(reg.closing_offsets()))
         facts = CallFacts(title=event.title, opening=opening, closing=closing,
                           last_payment_deadline=reg.last_payment_deadline,
