@@ -305,7 +305,16 @@ def edit_user(user_id: int):
 @roles_required(Role.ADMIN)
 def set_active(user_id: int):
     user = db.session.get(User, user_id) or abort(404)
-    make_active = request.form.get("active") == "1"
+    # Only an explicit answer changes the account: a missing or unknown value (a hand-made request, a form that
+    # lost its field) deactivates no one.
+    value = request.form.get("active")
+    if value not in ("0", "1"):
+        flash(f"Nothing changed for {user.email}: say whether the account is to be active (1) or deactivated (0); "
+              f"the request said “{value}”." if value is not None else
+              f"Nothing changed for {user.email}: the request did not say whether the account is to be active or "
+              "deactivated.", "error")
+        return redirect(url_for("accounts.users")), 303
+    make_active = value == "1"
     try:
         services.set_active(user, make_active, actor=current_user, now=utcnow())
     except services.AccountError as exc:

@@ -158,6 +158,21 @@ def test_deactivation_ends_the_session(client, make, app, login_as):
     assert login(victim, "leaving@example.org").status_code == 422
 
 
+@pytest.mark.parametrize("data, said", [
+    ({}, "the request did not say whether the account is to be active or deactivated."),
+    ({"active": ""}, "say whether the account is to be active (1) or deactivated (0); the request said “”."),
+    ({"active": "no"}, "say whether the account is to be active (1) or deactivated (0); the request said “no”."),
+])
+def test_a_missing_or_unknown_active_value_changes_nothing(client, make, app, login_as, data, said):
+    target = make.user(email="staying@example.org")
+    login_as("admin")
+    response = client.post(f"/admin/users/{target}/active", data=data, follow_redirects=True)
+    assert f"Nothing changed for staying@example.org: {said}" in response.get_data(as_text=True)
+    with app.app_context():
+        assert db.session.get(User, target).active is True
+    assert login(app.test_client(), "staying@example.org").status_code == 302
+
+
 def test_password_change_ends_other_sessions_but_keeps_this_one(client, make, app):
     make.user(email="someone@example.org")
     elsewhere = app.test_client()
