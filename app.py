@@ -32,6 +32,7 @@ from contracts.cli import cli as payments_cli
 from contracts.views import bp as contracts_bp
 from core.audit import cli as audit_cli
 from core.auth import login_manager
+from core.backup import cli as backup_cli
 from core.db import db
 from core.limiter import init_limiter
 from core.security import init_security
@@ -92,7 +93,8 @@ def create_app(config: dict | None = None) -> Flask:
         configure_hasher(app.config["ARGON2_TIME_COST"], app.config.get("ARGON2_MEMORY_COST"))
 
     for bp in (core_bp, accounts_bp, events_views.bp, bids_views.bp, scoring_bp, board_bp, api_bp,
-               audit_cli, users_cli, events_cli, bids_cli, board_cli, demo_cli, signatures_bp, pdf_cli):
+               audit_cli, backup_cli, users_cli, events_cli, bids_cli, board_cli, demo_cli, signatures_bp,
+               pdf_cli):
         app.register_blueprint(bp)
     app.register_blueprint(contracts_bp)
     app.register_blueprint(payments_cli)
