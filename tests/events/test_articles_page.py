@@ -4,6 +4,7 @@ and the public articles page shows the counts, the readings and a filter by stat
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import tomllib
 
@@ -11,7 +12,13 @@ import pytest
 from markupsafe import escape
 
 from events.provenance import STATUS_LABELS, article_table, articles_to_cover, text_articles
-from events.regulation import ARTICLE_STATUSES, RegulationError, default_event_file, load_regulation_file
+from events.regulation import (
+    ARTICLE_STATUSES,
+    ArticleEntry,
+    RegulationError,
+    default_event_file,
+    load_regulation_file,
+)
 from tests.events.callfiles import write_call
 
 TOML = default_event_file().read_text(encoding="utf-8")
@@ -54,6 +61,16 @@ def test_the_table_lists_no_article_the_text_does_not_have():
     table = article_table(REG)
     assert table.unknown == [] and table.left_out == [] and table.cited_not_applied == []
     assert len(table.rows) == len(REG.articles)
+
+
+def test_an_article_left_out_cited_but_not_applied_or_unknown_is_told():
+    dropped = tuple(a for a in REG.articles if a.article != "6.4")
+    assert article_table(dataclasses.replace(REG, articles=dropped)).left_out == ["6.4"]
+    waved = tuple(ArticleEntry(a.article, "not_applicable", reason="no") if a.article == "15.3" else a
+                  for a in REG.articles)
+    assert article_table(dataclasses.replace(REG, articles=waved)).cited_not_applied == ["15.3"]
+    extra = (*REG.articles, ArticleEntry("15.7", "applied", where="nowhere"))
+    assert article_table(dataclasses.replace(REG, articles=extra)).unknown == ["15.7"]
 
 
 def _cited(node, table: str = "") -> set[str]:
@@ -192,3 +209,13 @@ def test_a_call_without_the_table_still_has_its_articles_page(client, runner, tm
     html = response.get_data(as_text=True)
     assert 'id="no-article-table"' in html and 'id="by-article"' not in html and 'id="readings"' not in html
     assert "<td>15.3</td>" in html  # the call file's citations are still listed
+
+
+def test_the_page_tells_an_article_the_table_leaves_out(client, runner, tmp_path):
+    text = TOML.replace(_entry("6.4"), "").replace('slug = "fwwcm-2015"', 'slug = "gap-2031"').replace(
+        'title = "FIDE Women\'s World Championship Match 2015"', 'title = "Gap Match 2031"')
+    result = runner.invoke(args=["events", "load", str(write_call(tmp_path, "call.toml", text))])
+    assert result.exit_code == 0, result.output
+    html = client.get("/events/gap-2031/articles").get_data(as_text=True)
+    gaps = html.split('id="article-gaps"', 1)[1].split("</div>", 1)[0]
+    assert "Articles of the text this table does not list: <code>6.4</code>." in gaps
