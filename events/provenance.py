@@ -102,7 +102,7 @@ def article_rows(reg: Regulation) -> list[ArticleRow]:
             for key, art in reg.citations.items()]
     for table in dataclasses.fields(reg):
         value = getattr(reg, table.name)
-        if table.name in ("procedure", "regulations_text", "event", "criteria"):
+        if table.name in ("procedure", "regulations_text", "event", "criteria", "articles"):
             continue
         if isinstance(value, tuple):  # a table of entries ([[in_kind]], [[pre_match]], ...): each entry's article
             for i, entry in enumerate(value):
@@ -157,3 +157,124 @@ def sourced_rows(reg: Regulation, kind: SourceKind) -> list[SourcedRow]:
     table = reg.procedure.rules if kind is SourceKind.PROCEDURE else reg.sanity_checks
     return [SourcedRow(reg.citation(key), rule.says, tuple((p, field_value(reg, p)) for p in rule.fields))
             for key, rule in table.items()]
+
+
+# ------------------------------------------------------------------------ every article of the text (issue 23)
+# The call file's [[articles]] table says, for each article of the regulations, what Gambit does with it. Which
+# articles the text has is read from the text itself, so the page (and a test) can tell an article left out.
+
+STATUS_LABELS = {
+    "applied": "Applied by Gambit",
+    "procedure": "Left to the bidding procedure",
+    "sanity": "A sanity check",
+    "not_applicable": "Does not bear on the call",
+}
+
+# An item starts a line ("3.4.1 The draw", "1. Organization", "3.7.1.a If", "- a) President"), or follows the end of
+# a sentence on the same line ("... move one. 3.5.2 The games", "... 2015. e) Commitment", "... issues, b) equal").
+_NUMBERED = re.compile(r"(?:^|(?<=[.:] )(?=\d+\.\d))(\d+(?:\.\d+)*)(?:\.([a-z]))?\.?[ \t]+(?=\S)", re.M)
+_LETTERED = re.compile(r"(?:^(?:- )?|(?<=[.,;] ))([a-z])\)[ \t]", re.M)
+# A parent item whose own words are fewer than this, and no lead-in to a list (":"), is a title ("3.5 Time control.").
+_TITLE_WORDS = 8
+
+
+@dataclass(frozen=True)
+class TextArticle:
+    """An item of the regulations' text: its number as the call file writes it ("3.4.1", "15.2(c)"), its own
+    words (up to the next item), and whether it is only the title of the items under it."""
+
+    article: str
+    text: str
+    is_title: bool
+
+
+def text_articles(text: str) -> list[TextArticle]:
+    """Every numbered and lettered item of the regulations' text, in order; a lettered item belongs to the numbered
+    one before it ("15.2" then "a)" is "15.2(a)"; "3.7.1.a" is "3.7.1(a)"). Raises nothing."""
+    starts: list[tuple[int, int, str, bool]] = []
+    for m in _NUMBERED.finditer(text):
+        starts.append((m.start(), m.end(), m.group(1) + (f"({m.group(2)})" if m.group(2) else ""), True))
+    for m in _LETTERED.finditer(text):
+        starts.append((m.start(), m.end(), m.group(1), False))
+    starts.sort()
+    items: list[tuple[str, str]] = []
+    parent = ""
+    for i, (_, end, name, numbered) in enumerate(starts):
+        if not numbered:
+            name = f"{parent}({name})"
+        elif "(" not in name:
+            parent = name
+        stop = starts[i + 1][0] if i + 1 < len(starts) else len(text)
+        items.append((name, " ".join(text[end:stop].split())))
+    names = [name for name, _ in items]
+    out = []
+    for name, own in items:
+        has_items = any(other.startswith((f"{name}.", f"{name}(")) for other in names)
+        out.append(TextArticle(name, own, has_items and not own.endswith(":") and len(own.split()) < _TITLE_WORDS))
+    return out
+
+
+def articles_to_cover(text: str) -> list[str]:
+    """The articles of the text the [[articles]] table must list: every item but a mere title. Raises nothing."""
+    return [a.article for a in text_articles(text) if not a.is_title]
+
+
+def cited_articles(reg: Regulation) -> dict[str, list[str]]:
+    """{article: the keys and fields of the call file that cite it}, from [citations] and every table's `article`
+    fields (the [[articles]] table itself left out). Raises nothing."""
+    out: dict[str, list[str]] = {}
+    for row in article_rows(reg):
+        out.setdefault(row.article, []).append(row.path)
+    return out
+
+
+def _article_order(article: str) -> tuple[tuple[int, int | str], ...]:
+    """Sorts "3.7.1(a)" before "3.7.2" and "4" before "4(a)", numbers as numbers and letters after them."""
+    return tuple((0, int(p)) if p.isdigit() else (1, p) for p in re.split(r"[.()]", article) if p)
+
+
+@dataclass(frozen=True)
+class StatusRow:
+    article: str
+    status: str
+    label: str
+    where: str
+    reason: str
+    reading: str
+    cited_as: tuple[str, ...]
+
+    @property
+    def anchor(self) -> str:
+        """An id for the article's reading ("reading-15-2-a")."""
+        return "reading-" + "-".join(p for p in re.split(r"[.()]", self.article) if p)
+
+
+@dataclass(frozen=True)
+class ArticleTable:
+    rows: list[StatusRow]                   # every article of the call file's table, in the order of the articles
+    counts: list[tuple[str, str, int]]      # (status, label, how many), every status, in a fixed order
+    left_out: list[str]                     # articles of the text the table does not list
+    cited_not_applied: list[str]            # articles the call file cites that the table omits or marks not_applicable
+    unknown: list[str]                      # articles of the table the text does not have
+
+    def shown(self, status: str | None) -> list[StatusRow]:
+        """The rows of one status, or every row for None or a status the table does not know. Raises nothing."""
+        return [r for r in self.rows if r.status == status] if status in STATUS_LABELS else self.rows
+
+
+def article_table(reg: Regulation) -> ArticleTable:
+    """Every article of the call file's [[articles]] table with its status, where Gambit applies it (or why not),
+    its reading and the keys of the call file that cite it; the counts per status; and what the table leaves out of
+    the text or of the file's citations (when the regulation carries its text). Raises nothing."""
+    cited = cited_articles(reg)
+    rows = sorted((StatusRow(a.article, a.status, STATUS_LABELS[a.status], a.where, a.reason, a.reading,
+                             tuple(cited.get(a.article, ()))) for a in reg.articles),
+                  key=lambda r: _article_order(r.article))
+    counts = [(s, label, sum(1 for r in rows if r.status == s)) for s, label in STATUS_LABELS.items()]
+    listed = {r.article: r.status for r in rows}
+    in_text = {a.article for a in text_articles(reg.text)} if reg.text else set()
+    left_out = [a for a in articles_to_cover(reg.text) if a not in listed] if reg.text and reg.articles else []
+    cited_not_applied = sorted((a for a in cited if listed.get(a, "not_applicable") == "not_applicable"),
+                               key=_article_order) if reg.articles else []
+    unknown = [r.article for r in rows if r.article not in in_text] if in_text else []
+    return ArticleTable(rows, counts, left_out, cited_not_applied, unknown)

@@ -555,6 +555,45 @@ class AmendmentAuthority:
     label: Text
 
 
+ARTICLE_STATUSES = ("applied", "procedure", "sanity", "not_applicable")
+
+
+@table
+class ArticleEntry:
+    """One article of the regulations and what Gambit does with it: "applied" (Gambit checks or applies it),
+    "procedure" (the article leaves it to the call's bidding procedure), "sanity" (Gambit only checks a figure of
+    it) or "not_applicable" (it does not bear on bidding, selection, the contract or payment). `where` says where
+    Gambit applies it, `reason` why it does not apply, `reading` which reading of an ambiguous article Gambit
+    applies and why."""
+
+    article: Text
+    status: Annotated[Text, _check(lambda s: s in ARTICLE_STATUSES,
+                                   f"use {', '.join(ARTICLE_STATUSES[:-1])} or {ARTICLE_STATUSES[-1]}, got {{!r}}")]
+    where: Text = ""
+    reason: Text = ""
+    reading: Text = ""
+
+    @model_validator(mode="after")
+    def _explained(self) -> ArticleEntry:
+        if self.status == "not_applicable" and not self.reason:
+            raise _Refused(f"article {self.article} is not_applicable: say why it does not bear on the call", "reason")
+        if self.status != "not_applicable" and not self.where:
+            raise _Refused(f"article {self.article} is {self.status}: say where Gambit applies it", "where")
+        if self.status != "not_applicable" and self.reason:
+            raise _Refused(f"article {self.article} is {self.status}: only a not_applicable article gives a reason",
+                           "reason")
+        return self
+
+
+def _each_article_once(entries: tuple[ArticleEntry, ...]) -> tuple[ArticleEntry, ...]:
+    seen: set[str] = set()
+    for i, entry in enumerate(entries):
+        if entry.article in seen:
+            raise _Refused(f"article {entry.article} is listed twice", f"[{i}].article")
+        seen.add(entry.article)
+    return entries
+
+
 def _each_key_once(items: tuple[Any, ...]) -> tuple[Any, ...]:
     if len({item.key for item in items}) != len(items):
         raise _Refused("each key once")
@@ -611,6 +650,8 @@ class Regulation:
     deductions: Annotated[tuple[DeductionRule, ...], AfterValidator(_each_key_once)] = ()
     consultation: Consultation | None = None
     amendment_authorities: Annotated[tuple[AmendmentAuthority, ...], AfterValidator(_each_key_once)] = ()
+    # Every article of the regulations with its status on the articles page (optional in the file).
+    articles: Annotated[tuple[ArticleEntry, ...], AfterValidator(_each_article_once)] = ()
     # The canonical JSON the regulation was built from and its SHA-256: what an event stores.
     snapshot: str = field(default="", compare=False, repr=False)
     sha256: str = field(default="", compare=False, repr=False)

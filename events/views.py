@@ -13,7 +13,7 @@ from core.hooks import Hook
 from core.views import bp as core_bp
 from events.forms import CallSettingsForm, signal_blocker_label
 from events.models import Event
-from events.provenance import article_rows, sourced_rows
+from events.provenance import STATUS_LABELS, article_rows, article_table, sourced_rows
 from events.regulation import SourceKind, pre_match_schedule, published_schedule
 from events.rules import ACTION_LABELS, MANUAL_ACTIONS, TransitionError, actions_from
 from events.services import amendments_of, change_event_status, get_event, set_signal_blocker_required
@@ -94,10 +94,14 @@ def regulations_text(slug: str):
 
 @bp.route("/events/<slug>/articles")
 def articles(slug: str):
-    """Every article of the call that Gambit applies, and where; then the bidding procedure and the checks."""
+    """Every article of the regulations with its status (applied, the procedure's, a sanity check, or not bearing
+    on the call), where Gambit applies it and how it reads the ambiguous ones, filtered by `?status=`; then the
+    citations of the call file, the bidding procedure and the checks. Raises NotFound for an unknown call."""
     event = event_or_404(slug)
     reg = event.regulation
+    status = request.args.get("status")
     return render_template("events/articles.html", event=event, reg=reg, rows=article_rows(reg),
+                           table=article_table(reg), status=status if status in STATUS_LABELS else None,
                            procedure=sourced_rows(reg, SourceKind.PROCEDURE),
                            checks=sourced_rows(reg, SourceKind.SANITY_CHECK))
 
