@@ -81,6 +81,11 @@ class Tally:
     def cast(self) -> int:
         return sum(self.votes.values()) + self.abstentions
 
+    @property
+    def tied(self) -> bool:
+        """Two bids or more share the most votes: not a decision of the Board (the procedure's tie-break)."""
+        return len(self.leaders()) > 1
+
     def leaders(self) -> list[int]:
         if not self.votes:
             return []

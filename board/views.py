@@ -275,7 +275,7 @@ def vote(slug: str):
     return redirect(url_for("board.call", slug=slug))
 
 
-_CONSULTED_FIELD = re.compile(r"^(?:advice|consulted_on)_(\d+)$")
+_CONSULTED_FIELD = re.compile(r"^(?:advice|consulted_on)_(\d{1,9})$")  # an id the database can hold
 
 
 def _consultations(form_data) -> list[tuple[User, str, date | None]]:

@@ -126,6 +126,10 @@ def test_a_tied_board_vote_is_refused_citing_the_bidding_procedures_tie_break_an
         "The members vote again (each may change their vote on the Board's page); the decision is recorded once one "
         "bid has the most votes."]
     assert "15.5" not in errors[0] and "President" not in errors[0].replace("Presidential Board", "")
+    warning = html.unescape(re.search(r'<p class="flash warning">(.*?)</p>', admin.get("/board/fwwcm-2015")
+                                      .get_data(as_text=True)).group(1))
+    assert warning == ("Bidding procedure: tie-break of the Board's vote: the votes are tied, which is not a decision "
+                       "of the Board. A tied vote of the Presidential Board is decided by a new round of voting.")
     assert _state(app, scored)[:2] == ("deliberation", 0)
     # The new round: a member votes again, one bid leads, and the Board's decision is recorded by its vote.
     vote(app, scored["event"], ita, scored["lviv"], now=datetime(2015, 6, 20, 9, tzinfo=UTC))
