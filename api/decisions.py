@@ -19,9 +19,21 @@ class SelectedBid(Shape):
     title: str
 
 
+class Consulted(Shape):
+    """A WCOC member the FIDE President consulted before deciding alone, the day and what they advised (`on` null
+    for a record made before the day was kept)."""
+
+    member: str
+    member_id: int | None
+    advice: str
+    on: Day | None
+
+
 class Decision(Shape):
-    """The record as stored: `tally`, `consultations`, `ranking` and `reviewed` are the JSON the Board's record
-    keeps (board.models.Decision)."""
+    """The record as stored: `tally`, `ranking` and `reviewed` are the JSON the Board's record keeps
+    (board.models.Decision). For the President's decision alone (`method` "president"): `no_meeting_reason`, why no
+    Presidential Board meeting could be held, `consultations`, the WCOC consulted, and `grounds`, the sentence the
+    minutes, the page and the bidders' email give (citing the article); all three empty for a board vote."""
 
     id: int
     event: str
@@ -29,7 +41,9 @@ class Decision(Shape):
     decided_on: Day
     selected_bid: SelectedBid
     tally: Any
-    consultations: Any
+    no_meeting_reason: str
+    consultations: list[Consulted]
+    grounds: str
     rationale: str
     ranking: Any
     reviewed: list[Any]
@@ -56,7 +70,10 @@ def decision(slug: str):
     return Decision(
         id=found.id, event=slug, method=found.how, decided_on=found.decided_on,
         selected_bid=SelectedBid(id=found.selected_bid_id, title=found.selected_bid.title),
-        tally=found.loads("tally"), consultations=found.loads("consultations"), rationale=found.rationale,
+        tally=found.loads("tally"), no_meeting_reason=found.no_meeting_reason,
+        consultations=[Consulted(member=c["member"], member_id=c.get("member_id"), advice=c["advice"], on=c["on"])
+                       for c in found.consulted()],
+        grounds=found.grounds, rationale=found.rationale,
         ranking=found.loads("ranking"), reviewed=found.loads("reviewed"), recorded_at=found.recorded_at,
         recorded_by=found.recorded_by.name, corrects=found.corrects_id,
         correction_reason=found.correction_reason or None, minutes_sha256=found.minutes_sha256)

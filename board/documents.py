@@ -97,7 +97,7 @@ def minutes_context(decision, *, now: datetime, checkpoint=None) -> dict:
     tally = decision.loads("tally")
     return {"decision": decision, "event": event, "reg": event.regulation, "tally": tally,
             "names": tally_names(decision),
-            "consultations": decision.loads("consultations"), "reviewed": decision.loads("reviewed"),
+            "consultations": decision.consulted(), "reviewed": decision.loads("reviewed"),
             "ranking": decision.loads("ranking"), "generated": now, "identifier": f"DECISION-{decision.id}",
             "regulation_label": (decision.regulation_version or event.regulation_version).label,
             "version": decision.regulation_version or event.regulation_version, "checkpoint": checkpoint}

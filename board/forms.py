@@ -8,11 +8,11 @@ from wtforms.validators import DataRequired, Length, Optional
 from core.forms import BaseForm
 
 
-def method_choices(article: str) -> list[tuple[str, str]]:
-    """The two ways of deciding; `article` is the call's scoring article (event.regulation.scoring.article)."""
+def method_choices(selection) -> list[tuple[str, str]]:
+    """The two ways of deciding; `selection`: the call's citation of the decision (reg.citation("selection"))."""
     return [("board_vote", "By the vote of the Presidential Board"),
-            ("president", "By the FIDE President alone, in consultation with the WCOC, no Board meeting being "
-                          f"possible (Art. {article})")]
+            ("president", "By the FIDE President alone, a Presidential Board meeting being impossible, in "
+                          f"consultation with the WCOC ({selection})")]
 
 
 class VoteForm(BaseForm):
@@ -27,6 +27,11 @@ class DecisionForm(BaseForm):
     rationale = TextAreaField("Reasons", validators=[Optional(), Length(max=20000)],
                               description="Required when the choice is not the top of the WCOC's ranking or carries "
                                           "a red flag.")
+    no_meeting_reason = TextAreaField(
+        "If the President decides alone: why no Presidential Board meeting could be held",
+        validators=[Optional(), Length(max=5000)],
+        description="Required for the President's decision. A tied vote is not a reason: the bidding procedure says "
+                    "how a tie is broken.")
 
 
 class CorrectionForm(DecisionForm):
@@ -36,6 +41,10 @@ class CorrectionForm(DecisionForm):
 
 def advice_field_name(member_id: int) -> str:
     return f"advice_{member_id}"
+
+
+def consulted_on_field_name(member_id: int) -> str:
+    return f"consulted_on_{member_id}"
 
 
 class ConsultationSetAsideForm(BaseForm):

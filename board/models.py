@@ -21,7 +21,7 @@ from sqlalchemy.orm import Mapped, mapped_column, relationship
 
 from accounts.models import User
 from bids.models import Bid
-from board.rules import DecisionMethod, DecisionStatus
+from board.rules import DecisionMethod, DecisionStatus, president_grounds
 from core.db import Model, utcnow
 from events.models import Event, RegulationVersion
 
@@ -88,6 +88,7 @@ class Vote(Model):
 
 METHODS = tuple(m.value for m in DecisionMethod)
 _IN_FORCE = DecisionStatus.IN_FORCE.value
+_PRESIDENT = DecisionMethod.PRESIDENT.value
 
 
 class Decision(Model):
@@ -100,6 +101,8 @@ class Decision(Model):
         CheckConstraint(f"method IN ({', '.join(repr(m) for m in METHODS)})", name="method"),
         CheckConstraint(f"status IN ({', '.join(repr(s.value) for s in DecisionStatus)})", name="status"),
         CheckConstraint(f"(status = '{_IN_FORCE}') = (superseded_at IS NULL)", name="superseded_has_time"),
+        # Art. 15.5: the President decides alone only when no Board meeting can be held, and the record says why.
+        CheckConstraint(f"(method = '{_PRESIDENT}') = (no_meeting_reason <> '')", name="president_says_why"),
         UniqueConstraint("corrects_id", name="uq_decision_one_correction"),
         Index("uq_decision_one_in_force", "event_id", unique=True,
               sqlite_where=text(f"status = '{_IN_FORCE}'"), postgresql_where=text(f"status = '{_IN_FORCE}'")),
@@ -111,7 +114,10 @@ class Decision(Model):
     selected_bid_id: Mapped[int] = mapped_column(ForeignKey("bid.id"))
     decided_on: Mapped[date] = mapped_column(Date)
     tally: Mapped[str] = mapped_column(Text)            # JSON: votes per bid, abstentions, recusals
-    consultations: Mapped[str] = mapped_column(Text)    # JSON: [{member, advice}] (president's method)
+    # The President's decision (Art. 15.5): why no Board meeting could be held ("" for a board vote), and the WCOC
+    # members consulted as JSON [{member, member_id, advice, on}] (`on`: the ISO day each was consulted).
+    no_meeting_reason: Mapped[str] = mapped_column(Text, default="", server_default="")
+    consultations: Mapped[str] = mapped_column(Text)
     rationale: Mapped[str] = mapped_column(Text, default="")
     ranking: Mapped[str] = mapped_column(Text)          # JSON: the ranking the board had (ranks, totals, flags)
     reviewed: Mapped[str] = mapped_column(Text)         # JSON: identifiers and SHA-256 of dossiers and pack
@@ -144,6 +150,23 @@ class Decision(Model):
 
     def loads(self, name: str):
         return json.loads(getattr(self, name))
+
+    def consulted(self) -> list[dict]:
+        """The WCOC members the President consulted, each {member, member_id, advice, on} with `on` a date (None
+        for a record made before the day was kept). Raises ValueError for a malformed stored day."""
+        return [{**c, "on": date.fromisoformat(c["on"]) if c.get("on") else None}
+                for c in self.loads("consultations")]
+
+    @property
+    def grounds(self) -> str:
+        """For the President's decision, the sentence saying why no Board meeting could be held and whom of the
+        WCOC the President consulted when, citing the call's article (board.rules.president_grounds); "" for a
+        board vote."""
+        if self.how.by_vote:
+            return ""
+        reg = (self.regulation_version or self.event.regulation_version).regulation
+        return president_grounds(self.no_meeting_reason, [(c["member"], c["on"]) for c in self.consulted()],
+                                 selection=str(reg.citation("selection")))
 
     @property
     def reasons(self) -> str:

@@ -23,20 +23,22 @@ def tell_bidders(decision: Decision) -> tuple[int, list[str]]:
     bids = db.session.scalars(select(Bid).where(Bid.event_id == event.id, Bid.status.in_(
         [BidStatus.SELECTED.value, BidStatus.NOT_SELECTED.value]))).all()
     sent, failures = 0, []
-    art = event.regulation.article("selection")
-    # Who decided, as recorded: the Board by vote, or the President alone in consultation with the WCOC.
-    who = ("The FIDE Presidential Board" if decision.how.by_vote else
-           "The FIDE President, in consultation with the WCOC (no Presidential Board meeting being possible),")
+    selection = event.regulation.citation("selection")
+    # Who decided, as recorded: the Board by vote, or the President alone, and then why no Board meeting could be
+    # held and whom of the WCOC the President consulted (Art. 15.5 allows nothing else).
+    who = "The FIDE Presidential Board" if decision.how.by_vote else "The FIDE President"
+    grounds = "" if decision.how.by_vote else f"{decision.grounds}\n\n"
     for bid in bids:
         chosen = bid.id == decision.selected_bid_id
         to = sorted({e for e in (bid.contact_email, bid.owner.email) if e})
         subject = f"{event.title}: {'your bid is selected' if chosen else 'the decision on your bid'}"
         body = (f"Dear {bid.contact_name or bid.owner.name},\n\n"
-                + (f"{who} has selected your bid to organise the {event.title} (Art. {art}). "
+                + (f"{who} has selected your bid to organise the {event.title} ({selection}). "
                    "FIDE will send you the contract covering the organisation and the terms of payment "
                    f"(Art. {contract_article(event.regulation)}).\n\n" if chosen else
-                   f"{who} has decided on the {event.title} (Art. {art}) and selected "
+                   f"{who} has decided on the {event.title} ({selection}) and selected "
                    f"another bid. Thank you for bidding.\n\n")
+                + grounds
                 + f"Your bid: {url_for('bids.view', bid_id=bid.id, _external=True)}\n\n"
                   "FIDE secretariat, through Gambit\n")
         try:

@@ -81,6 +81,11 @@ class Tally:
     def cast(self) -> int:
         return sum(self.votes.values()) + self.abstentions
 
+    @property
+    def tied(self) -> bool:
+        """Two bids or more share the most votes: not a decision of the Board (the procedure's tie-break)."""
+        return len(self.leaders()) > 1
+
     def leaders(self) -> list[int]:
         if not self.votes:
             return []
@@ -126,31 +131,104 @@ def rationale_needed(selected: int, *, ranking_leaders: Iterable[int], flagged: 
 
 # Gambit's procedure, not an article: Art. 15.5 says the Presidential Board decides, and sets no quorum, majority
 # or tie-break. Gambit records a decision "by board vote" only for the bid with the most votes cast by members not
-# recused; a tie cannot be recorded as a board vote and goes to the President's decision under Art. 15.5.
+# recused (procedure.rules.board_vote); a tie is broken as the call's bidding procedure says (procedure.rules.
+# tie_break, its method board_voting.tie_break). A tie is never the President's: Art. 15.5 gives the decision to
+# the President only "if a Presidential Board meeting cannot be held".
 VOTE_PROCEDURE = "Gambit's procedure for recording a board vote"
+TIE_BREAK_PROCEDURE = "the call's tie-break"
+
+# What each tie-break method of the procedure (events.regulation.TIE_BREAKS) asks of the Board next.
+TIE_BREAK_NEXT = {
+    "new_round": "The members vote again (each may change their vote on the Board's page); the decision is recorded "
+                 "once one bid has the most votes.",
+}
 
 
-def check_board_vote(the_tally: Tally, selected: int, titles: Mapping[int, str], *, article: str,
-                     procedure: str = VOTE_PROCEDURE) -> None:
+def check_board_vote(the_tally: Tally, selected: int, titles: Mapping[int, str], *, procedure: str = VOTE_PROCEDURE,
+                     tie_break: str = TIE_BREAK_PROCEDURE, tie_break_says: str = "",
+                     tie_break_method: str = "new_round") -> None:
     """Refuse a decision "by board vote" that the recorded votes do not give: no vote cast for any bid, a tie
-    at the top, or a selected bid other than the one with the most votes. Raises DecisionError (field
-    "selected", or "method" for a tie or no votes)."""
+    at the top (cited as the procedure's tie-break `tie_break`, which `tie_break_says`, by `tie_break_method`), or
+    a selected bid other than the one with the most votes. Raises DecisionError (field "selected", "method" when
+    no vote is cast, None for a tie: it is the votes', not the form's)."""
     leaders = the_tally.leaders()
     chosen = titles.get(selected, f"bid {selected}")
     if not leaders:
         raise DecisionError(f"{procedure}: no member of the Board has voted for a bid, so no decision can be "
-                            f"recorded as a board vote (you chose {chosen}). Record the votes first, or record the "
-                            f"President's decision under Art. {article}.", "method")
+                            f"recorded as a board vote (you chose {chosen}). Record the Board's votes first.", "method")
     if len(leaders) > 1:
         tied = " and ".join(titles.get(b, f"bid {b}") for b in leaders)
-        raise DecisionError(f"{procedure}: the votes are tied between {tied} ({the_tally.votes[leaders[0]]} "
-                            f"each; the votes: {the_tally.names(titles)}). Art. {article} sets no "
-                            "tie-break, so a tie cannot be recorded as a board vote: it goes to the President's "
-                            f"decision under Art. {article}.", "method")
+        says = f" {tie_break_says.strip()}" if tie_break_says.strip() else ""
+        raise DecisionError(f"{tie_break}: the votes are tied between {tied} ({the_tally.votes[leaders[0]]} each; "
+                            f"the votes: {the_tally.names(titles)}). A tie is not a decision of the Board.{says} "
+                            f"{TIE_BREAK_NEXT[tie_break_method]}")
     if leaders[0] != selected:
         raise DecisionError(f"{procedure}: a board vote selects the bid with the most votes of the members not "
                             f"recused. The votes are {the_tally.names(titles)}, so it is "
                             f"{titles.get(leaders[0], leaders[0])}; you chose {chosen}.", "selected")
+
+
+@dataclass(frozen=True)
+class Consulted:
+    """A person the FIDE President consulted before deciding alone (Art. 15.5, "in consultation with the WCOC"):
+    their name, what they advised, the day they were consulted, and whether they are a member of the WCOC of the
+    call (an active WCOC member with no bid in it)."""
+
+    name: str
+    advice: str
+    on: date | None
+    in_wcoc: bool = True
+
+
+NO_MEETING_REASON_MISSING = ("{selection}: the FIDE President decides alone only \"if a Presidential Board meeting "
+                             "cannot be held\": say why no Board meeting could be held.")
+CONSULTATION_MISSING = ("{selection}: the FIDE President takes the decision \"in consultation with the WCOC\": name "
+                        "the WCOC members consulted, the day each was consulted and what each advised.")
+
+
+def check_president_grounds(no_meeting_reason: str, consulted: Iterable[Consulted], *, selection: str,
+                            decided_on: date, today: date, call_opened: date) -> None:
+    """Refuse a decision of the FIDE President alone that does not show the two conditions of `selection`
+    (Art. 15.5): why no Presidential Board meeting could be held, and the consultation of the WCOC, each person
+    consulted a WCOC member of the call, with their advice and the day they were consulted: not in the future,
+    not before the call existed (`call_opened`), not after the decision. Raises DecisionError (field
+    "no_meeting_reason" or "consultations")."""
+    if not (no_meeting_reason or "").strip():
+        raise DecisionError(NO_MEETING_REASON_MISSING.format(selection=selection), "no_meeting_reason")
+    people = list(consulted)
+    if not people:
+        raise DecisionError(CONSULTATION_MISSING.format(selection=selection), "consultations")
+    for c in people:
+        if not c.in_wcoc:
+            raise DecisionError(f"{selection}: the President consults the WCOC, and {c.name} is not a member of the "
+                                "WCOC of this call.", "consultations")
+        if not c.advice.strip():
+            raise DecisionError(f"{selection}: say what {c.name} advised.", "consultations")
+        if c.on is None:
+            raise DecisionError(f"{selection}: say on which day {c.name} was consulted.", "consultations")
+        entered = format_day(c.on)
+        if c.on > today:
+            raise DecisionError(f"{c.name} cannot have been consulted in the future: today is {format_day(today)} "
+                                f"(you entered {entered}).", "consultations")
+        if c.on < call_opened:
+            raise DecisionError(f"{c.name} cannot have been consulted before the call existed: it was opened on "
+                                f"{format_day(call_opened)} (you entered {entered}).", "consultations")
+        if c.on > decided_on:
+            raise DecisionError(f"{selection}: the decision is taken in consultation with the WCOC, so {c.name} is "
+                                f"consulted before it: you entered {entered}, after the decision of "
+                                f"{format_day(decided_on)}.", "consultations")
+
+
+def president_grounds(no_meeting_reason: str, consulted: Iterable[tuple[str, date | None]], *,
+                      selection: str) -> str:
+    """The one sentence that the decision page, the minutes, the bidders' email, the API and the contract give
+    for a decision of the FIDE President alone: why no Board meeting could be held, and whom of the WCOC the
+    President consulted on which day, citing `selection`. Raises nothing."""
+    reason = (no_meeting_reason or "").strip().rstrip(".") or "the reason was not recorded"
+    who = "; ".join(f"{name}, consulted on {format_day(on)}" if on else f"{name}, the day not recorded"
+                    for name, on in consulted) or "no one named"
+    return (f"Decided by the FIDE President because a Presidential Board meeting could not be held ({reason}), in "
+            f"consultation with the WCOC ({who}), under {selection}.")
 
 
 class ConsultationState(enum.StrEnum):

@@ -23,6 +23,7 @@ from board.documents import consultation_of, dossier_context, minutes_context, p
 from board.models import Decision, Dossier, DossierView, Vote
 from board.rules import (
     DECISION_LIFECYCLE,
+    Consulted,
     DecisionAction,
     DecisionError,
     DecisionMethod,
@@ -31,6 +32,7 @@ from board.rules import (
     check_board_vote,
     check_consultation,
     check_decided_on,
+    check_president_grounds,
     consultation_state,
     dossiers_open,
     inputs_sha256,
@@ -461,31 +463,37 @@ ALREADY_DECIDED = ("A decision is recorded once the WCOC's scoring is closed, an
 
 
 def _check_method(event: Event, method: DecisionMethod, selected: Bid, contest: list[Bid], decided_on: date,
-                  consultations, *, actor: User, now: datetime) -> Tally | None:
+                  consultations: list[tuple[User, str, date | None]], no_meeting_reason: str, *, actor: User,
+                  now: datetime) -> Tally | None:
     """The rules of the method and the date; returns the tally of a board vote. Raises DecisionError."""
-    article = event.regulation.scoring.article
+    reg = event.regulation
+    selection = str(reg.citation("selection"))
     the_tally, last_vote = None, None
     if method.by_vote:
         the_tally = current_tally(event, contest)
-        check_board_vote(the_tally, selected.id, {b.id: b.title for b in contest}, article=article,
-                         procedure=str(event.regulation.citation("board_vote")))
+        tie_break = reg.citation("tie_break")
+        check_board_vote(the_tally, selected.id, {b.id: b.title for b in contest},
+                         procedure=str(reg.citation("board_vote")), tie_break=str(tie_break),
+                         tie_break_says=reg.procedure.rules[tie_break.key].says,
+                         tie_break_method=reg.board_voting.tie_break)
         votes, _ = _counted_votes(event, contest)
         last_cast = max((v.cast_at for v in votes), default=None)
         last_vote = last_cast.date() if last_cast else None
     else:
         if not getattr(actor, "is_president", False):
-            raise DecisionError("Only the FIDE President decides alone, in consultation with the WCOC "
-                                f"(Art. {article}).", "method")
-        if not consultations:
-            raise DecisionError(f"Name the WCOC members consulted and what each advised (Art. {article}).",
-                                "consultations")
-        for member, advice in consultations:
-            if Role.WCOC not in member.role_set:
-                raise DecisionError(f"{member.name} is not a WCOC member.", "consultations")
-            if not advice.strip():
-                raise DecisionError(f"Say what {member.name} advised.", "consultations")
+            raise DecisionError(f"{selection}: only the FIDE President decides alone, in consultation with the WCOC, "
+                                "when a Presidential Board meeting cannot be held.", "method")
+        check_president_grounds(no_meeting_reason, [
+            Consulted(member.name, advice, on, in_wcoc=_in_wcoc_of(event, member))
+            for member, advice, on in consultations], selection=selection, decided_on=decided_on,
+            today=now.date(), call_opened=event.created_at.date())
     check_decided_on(decided_on, today=now.date(), last_vote=last_vote, scoring_closed=scoring_closed_on(event))
     return the_tally
+
+
+def _in_wcoc_of(event: Event, member: User) -> bool:
+    """A member of the WCOC of the call: an active account holding the WCOC role, with no bid in the call."""
+    return bool(member.active) and Role.WCOC in member.role_set and not has_stake(member, event)
 
 
 def _move_bids(contest: list[Bid], selected: Bid, decision: Decision, *, actor: User, now: datetime) -> None:
@@ -503,8 +511,9 @@ def _move_bids(contest: list[Bid], selected: Bid, decision: Decision, *, actor: 
 
 
 def record_decision(event: Event, *, method: str, selected: Bid, rationale: str, decided_on: date,
-                    consultations: list[tuple[User, str]], actor: User, now: datetime, upload_dir: str = "",
-                    corrects: Decision | None = None, correction_reason: str = "") -> Decision:
+                    consultations: list[tuple[User, str, date | None]], actor: User, now: datetime,
+                    no_meeting_reason: str = "", upload_dir: str = "", corrects: Decision | None = None,
+                    correction_reason: str = "") -> Decision:
     """Record the decision of Art. 15.5 (or, with `corrects`, a correction of the decision in force): the one
     decision in force for the call.
 
@@ -514,10 +523,14 @@ def record_decision(event: Event, *, method: str, selected: Bid, rationale: str,
     the correction puts them and, when it selects another bid, the registered hooks run in the same transaction
     (contracts/ closes the old winner's contract to new payments).
 
-    `method` "board_vote": the selected bid must be the one with the most votes of the members not recused (a
-    tie or no vote is refused: Gambit's procedure sends it to the President's decision); "president": the FIDE
-    President decides alone "in consultation with the WCOC" (Art. 15.5), naming those consulted. The date
-    cannot be in the future, before the close of scoring, or (board vote) before the last vote.
+    `method` "board_vote": the selected bid must be the one with the most votes of the members not recused (no
+    vote is refused; a tie is refused citing the call's bidding procedure, whose tie-break says how it is
+    broken, never as a case for the President); "president": the FIDE President decides alone, which Art. 15.5
+    allows only "if a Presidential Board meeting cannot be held" and "in consultation with the WCOC": the
+    President gives `no_meeting_reason` (why no meeting could be held) and `consultations`, (WCOC member of the
+    call, advice, day consulted) each, the day not in the future, not before the call, not after the decision.
+    The date of the decision cannot be in the future, before the close of scoring, or (board vote) before the
+    last vote.
 
     Nothing is rendered here: the board pack must be current (ensure_pack, in an earlier transaction), and the
     minutes are made after the commit (store_minutes). `upload_dir` is unused, kept for callers. Raises
@@ -544,7 +557,9 @@ def record_decision(event: Event, *, method: str, selected: Bid, rationale: str,
                                               consultation=selected.consultation,
                                               set_aside_reason=selected.consultation_set_aside_reason),
                            selected.title, article=event.regulation.consultation.article)
-    the_tally = _check_method(event, how, selected, contest, decided_on, consultations, actor=actor, now=now)
+    no_meeting_reason = (no_meeting_reason or "").strip()
+    the_tally = _check_method(event, how, selected, contest, decided_on, consultations, no_meeting_reason,
+                              actor=actor, now=now)
     report = ranking_report(event)
     flagged = [r.bid_id for r in report.ranking.bids if r.red_flags]
     needed = rationale_needed(selected.id, ranking_leaders=report.ranking.leaders, flagged=flagged)
@@ -573,8 +588,10 @@ def record_decision(event: Event, *, method: str, selected: Bid, rationale: str,
     decision = Decision(
         event_id=event.id, method=how.value, selected_bid_id=selected.id, decided_on=decided_on,
         tally=json.dumps(the_tally.as_dict() if the_tally else {}),
-        consultations=json.dumps([{"member": m.name, "member_id": m.id, "advice": a.strip()}
-                                  for m, a in consultations]),
+        no_meeting_reason="" if how.by_vote else no_meeting_reason,
+        consultations=json.dumps([] if how.by_vote else [
+            {"member": m.name, "member_id": m.id, "advice": a.strip(), "on": on.isoformat() if on else None}
+            for m, a, on in consultations]),
         rationale=rationale, ranking=json.dumps({"weights": report.weights_label, "bids": [
             {"bid": r.bid_id, "title": report.bid(r.bid_id).title, "rank": r.rank_label,
              "total": str(r.total) if r.total is not None else None,
@@ -596,7 +613,9 @@ def record_decision(event: Event, *, method: str, selected: Bid, rationale: str,
             hook(decision, superseded=corrects, actor=actor, now=now)
     audit.record("decision.correct" if corrects else "decision.record", decision, actor=actor, now=now,
                  data={"method": how.value, "selected": selected.id, "reviewed": reviewed,
-                       "decided_on": decided_on, "corrects": corrects.id if corrects else None})
+                       "no_meeting_reason": decision.no_meeting_reason,
+                       "consultations": decision.loads("consultations"), "decided_on": decided_on,
+                       "corrects": corrects.id if corrects else None})
     return decision
 
 

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import re
+from datetime import date
+
 from flask import Blueprint, abort, current_app, flash, redirect, render_template, request, url_for
 from flask_login import current_user
 from sqlalchemy import select
@@ -19,6 +22,7 @@ from board.forms import (
     DecisionForm,
     VoteForm,
     advice_field_name,
+    consulted_on_field_name,
     method_choices,
 )
 from board.models import Decision, Dossier, DossierView, Vote
@@ -153,7 +157,7 @@ def _wcoc_members():
 
 def _decision_form(event, bids, form_class=DecisionForm, **kwargs):
     form = form_class(**kwargs)
-    form.method.choices = choices(method_choices(event.regulation.scoring.article))
+    form.method.choices = choices(method_choices(event.regulation.citation("selection")))
     form.selected.choices = choices([("", "Choose…")] + [(str(b.id), b.title) for b in bids])
     if form.decided_on.data is None and request.method == "GET":
         form.decided_on.data = utcnow().date()
@@ -271,13 +275,27 @@ def vote(slug: str):
     return redirect(url_for("board.call", slug=slug))
 
 
-def _consultations(form_data):
+_CONSULTED_FIELD = re.compile(r"^(?:advice|consulted_on)_(\d{1,9})$")  # an id the database can hold
+
+
+def _consultations(form_data) -> list[tuple[User, str, date | None]]:
+    """The people the President names as consulted: every posted advice or day (advice_<id>, consulted_on_<id>),
+    whoever it names, so that the service refuses one who is not a WCOC member of the call rather than the page
+    dropping them. A day that is not a date is kept as None (the service asks for it)."""
+    ids = sorted({int(m.group(1)) for key in form_data if (m := _CONSULTED_FIELD.match(key))})
     out = []
-    for member in _wcoc_members():
-        advice = (form_data.get(advice_field_name(member.id)) or "").strip()
-        if advice:
-            out.append((member, advice[:5000]))
-    return out
+    for member_id in ids:
+        advice = (form_data.get(advice_field_name(member_id)) or "").strip()
+        typed = (form_data.get(consulted_on_field_name(member_id)) or "").strip()
+        member = db.session.get(User, member_id)
+        if member is None or not (advice or typed):
+            continue
+        try:
+            on = date.fromisoformat(typed) if typed else None
+        except ValueError:
+            on = None
+        out.append((member, advice[:5000], on))
+    return sorted(out, key=lambda c: (c[0].name.casefold(), c[0].id))
 
 
 @bp.route("/<slug>/decision", methods=["POST"])
@@ -302,7 +320,7 @@ def decide(slug: str):
             decision = services.record_decision(
                 event, method=form.method.data, selected=selected, rationale=form.rationale.data or "",
                 decided_on=form.decided_on.data, consultations=_consultations(request.form),
-                actor=actor, now=utcnow())
+                no_meeting_reason=form.no_meeting_reason.data or "", actor=actor, now=utcnow())
         except (DecisionError, PdfError) as exc:
             db.session.rollback()
             _form_error(form, exc)
@@ -390,7 +408,8 @@ def correct(slug: str):
         decision = services.record_decision(
             event, method=form.method.data, selected=db.session.get_one(Bid, int(form.selected.data)),
             rationale=form.rationale.data or "", decided_on=form.decided_on.data,
-            consultations=_consultations(request.form), actor=actor, now=utcnow(), corrects=current,
+            consultations=_consultations(request.form), no_meeting_reason=form.no_meeting_reason.data or "",
+            actor=actor, now=utcnow(), corrects=current,
             correction_reason=form.correction_reason.data or "")
     except DecisionError as exc:
         db.session.rollback()

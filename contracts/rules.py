@@ -195,6 +195,9 @@ class ContractInputs:
     # Who selected the bid, from the decision in force: "board_vote" (the Presidential Board) or "president"
     # (the FIDE President alone, in consultation with the WCOC); "" for a contract stored before it was kept.
     selected_by: str = ""
+    # For the President's decision: the decision's grounds as it records them (why no Board meeting could be held,
+    # the WCOC consulted and when; board.models.Decision.grounds); "" otherwise or for a contract stored before.
+    selection_grounds: str = ""
 
     @property
     def by_federation(self) -> bool:

@@ -119,13 +119,17 @@ def contract_inputs(bid: Bid, *, signal_blocker_required: bool = True) -> Contra
         guarantee_offered=offered, guarantee_bank=(bid.guarantee_bank or "") if offered else "",
         guarantee_amount=bid.guarantee_amount_eur if offered else None,
         guarantee_valid_until=bid.guarantee_valid_until if offered else None,
-        signal_blocker_required=signal_blocker_required, selected_by=_selected_by(bid))
+        signal_blocker_required=signal_blocker_required, **_selected_by(bid))
 
 
-def _selected_by(bid: Bid) -> str:
-    """How the decision in force selected the bid ("board_vote" or "president"); "" when none is recorded."""
+def _selected_by(bid: Bid) -> dict[str, str]:
+    """How the decision in force selected the bid: `selected_by` ("board_vote" or "president"; "" when none is
+    recorded) and, for the President's decision, its `selection_grounds` (why no Board meeting could be held, the
+    WCOC consulted and when). Raises nothing."""
     decision = board_services.current_decision(bid.event)
-    return decision.method if decision is not None and decision.selected_bid_id == bid.id else ""
+    if decision is None or decision.selected_bid_id != bid.id:
+        return {"selected_by": "", "selection_grounds": ""}
+    return {"selected_by": decision.method, "selection_grounds": decision.grounds}
 
 
 def _terms(reg, inputs: ContractInputs, due_dates: Mapping[str, date] | None = None) -> ContractTerms:

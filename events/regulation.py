@@ -280,6 +280,18 @@ class Signatures:
                                             f"use {' or '.join(UNSIGNED_POLICIES)}, got {{!r}}")] = "warn"
 
 
+TIE_BREAKS = ("new_round",)
+
+
+@table
+class BoardVoting:
+    """The call's bidding procedure (not the regulations: Art. 15.5 sets no tie-break) on a tied vote of the
+    Presidential Board: "new_round", the members vote again until one bid has the most votes."""
+
+    tie_break: Annotated[Text, _check(lambda t: t in TIE_BREAKS, f"use {' or '.join(TIE_BREAKS)}, got {{!r}}")] = \
+        "new_round"
+
+
 @table
 class Instalment:
     due: date
@@ -642,6 +654,7 @@ class Regulation:
     sanity_checks: FrozenTable[SourcedRule]
     regulations_text: RegulationsText
     signatures: Signatures = Signatures()
+    board_voting: BoardVoting = BoardVoting()
     # Issue 13's tables (optional in the file).
     in_kind: tuple[InKind, ...] = ()
     pre_match: Annotated[tuple[PreMatchDay, ...], AfterValidator(_each_key_once)] = ()

@@ -734,10 +734,12 @@ class FlowMachine(RuleBasedStateMachine):
         corrects = None
         if correct is not None and self.decision_ids:
             corrects = db.session.get(Decision, pick(self.decision_ids, correct))
-        consultations = [(self.user(self.wcoc[0]), "Lviv leads the ranking.")] if method == "president" else []
+        consultations = ([(self.user(self.wcoc[0]), "Lviv leads the ranking.", self.now.date())]
+                         if method == "president" else [])
         self.decision_step("correct_decision" if corrects else "record_decision", lambda: board.record_decision(
             self.event(), method=method, selected=selected, rationale="The Board's reasons.",
             decided_on=decided_on, consultations=consultations, actor=actor, now=self.now,
+            no_meeting_reason="The Board could not meet." if method == "president" else "",
             upload_dir=self.upload_dir, corrects=corrects, correction_reason="Mended." if corrects else ""))
 
     def decision_step(self, what: str, work) -> bool:
@@ -792,7 +794,8 @@ class FlowMachine(RuleBasedStateMachine):
         self.decision_step("record_decision", lambda: board.record_decision(
             self.event(), method="board_vote" if by_vote else "president", selected=db.session.get(Bid, selected_id),
             rationale="The Board's reasons.", decided_on=self.now.date(),
-            consultations=[] if by_vote else [(self.user(self.wcoc[0]), "The ranking is close.")],
+            consultations=[] if by_vote else [(self.user(self.wcoc[0]), "The ranking is close.", self.now.date())],
+            no_meeting_reason="" if by_vote else "The Board could not meet.",
             actor=self.user(self.admin if by_vote else self.president), now=self.now))
 
     @precondition(lambda self: self.status == "decided" and self.fact("in force", self.in_force) is not None)
@@ -810,8 +813,9 @@ class FlowMachine(RuleBasedStateMachine):
         self.decision_step("correct_decision", lambda: board.record_decision(
             self.event(), method="president", selected=db.session.get(Bid, selected_id),
             rationale="The Board's reasons.", decided_on=self.now.date(),
-            consultations=[(self.user(self.wcoc[0]), "The guarantee of the winner lapsed.")],
-            actor=self.user(self.president), now=self.now, corrects=db.session.get(Decision, current_id),
+            consultations=[(self.user(self.wcoc[0]), "The guarantee of the winner lapsed.", self.now.date())],
+            no_meeting_reason="The Board could not meet before the guarantee lapsed.", actor=self.user(self.president),
+            now=self.now, corrects=db.session.get(Decision, current_id),
             correction_reason="The winner's guarantee lapsed."))
 
     def vote_counts(self, contest: list[int]) -> dict[int, int]:

@@ -206,21 +206,28 @@ def test_choosing_other_than_the_top_needs_reasons(app, scored, make):
 
 
 def test_the_president_decides_alone_naming_the_wcoc_consulted(app, scored, make):
+    """Art. 15.5: the President decides alone only if no Board meeting can be held, in consultation with the WCOC
+    (every refusal and what the record shows: tests/board/test_president_decision)."""
     president = app.test_client()
     make.user(email="pres@example.org", roles=("board",), federation="FRA", is_president=True)
     login(president, "pres@example.org")
     member = scored["members"][0]
     response = president.post("/board/fwwcm-2015/decision", data={
-        "method": "president", "selected": str(scored["lviv"]), "decided_on": "2015-06-21"})
-    assert "Name the WCOC members consulted and what each advised (Art. 15.5)." in response.get_data(as_text=True)
+        "method": "president", "selected": str(scored["lviv"]), "decided_on": "2015-06-21",
+        "no_meeting_reason": "No quorum could be gathered before the deadline."})
+    assert ("Art. 15.5: the FIDE President takes the decision &#34;in consultation with the WCOC&#34;: name the WCOC "
+            "members consulted, the day each was consulted and what each advised.") in response.get_data(as_text=True)
     response = president.post("/board/fwwcm-2015/decision", data={
         "method": "president", "selected": str(scored["lviv"]), "decided_on": "2015-06-21",
+        "no_meeting_reason": "No quorum could be gathered before the deadline.", f"consulted_on_{member}": "2015-06-20",
         f"advice_{member}": "Lviv: the strongest bid on playing conditions."})
     assert response.status_code == 302
     with app.app_context():
         decision = db.session.scalars(select(Decision)).one()
         assert decision.loads("consultations") == [{"member": "Anna Aalto", "member_id": member,
-                                                    "advice": "Lviv: the strongest bid on playing conditions."}]
+                                                    "advice": "Lviv: the strongest bid on playing conditions.",
+                                                    "on": "2015-06-20"}]
+        assert decision.no_meeting_reason == "No quorum could be gathered before the deadline."
 
 
 def test_only_the_president_decides_alone(app, scored, make):
@@ -230,7 +237,7 @@ def test_only_the_president_decides_alone(app, scored, make):
     response = admin.post("/board/fwwcm-2015/decision", data={
         "method": "president", "selected": str(scored["lviv"]), "decided_on": "2015-06-21",
         f"advice_{scored['members'][0]}": "Lviv."})
-    assert "Only the FIDE President decides alone" in response.get_data(as_text=True)
+    assert "Art. 15.5: only the FIDE President decides alone" in response.get_data(as_text=True)
 
 
 def test_a_decision_is_never_edited_only_corrected(app, scored, make):

@@ -2,6 +2,8 @@
 close of scoring; a correction closes the old winner's contract; PDFs are not rendered in the recording
 transaction; races end in a clear refusal."""
 
+import html
+import re
 from datetime import UTC, date, datetime
 from decimal import Decimal
 
@@ -53,7 +55,8 @@ def _record(app, scored, selected: str, *, method="board_vote", decided_on=date(
         decision = services.record_decision(
             event, method=method, selected=db.session.get(Bid, scored[selected]), rationale=kwargs.pop(
                 "rationale", "Viewed as a whole."), decided_on=decided_on,
-            consultations=[(db.session.get(User, m), a) for m, a in consultations], actor=actor, now=now, **kwargs)
+            consultations=[(db.session.get(User, m), a, on) for m, a, on in consultations], actor=actor, now=now,
+            **kwargs)
         db.session.commit()
         return decision.id
 
@@ -102,25 +105,40 @@ def test_a_decision_cannot_be_dated_before_the_votes_the_close_of_scoring_or_in_
     assert _state(app, scored)[:2] == ("decided", 1)
 
 
-def test_a_tie_cannot_be_recorded_as_a_board_vote_it_goes_to_the_president(app, scored, make):
+def test_a_tied_board_vote_is_refused_citing_the_bidding_procedures_tie_break_and_a_new_round_decides(
+        app, scored, make):
+    """Art. 15.5 sets no tie-break, and a tie is not a case of its last sentence (the President decides alone only
+    "if a Presidential Board meeting cannot be held"): the call's bidding procedure breaks it, by a new round."""
     vote(app, scored["event"], make.user(roles=("board",), federation="FRA"), scored["lviv"])
-    vote(app, scored["event"], make.user(roles=("board",), federation="ITA"), scored["tbilisi"])
+    ita = make.user(roles=("board",), federation="ITA")
+    vote(app, scored["event"], ita, scored["tbilisi"])
     admin, _ = _client(app, make)
     response = admin.post("/board/fwwcm-2015/decision", data={
         "method": "board_vote", "selected": str(scored["lviv"]), "decided_on": "2015-06-20"})
     assert response.status_code == 422
-    assert ("Bidding procedure: Board voting: the votes are tied between Ukrainian Chess Federation "
-            "— Lviv, UA and Georgian Chess Federation — Tbilisi, GE (1 each; the votes: Georgian Chess Federation — "
-            "Tbilisi, GE: 1; Ukrainian Chess Federation — Lviv, UA: 1; Spanish Chess Federation — Madrid, ES: 0). "
-            "Art. 15.5 sets no tie-break, so a tie cannot be recorded as a board vote: it goes to the President&#39;s "
-            "decision under Art. 15.5.") in response.get_data(as_text=True)
-    president, _ = _client(app, make, roles=("board",), federation="NOR", is_president=True)
-    response = president.post("/board/fwwcm-2015/decision", data={
-        "method": "president", "selected": str(scored["lviv"]), "decided_on": "2015-06-20",
-        f"advice_{scored['members'][0]}": "Lviv: the strongest bid."})
+    page = response.get_data(as_text=True)
+    errors = [html.unescape(e) for e in re.findall(r'<p class="flash error">(.*?)</p>', page)]
+    assert errors == [
+        "Bidding procedure: tie-break of the Board's vote: the votes are tied between Ukrainian Chess Federation — "
+        "Lviv, UA and Georgian Chess Federation — Tbilisi, GE (1 each; the votes: Georgian Chess Federation — "
+        "Tbilisi, GE: 1; Ukrainian Chess Federation — Lviv, UA: 1; Spanish Chess Federation — Madrid, ES: 0). A tie "
+        "is not a decision of the Board. A tied vote of the Presidential Board is decided by a new round of voting. "
+        "The members vote again (each may change their vote on the Board's page); the decision is recorded once one "
+        "bid has the most votes."]
+    assert "15.5" not in errors[0] and "President" not in errors[0].replace("Presidential Board", "")
+    warning = html.unescape(re.search(r'<p class="flash warning">(.*?)</p>', admin.get("/board/fwwcm-2015")
+                                      .get_data(as_text=True)).group(1))
+    assert warning == ("Bidding procedure: tie-break of the Board's vote: the votes are tied, which is not a decision "
+                       "of the Board. A tied vote of the Presidential Board is decided by a new round of voting.")
+    assert _state(app, scored)[:2] == ("deliberation", 0)
+    # The new round: a member votes again, one bid leads, and the Board's decision is recorded by its vote.
+    vote(app, scored["event"], ita, scored["lviv"], now=datetime(2015, 6, 20, 9, tzinfo=UTC))
+    response = admin.post("/board/fwwcm-2015/decision", data={
+        "method": "board_vote", "selected": str(scored["lviv"]), "decided_on": "2015-06-20"})
     assert response.status_code == 302
     with app.app_context():
-        assert db.session.scalars(select(Decision)).one().method == "president"
+        decision = db.session.scalars(select(Decision)).one()
+        assert decision.method == "board_vote" and decision.loads("tally")["votes"][str(scored["lviv"])] == 2
 
 
 def test_no_vote_no_board_vote_and_a_recused_members_vote_does_not_count(app, scored, make):
@@ -184,7 +202,8 @@ def test_a_correction_closes_the_old_winners_contract_before_a_new_one(app, scor
     response = president.post("/board/fwwcm-2015/decision/correct", data={
         "method": "president", "selected": str(scored["tbilisi"]), "decided_on": utcnow().date().isoformat(),
         "rationale": "Tbilisi, viewed as a whole.", "correction_reason": "The Board could not meet; I decided.",
-        f"advice_{scored['members'][0]}": "Tbilisi."})
+        "no_meeting_reason": "The Board could not meet before the guarantee lapsed.",
+        f"consulted_on_{scored['members'][0]}": "2015-06-24", f"advice_{scored['members'][0]}": "Tbilisi."})
     assert response.status_code == 302, response.get_data(as_text=True)[-3000:]
     with app.app_context():
         decisions = db.session.scalars(select(Decision).order_by(Decision.id)).all()

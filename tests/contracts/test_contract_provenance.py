@@ -24,6 +24,10 @@ def pdf_text(data: bytes) -> str:
     return re.sub(r"\s+", " ", " ".join(page.extract_text() for page in reader.pages))
 
 
+NO_MEETING = "The members could not meet before the deadline."
+CONSULTED = [{"member": "Anna Aalto", "member_id": None, "advice": "Lviv.", "on": "2015-06-18"}]
+
+
 def _contract_text(app, event, make, method: str | None) -> tuple[str, object]:
     owner_id = make.user(roles=("bidder",), email="organizer@example.org")
     admin_id = make.user(roles=("admin",), email="secretariat@example.org")
@@ -31,10 +35,12 @@ def _contract_text(app, event, make, method: str | None) -> tuple[str, object]:
         admin = db.session.get(User, admin_id)
         bid = selected_bid(event, owner_id)
         if method:
+            by_president = method == "president"
             db.session.add(Decision(
                 event_id=bid.event_id, method=method, selected_bid_id=bid.id, decided_on=date(2015, 6, 20),
-                tally="{}", consultations=json.dumps([]), rationale="", ranking="{}", reviewed="[]",
-                recorded_at=ISSUED_AT, recorded_by_id=admin.id))
+                tally="{}", no_meeting_reason=NO_MEETING if by_president else "",
+                consultations=json.dumps(CONSULTED if by_president else []), rationale="", ranking="{}",
+                reviewed="[]", recorded_at=ISSUED_AT, recorded_by_id=admin.id))
             db.session.flush()
         contract = issued_contract(bid, admin=admin, upload_dir=app.config["UPLOAD_DIR"],
                                    render=services.render_contract_pdf)
@@ -61,7 +67,11 @@ def test_the_contract_says_the_president_selected_when_the_president_decided(app
     """Art. 15.5: "If a Presidential Board meeting cannot be held, the FIDE President takes the decision in
     consultation with the WCOC." The contract says who decided, as the decision records it."""
     text, _ = _contract_text(app, event, make, "president")
-    assert "selected by the FIDE President, in consultation with the WCOC" in text
+    assert ("selected by the FIDE President, a Presidential Board meeting not being possible, in consultation with "
+            "the WCOC under Art. 15.5") in text
+    assert ("Decided by the FIDE President because a Presidential Board meeting could not be held (The members could "
+            "not meet before the deadline), in consultation with the WCOC (Anna Aalto, consulted on 18 June 2015), "
+            "under Art. 15.5.") in text
     assert "selected by the FIDE Presidential Board" not in text
 
 
@@ -69,7 +79,7 @@ def test_the_contract_says_the_board_selected_after_a_board_vote(app, event, mak
     """Art. 15.5: "The FIDE Presidential Board shall decide which applicant shall be chosen.\""""
     text, _ = _contract_text(app, event, make, "board_vote")
     assert "selected by the FIDE Presidential Board under Art. 15.5" in text
-    assert "FIDE President, in consultation" not in text
+    assert "FIDE President," not in text and "consultation with the WCOC" not in text
 
 
 @pytest.mark.parametrize("method", ["board_vote"])

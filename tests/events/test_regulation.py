@@ -54,6 +54,8 @@ def test_opening_dates_are_derived_from_the_window_and_the_schedule(reg):
     ('weight = "20"', 'weight = "-20"', "criteria[0].weight: a weight cannot be negative, got -20"),
     ('red_flag_criteria = ["b", "c", "d", "e"]', 'red_flag_criteria = ["b", "z"]',
      "scoring.red_flag_criteria[1]: no criterion 'z'"),
+    # The bidding procedure's tie-break of the Board's vote is one it names (Art. 15.5 sets none).
+    ('tie_break = "new_round"', 'tie_break = "coin_toss"', "board_voting.tie_break: use new_round, got 'coin_toss'"),
     ('prize_fund_share = "0.50"\ndescription = "50%', 'prize_fund_share = "0.40"\ndescription = "50%',
      "payments.with_guarantee: the prize fund shares must add up to 1, they add up to 0.90"),
     ('bid_deadline = 2015-05-31T23:59:59Z', 'bid_deadline = 2015-05-31T23:59:59',
