@@ -131,9 +131,11 @@ class ScoringData:
             if passes_gate(compliant=bid.submitted_compliant, admitted=bid.admitted_reason is not None):
                 self.ranked.append(bid)
             else:
-                reg = self.event.regulation
-                self.excluded.append((bid, f"failed the compliance gate (Art. {reg.article('particulars')}, "
-                                           f"{reg.article('rejection')}) and was not admitted"))
+                # The gate is the call's bidding procedure, not an article: Art. 15.3 (FIDE's right to reject) is
+                # cited only where the secretariat actually rejects a bid, which then leaves the contest.
+                admission = self.event.regulation.citation("scoring_admission")
+                self.excluded.append((bid, f"{admission}: it did not meet the compliance checks and was not "
+                                           "admitted"))
         self.ranked.sort(key=lambda b: (b.title.casefold(), b.id))
 
     # ---- members and conflicts
