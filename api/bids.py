@@ -11,7 +11,7 @@ from api.auth import api_error, api_user
 from api.routing import operation
 from api.shapes import Amount, Instant, OpenShape, Shape, amount_or_none
 from bids.models import Bid
-from bids.presenters import bid_cost
+from bids.presenters import bid_cost, consultation_of
 from bids.rules import is_compliant
 from bids.services import bids_visible_to, can_see, compliance
 from bids.shape import bid_to_json
@@ -54,8 +54,20 @@ class Document(Shape):
     signature: str = ""
 
 
+class Consultation(Shape):
+    """Art. 15.1 on a sponsor's bid: where FIDE's consultation of the host federation stands
+    (bids.consultation.ConsultationState), what the pages say of it, and whether it keeps the bid from being
+    selected. `cite` is the article it rests on: 15.1, or 16 for a case the President decided."""
+
+    state: str
+    cite: str
+    text: str
+    blocks_selection: bool
+
+
 class BidDetail(OpenShape):
-    """A bid: the keys of the JSON import's shape (bids.shape, which declares them) with these added."""
+    """A bid: the keys of the JSON import's shape (bids.shape, which declares them) with these added;
+    `consultation` only on a sponsor's bid (a federation's bid has none)."""
 
     id: int
     event: str
@@ -65,6 +77,7 @@ class BidDetail(OpenShape):
     fide_contribution_eur: Amount | None = None
     compliance: Compliance
     documents: list[Document]
+    consultation: Consultation | None = None
 
 
 class BidObligations(Shape):
@@ -110,11 +123,16 @@ def bid_detail(bid: Bid) -> BidDetail:
     which is what the bid holds while it is not a draft). Raises pydantic.ValidationError if the bid's JSON
     breaks the declared keys."""
     findings = compliance(bid, today=utcnow().date())
+    consulted = consultation_of(bid)
+    extra = {} if consulted is None else {"consultation": {
+        "state": consulted["state"].value, "text": consulted["text"],
+        "cite": consulted["ruling"]["cite"] if consulted["ruling"] else f"Art. {consulted['article']}",
+        "blocks_selection": consulted["blocks_selection"]}}
     return BidDetail.model_validate({
         "id": bid.id, "event": bid.event.slug, **bid_to_json(bid.to_data()), "status": bid.status,
         "version": bid.version,
         "compliance": {"compliant": is_compliant(findings), "findings": [f.as_dict() for f in findings]},
-        "documents": [d.as_dict() for d in bid.current_documents().values()]})
+        "documents": [d.as_dict() for d in bid.current_documents().values()], **extra})
 
 
 @operation("/bids/<int:bid_id>", operation_id="getBid",

@@ -22,9 +22,10 @@ from wtforms import (
 )
 from wtforms.validators import DataRequired, Email, Length, NumberRange, Optional, ValidationError
 
+from bids.consultation import CONSULTATION, CONSULTATION_LABELS, check_acceptance
 from bids.data import EVALUATION_FIELDS, EVALUATION_MAX_CHARS, TEXT_MAX_CHARS
 from bids.lifecycle import LATE_ADMISSION_NEEDS_REASON
-from bids.models import CONSULTATION, CONSULTATION_LABELS, DOCUMENT_KINDS
+from bids.models import DOCUMENT_KINDS
 from core.federations import country_choices, federation_choices
 from core.forms import BaseForm, choices, strip
 from core.validators import NotADateError, parse_amount, parse_day
@@ -244,10 +245,28 @@ class LateAdmissionForm(BaseForm):
 
 
 class ConsultationForm(BaseForm):
+    """The consultation of the host federation on a sponsor's bid ({cite:consultation}); offered on a sponsor's
+    bid only. The labels cite through placeholders filled from the call (`reg`)."""
+
     outcome = RadioField("The host federation's answer", validators=[DataRequired("Choose an answer.")],
                          choices=choices([(c, CONSULTATION_LABELS[c]) for c in CONSULTATION]))
+    fide_accepts = BooleanField(
+        "FIDE accepts the sponsor's proposal nonetheless",
+        description="{cite:consultation}: \"If the federation refuses or is unable to co-operate, FIDE may still "
+                    "accept a proposal from a potential sponsor.\" Tick only after a refusal or inability; until "
+                    "FIDE accepts it, the bid cannot be selected.")
     note = TextAreaField("Note", validators=[Optional(),
                                              Length(max=5000, message="Keep the note under 5,000 characters.")])
+
+    def __init__(self, *args, reg=None, **kwargs):
+        super().__init__(*args, **kwargs)
+        if reg is not None:
+            self.fill_labels(reg.cite_text)
+
+    def validate_fide_accepts(self, field):
+        refused = check_acceptance(self.outcome.data or "", bool(field.data))
+        if refused:
+            raise ValidationError(refused)
 
 
 class PaperBidForm(BaseForm):

@@ -30,6 +30,7 @@ from sqlalchemy.orm import Mapped, mapped_column, object_session, relationship
 from sqlalchemy.orm.attributes import set_committed_value
 
 from accounts.models import User
+from bids.consultation import CONSULTATION, DECLINED, RULING_GROUNDS, ConsultationState, consultation_state
 from bids.data import NO_GUARANTEE, BankGuarantee, BidData, Evaluation, RoomRate
 from bids.lifecycle import BidStatus
 from core.db import Model, utcnow
@@ -38,10 +39,6 @@ from core.signing import Inspection
 from events.models import Event
 
 STATUS_VALUES = ", ".join(f"'{s.value}'" for s in BidStatus)
-CONSULTATION = ("pending", "agreed", "refused", "unable")
-CONSULTATION_LABELS = {"pending": "Pending", "agreed": "The federation agreed",
-                       "refused": "The federation refused (FIDE may still accept the bid)",
-                       "unable": "The federation is unable to co-operate (FIDE may still accept the bid)"}
 Money = Numeric(14, 2, asdecimal=True)
 
 
@@ -58,6 +55,16 @@ class Bid(Model):
         CheckConstraint("fide_contribution_eur IS NULL OR fide_contribution_eur >= 0", name="fide_contribution"),
         CheckConstraint("wcoc_inspectors_invited IS NULL OR wcoc_inspectors_invited >= 0", name="inspectors"),
         CheckConstraint(f"consultation IN ({', '.join(repr(c) for c in CONSULTATION)})", name="consultation"),
+        # Art. 15.1: FIDE's acceptance of the sponsor's proposal nonetheless follows a refusal or inability only.
+        CheckConstraint("(consultation_accepted_at IS NULL) = (consultation_accepted_by_id IS NULL) AND "
+                        f"(consultation_accepted_at IS NULL OR consultation IN "
+                        f"({', '.join(repr(c) for c in sorted(DECLINED))}))", name="consultation_accepted"),
+        # Art. 16: the President's final decision names its ground and its reason, who and when.
+        CheckConstraint("(consultation_ruling_grounds IS NULL) = (consultation_ruling_reason IS NULL) AND "
+                        "(consultation_ruling_grounds IS NULL) = (consultation_ruling_at IS NULL) AND "
+                        "(consultation_ruling_grounds IS NULL) = (consultation_ruling_by_id IS NULL) AND "
+                        "(consultation_ruling_grounds IS NULL OR consultation_ruling_grounds IN "
+                        f"({', '.join(repr(g) for g in RULING_GROUNDS)}))", name="consultation_ruling"),
         CheckConstraint("(late_admitted_at IS NULL) = (late_admitted_reason IS NULL) AND "
                         "(late_admitted_at IS NULL) = (late_admitted_by_id IS NULL)", name="late_admission_complete"),
     )
@@ -79,10 +86,16 @@ class Bid(Model):
     rejection_reason: Mapped[str | None] = mapped_column(Text)
     consultation: Mapped[str] = mapped_column(String(10), default="pending")
     consultation_note: Mapped[str] = mapped_column(Text, default="")
-    # The consultation of the host federation may be set aside only by the FIDE President, with a reason.
-    consultation_set_aside_reason: Mapped[str | None] = mapped_column(Text)
-    consultation_set_aside_at: Mapped[datetime | None]
-    consultation_set_aside_by_id: Mapped[int | None] = mapped_column(ForeignKey("user.id"))
+    # Art. 15.1, a sponsor's bid only: after a refusal or inability to co-operate, FIDE's acceptance of the
+    # sponsor's proposal nonetheless (recorded by the secretariat), which lets the bid be selected.
+    consultation_accepted_at: Mapped[datetime | None]
+    consultation_accepted_by_id: Mapped[int | None] = mapped_column(ForeignKey("user.id"))
+    # Art. 16: while no answer is recorded, a case referred to the FIDE President for final decision: the ground
+    # ("not_covered" or "unforeseen", bids.consultation.RULING_GROUNDS), the reason, who and when.
+    consultation_ruling_grounds: Mapped[str | None] = mapped_column(String(20))
+    consultation_ruling_reason: Mapped[str | None] = mapped_column(Text)
+    consultation_ruling_at: Mapped[datetime | None]
+    consultation_ruling_by_id: Mapped[int | None] = mapped_column(ForeignKey("user.id"))
     # The call's bidding procedure: a bid admitted after the deadline (or once the call closed), with the reason.
     late_admitted_at: Mapped[datetime | None]
     late_admitted_reason: Mapped[str | None] = mapped_column(Text)
@@ -159,6 +172,14 @@ class Bid(Model):
     def by_sponsor(self) -> bool:
         """A sponsor's bid (not a federation's): FIDE consults the host federation on it."""
         return self.applicant_type == "sponsor"
+
+    @property
+    def consultation_state(self) -> ConsultationState:
+        """Where the consultation of the host federation stands (Art. 15.1; not applicable to a federation's
+        bid). Raises nothing."""
+        return consultation_state(applicant_type=self.applicant_type, consultation=self.consultation,
+                                  fide_accepts=self.consultation_accepted_at is not None,
+                                  ruling_grounds=self.consultation_ruling_grounds)
 
     @property
     def title(self) -> str:

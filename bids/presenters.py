@@ -6,6 +6,7 @@ import dataclasses
 from datetime import date
 from decimal import Decimal
 
+from bids.consultation import ConsultationState, consultation_text
 from bids.data import NO_GUARANTEE, BankGuarantee, BidData, Evaluation, RoomRate
 from bids.forms import SECTION_FORMS, AmountField, DayField
 from bids.models import DOCUMENT_KINDS, Bid
@@ -132,3 +133,23 @@ def version_sections(data: dict, reg) -> list[tuple[str, list[tuple[str, str]]]]
 def document_kind_label(kind: str) -> str:
     """"The signed bid letter" for signed_letter; the kind itself if unknown."""
     return DOCUMENT_KINDS.get(kind, (kind, ""))[0]
+
+
+def consultation_of(bid: Bid) -> dict | None:
+    """Where the consultation of the host federation on the bid stands (Art. 15.1), for the bid page, the Board's
+    page, the dossier, the pack and the API: its state, the citation, the regulation's words and what was recorded.
+    None for a bid that is not a sponsor's, or in a call whose regulations have no consultation: nothing is shown.
+    Raises nothing."""
+    rule = bid.event.regulation.consultation
+    state = bid.consultation_state
+    if rule is None or not state.applies:
+        return None
+    reg = bid.event.regulation
+    cite = {"consultation": f"Art. {rule.article}", "unforeseen": str(reg.citation("unforeseen"))}
+    text = consultation_text(state, consultation=bid.consultation, note=bid.consultation_note,
+                             ruling_grounds=bid.consultation_ruling_grounds,
+                             ruling_reason=bid.consultation_ruling_reason, cite=cite)
+    return {"state": state, "article": rule.article, "rule": rule.text, "text": text,
+            "blocks_selection": state.blocks_selection, "may_refer": state.may_refer_to_president,
+            "ruling": ({"grounds": bid.consultation_ruling_grounds, "reason": bid.consultation_ruling_reason,
+                        "cite": cite["unforeseen"]} if state is ConsultationState.PRESIDENT else None)}

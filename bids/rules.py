@@ -158,11 +158,21 @@ def _check_applicant(reg: Regulation, bid: BidData) -> list[Finding]:
         _finding("15.1.host_federation", applicant, "host_federation", is_fide_code(bid.host_federation),
                  "the bid must name the federation of the host country by its three-letter FIDE code, "
                  f"for example {example.federation}.", _text_value(bid.host_federation)),
-        _finding("15.1.contact_name", applicant, "contact_name", _given(bid.contact_name),
+    ]
+    # Who to write to about the bid is one of the particulars every proposal contains (Art. 15.2), not part of who
+    # may bid (15.1). Whether the address is well formed is Gambit's sanity check (the regulations set no format):
+    # a warning to check it, never a refusal.
+    particulars = reg.citation("particulars")
+    email_given = _given(bid.contact_email)
+    out += [
+        _finding("15.2.contact_name", particulars, "contact_name", _given(bid.contact_name),
                  "the bid must name a contact person."),
-        _finding("15.1.contact_email", applicant, "contact_email", is_email(bid.contact_email),
-                 "the bid must give the contact person's e-mail address, such as name@example.org.",
-                 _text_value(bid.contact_email)),
+        _finding("15.2.contact_email", particulars, "contact_email", email_given,
+                 "the bid must give the contact person's e-mail address."),
+        _finding("email_format.contact_email", reg.citation("email_format"), "contact_email",
+                 is_email(bid.contact_email) if email_given else None,
+                 "the contact person's e-mail address does not read like name@example.org: please check it "
+                 "(a warning, not a requirement of the regulations).", _text_value(bid.contact_email)),
     ]
     # Art. 12.2 and 15.1: "No proposed sponsor shall be in conflict with the regulations of the IOC." A sponsor
     # bidding declares it of itself and of any sponsor it brings in; a federation may propose sponsors too, and

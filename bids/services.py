@@ -13,10 +13,10 @@ from sqlalchemy import func, select, update
 
 from accounts.models import User
 from bids import lifecycle
+from bids.consultation import CONSULTATION, CONSULTATION_LABELS, FEDERATION_ONLY, RULING_GROUNDS, check_acceptance
 from bids.data import BidData
 from bids.lifecycle import BidAction, BidSituation, BidStatus, TransitionError
 from bids.models import (
-    CONSULTATION,
     DOCUMENT_KINDS,
     EVALUATION_KEYS,
     Bid,
@@ -425,37 +425,68 @@ def has_stake(user, event: Event) -> bool:
         Bid.event_id == event.id, (Bid.owner_id == user.id) | (Bid.entered_by_id == user.id))) or 0) > 0
 
 
-def record_consultation(bid: Bid, *, outcome: str, note: str, actor: User, now: datetime) -> None:
-    """Record the host federation's answer to FIDE's consultation (Art. 15.1). A refusal does not bar the bid."""
+def record_consultation(bid: Bid, *, outcome: str, note: str, actor: User, now: datetime,
+                        fide_accepts: bool = False) -> None:
+    """Record the host federation's answer to FIDE's consultation on a sponsor's bid (Art. 15.1: "FIDE shall
+    consult the federation where the sponsor proposes to hold the FWWCM. If the federation refuses or is unable to
+    co-operate, FIDE may still accept a proposal from a potential sponsor"), and, after a refusal or inability,
+    whether FIDE accepts the sponsor's proposal nonetheless (`fide_accepts`, with who and when). Without that
+    acceptance a declined consultation keeps the bid from being selected.
+
+    Raises BidError when the bid is not a sponsor's (the consultation does not apply), the outcome is unknown, or
+    `fide_accepts` goes with an answer other than a refusal or inability. Writes `bid.consultation`."""
+    if not bid.by_sponsor:
+        raise BidError(FEDERATION_ONLY.format(title=bid.title), "outcome")
     if outcome not in CONSULTATION:
         raise BidError(f"Choose one of: {', '.join(CONSULTATION)}.", "outcome")
-    before = bid.consultation
+    refused = check_acceptance(outcome, fide_accepts)
+    if refused:
+        raise BidError(refused, "fide_accepts")
+    before = {"outcome": bid.consultation, "fide_accepts": bid.consultation_accepted_at is not None}
     bid.consultation = outcome
     bid.consultation_note = (note or "").strip()
+    if not fide_accepts:
+        bid.consultation_accepted_at = bid.consultation_accepted_by_id = None
+    elif bid.consultation_accepted_at is None:
+        bid.consultation_accepted_at = now
+        bid.consultation_accepted_by_id = actor.id
     db.session.flush()
     audit.record("bid.consultation", bid, actor=actor, now=now,
-                 data={"from": before, "to": outcome, "note": bid.consultation_note})
+                 data={"from": before, "to": {"outcome": outcome, "fide_accepts": fide_accepts},
+                       "note": bid.consultation_note})
 
 
-def set_aside_consultation(bid: Bid, *, reason: str, actor: User, now: datetime) -> None:
-    """The FIDE President sets aside the consultation of the host federation on a sponsor's bid, with a reason, so
-    that the Board may select it without the federation's answer. Raises BidError when the actor is not the
-    President, the bid is not a sponsor's, or the reason is empty."""
+def record_president_ruling(bid: Bid, *, grounds: str, reason: str, actor: User, now: datetime) -> None:
+    """Art. 16: "any grounds that are not covered or any unforeseen event shall be referred to the FIDE President,
+    for final decision". The President records, on a sponsor's bid whose consultation has no answer, which of the
+    two grounds it is (`grounds`: bids.consultation.RULING_GROUNDS) and the decision with its reason; the bid may
+    then be selected. Not a waiver under Art. 15.1, which gives none.
+
+    Raises BidError when the actor is not the FIDE President, the consultation does not apply or already has an
+    answer (then Art. 15.1 covers it), the ground is not one of the two, or the reason is empty. Writes
+    `bid.president_ruling`."""
     reason = (reason or "").strip()
-    consultation = bid.event.regulation.consultation
-    art = f" (Art. {consultation.article})" if consultation else ""
+    unforeseen = bid.event.regulation.citation("unforeseen")
     if not getattr(actor, "is_president", False):
-        raise BidError(f"Only the FIDE President sets aside the consultation of the host federation{art}.")
-    if bid.applicant_type != "sponsor":
-        raise BidError(f"Only a sponsor's bid calls for the consultation of the host federation{art}; "
-                       f"{bid.title} is a federation's.")
+        raise BidError(f"{unforeseen}: only the FIDE President decides what is referred to the President.")
+    if not bid.by_sponsor:
+        raise BidError(FEDERATION_ONLY.format(title=bid.title), "grounds")
+    if not bid.consultation_state.may_refer_to_president:
+        raise BidError(f"{bid.title}: the host federation's answer is recorded "
+                       f"({CONSULTATION_LABELS.get(bid.consultation, bid.consultation)}); the consultation is covered "
+                       f"by {bid.event.regulation.citation('consultation')}, not referred to the President.",
+                       "grounds")
+    if grounds not in RULING_GROUNDS:
+        raise BidError(f"{unforeseen}: say which it is: {' or '.join(RULING_GROUNDS.values())}.", "grounds")
     if not reason:
-        raise BidError("Say why the consultation is set aside; the decision record shows it.", "reason")
-    bid.consultation_set_aside_reason = reason
-    bid.consultation_set_aside_at = now
-    bid.consultation_set_aside_by_id = actor.id
+        raise BidError("Give the President's decision and its reason; the decision record shows it.", "reason")
+    bid.consultation_ruling_grounds = grounds
+    bid.consultation_ruling_reason = reason
+    bid.consultation_ruling_at = now
+    bid.consultation_ruling_by_id = actor.id
     db.session.flush()
-    audit.record("bid.consultation_set_aside", bid, actor=actor, now=now, data={"reason": reason})
+    audit.record("bid.president_ruling", bid, actor=actor, now=now,
+                 data={"article": bid.event.regulation.article("unforeseen"), "grounds": grounds, "reason": reason})
 
 
 def _judgement(bid: Bid, version, *, now: datetime) -> BidJudgement:

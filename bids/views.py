@@ -20,10 +20,11 @@ from bids.forms import (
     RejectForm,
 )
 from bids.lifecycle import BidAction, BidStatus, allowed_actions
-from bids.models import CONSULTATION_LABELS, DOCUMENT_KINDS, Bid, BidDocument
+from bids.models import DOCUMENT_KINDS, Bid, BidDocument
 from bids.notify import tell_bidder_rejected
 from bids.presenters import (
     bid_cost,
+    consultation_of,
     data_as_entered,
     document_kind_label,
     form_data_for,
@@ -142,13 +143,17 @@ def _render_view(bid: Bid, *, reject_form=None, consultation_form=None, late_for
     actions = services.offered_actions(bid, current_user, now)
     secretariat = current_user.has_role(Role.ADMIN)
     late_admission_possible = services.late_admission_refusal(bid, current_user, now) is None
+    consultation = consultation_of(bid)
     if secretariat:
         if reject_form is None and BidAction.REJECT in actions:
             reject_form = _reject_form(bid)
         if late_form is None and late_admission_possible:
             late_form = LateAdmissionForm()
-        if consultation_form is None:
-            consultation_form = ConsultationForm(data={"outcome": bid.consultation, "note": bid.consultation_note})
+        # Art. 15.1: offered on a sponsor's bid only, where FIDE consults the host federation.
+        if consultation_form is None and consultation is not None:
+            consultation_form = ConsultationForm(reg=reg, data={
+                "outcome": bid.consultation, "note": bid.consultation_note,
+                "fide_accepts": bid.consultation_accepted_at is not None})
     following = BidAction.SUBMIT if bid.state.is_editable else BidAction.REOPEN
     why_not = None if following in actions or following not in allowed_actions(bid.state) else (
         services.refusal(bid, following, current_user, now))
@@ -168,7 +173,7 @@ def _render_view(bid: Bid, *, reject_form=None, consultation_form=None, late_for
         can={a.value: True for a in actions}, why_not=why_not, rejection=reg.citation("rejection"),
         draft_refusal=services.draft_refusal(bid, current_user, now),
         late_admission_possible=late_admission_possible,
-        consultation_labels=CONSULTATION_LABELS, now=now), status
+        consultation=consultation, now=now), status
 
 
 @bp.route("/bids/<int:bid_id>/edit/<section>", methods=["GET", "POST"])
@@ -404,13 +409,23 @@ def admit_late(bid_id: int):
 @roles_required(Role.ADMIN)
 def consultation(bid_id: int):
     bid = load_bid(bid_id)
-    form = ConsultationForm()
+    form = ConsultationForm(reg=bid.event.regulation)
     if not form.validate_on_submit():
         return _render_view(bid, consultation_form=form, status=422)
-    services.record_consultation(bid, outcome=form.outcome.data, note=form.note.data or "", actor=current_user,
-                                 now=utcnow())
+    try:
+        services.record_consultation(bid, outcome=form.outcome.data, note=form.note.data or "",
+                                     fide_accepts=bool(form.fide_accepts.data), actor=current_user, now=utcnow())
+    except services.BidError as exc:
+        db.session.rollback()
+        if not bid.by_sponsor:  # no consultation to record, and no form to show it beside
+            flash(str(exc), "error")
+            return _render_view(bid, status=409)
+        field = form[exc.field if exc.field in ("outcome", "fide_accepts") else "outcome"]
+        field.errors = [*field.errors, str(exc)]
+        return _render_view(bid, consultation_form=form, status=422)
     db.session.commit()
-    flash(f"Consultation recorded: {CONSULTATION_LABELS[form.outcome.data]}.", "success")
+    recorded = consultation_of(bid)
+    flash(f"Consultation recorded: {recorded['text'] if recorded else ''}", "success")
     return redirect(url_for("bids.view", bid_id=bid.id))
 
 

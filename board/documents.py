@@ -5,31 +5,12 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from bids.models import CONSULTATION_LABELS, Bid
-from bids.presenters import bid_cost
+from bids.models import Bid
+from bids.presenters import bid_cost, consultation_of
 from bids.rules import home_match, home_match_consequences
 from bids.sections import SECTION_TITLES, findings_by_section
 from bids.services import compliance, document_signatures
-from board.rules import consultation_state
 from core.db import db
-
-
-def consultation_of(bid: Bid) -> dict:
-    """Where the consultation of the host federation on the bid stands, for the Board's page, the dossier and the
-    pack: its state (board.rules.consultation_state), the article and words of the regulation, and what was
-    recorded. Raises nothing."""
-    rule = bid.event.regulation.consultation
-    state = consultation_state(applicant_type=bid.applicant_type, consultation=bid.consultation,
-                               set_aside_reason=bid.consultation_set_aside_reason)
-    text = {"not_needed": "Not needed: the bid is a federation's.",
-            "recorded": f"Recorded: {CONSULTATION_LABELS.get(bid.consultation, bid.consultation)}"
-                        + (f" ({bid.consultation_note})" if bid.consultation_note else "") + ".",
-            "set_aside": f"Set aside by the FIDE President: {bid.consultation_set_aside_reason}",
-            "pending": "Pending: the host federation's answer is not recorded; the bid cannot be selected until it "
-                       "is, or the FIDE President sets the consultation aside with a reason."}[state]
-    return {"state": state, "article": rule.article if rule else "", "rule": rule.text if rule else "",
-            "text": text, "awaiting_answer": state.awaiting_answer,
-            "blocks_selection": rule is not None and state.awaiting_answer}
 
 
 def _common(bid: Bid):

@@ -5,7 +5,8 @@ from __future__ import annotations
 from wtforms import DateField, RadioField, SelectField, TextAreaField
 from wtforms.validators import DataRequired, Length, Optional
 
-from core.forms import BaseForm
+from bids.consultation import RULING_GROUNDS
+from core.forms import BaseForm, choices
 
 
 def method_choices(selection) -> list[tuple[str, str]]:
@@ -47,6 +48,13 @@ def consulted_on_field_name(member_id: int) -> str:
     return f"consulted_on_{member_id}"
 
 
-class ConsultationSetAsideForm(BaseForm):
-    reason = TextAreaField("Why the consultation of the host federation is set aside", validators=[
-        DataRequired("Say why the consultation is set aside; the decision record shows it."), Length(max=5000)])
+class PresidentRulingForm(BaseForm):
+    """Art. 16 ("any grounds that are not covered or any unforeseen event shall be referred to the FIDE President,
+    for final decision"), on a sponsor's bid whose consultation has no answer: which ground, and the decision."""
+
+    grounds = RadioField("What is referred to the President", validators=[DataRequired(
+        "Say which it is: a ground not covered by the regulations, or an unforeseen event.")],
+        choices=choices([(k, v[:1].upper() + v[1:]) for k, v in RULING_GROUNDS.items()]))
+    reason = TextAreaField("The President's final decision and its reason", validators=[
+        DataRequired("Give the President's decision and its reason; the decision record shows it."),
+        Length(max=5000)])

@@ -7,6 +7,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import date
 
+from bids.consultation import ConsultationState
 from core.hashing import canonical_sha256
 from core.lifecycle import Lifecycle
 from core.money import format_day
@@ -231,42 +232,21 @@ def president_grounds(no_meeting_reason: str, consulted: Iterable[tuple[str, dat
             f"consultation with the WCOC ({who}), under {selection}.")
 
 
-class ConsultationState(enum.StrEnum):
-    """Where the consultation of the host federation on a bid stands (Art. 15.1: "FIDE shall consult the
-    federation" where a sponsor proposes to hold the match)."""
-
-    NOT_NEEDED = "not_needed"    # a federation's bid
-    RECORDED = "recorded"        # the federation answered: agreed, refused or unable
-    SET_ASIDE = "set_aside"      # by the President, with a reason
-    PENDING = "pending"          # a sponsor's bid, no answer recorded and not set aside
-
-    @property
-    def awaiting_answer(self) -> bool:
-        """Neither answered nor set aside: the bid cannot be selected, and the President may set it aside."""
-        return self is ConsultationState.PENDING
-
-
-def consultation_state(*, applicant_type: str | None, consultation: str,
-                       set_aside_reason: str | None) -> ConsultationState:
-    """Where the consultation of the host federation on a bid stands (see ConsultationState). Raises nothing."""
-    if applicant_type != "sponsor":
-        return ConsultationState.NOT_NEEDED
-    if consultation != "pending":
-        return ConsultationState.RECORDED
-    if (set_aside_reason or "").strip():
-        return ConsultationState.SET_ASIDE
-    return ConsultationState.PENDING
-
-
 def check_consultation(state: ConsultationState | str, title: str, *, article: str) -> None:
-    """The decision's guard on a sponsor's bid: it cannot be selected while the consultation of the host
-    federation (`article`, "FIDE shall consult the federation") is neither recorded nor set aside by the President
-    with a reason. Raises DecisionError (field "selected"); ValueError for a state that is not a ConsultationState."""
-    if ConsultationState(state).awaiting_answer:
-        raise DecisionError(f"Art. {article}: FIDE shall consult the federation where a sponsor proposes to hold the "
-                            f"match. {title} is a sponsor's bid and the host federation's answer is not recorded: "
-                            f"record it on the bid (agreed, refused or unable to co-operate), or the FIDE President "
-                            f"sets the consultation aside with a reason, before the bid can be selected.", "selected")
+    """The decision's guard on a sponsor's bid (Art. 15.1, `article`): it cannot be selected while the host
+    federation's answer is not recorded, nor after a refusal or inability to co-operate until FIDE records that it
+    accepts the sponsor's proposal nonetheless. A case the President decided under Art. 16 is not refused here.
+    Raises DecisionError (field "selected"); ValueError for a state that is not a ConsultationState."""
+    state = ConsultationState(state)
+    if state is ConsultationState.PENDING:
+        raise DecisionError(f"Art. {article}: FIDE shall consult the federation where the sponsor proposes to hold "
+                            f"the match. {title} is a sponsor's bid and the host federation's answer is not "
+                            f"recorded: record it on the bid before the bid can be selected.", "selected")
+    if state is ConsultationState.DECLINED:
+        raise DecisionError(f"Art. {article}: if the federation refuses or is unable to co-operate, FIDE may still "
+                            f"accept a proposal from a potential sponsor. The host federation of {title} did not "
+                            f"co-operate and FIDE has not recorded that it accepts the sponsor's proposal "
+                            f"nonetheless: record it on the bid before the bid can be selected.", "selected")
 
 
 def check_decided_on(decided_on: date, *, today: date, last_vote: date | None, scoring_closed: date | None) -> None:

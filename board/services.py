@@ -18,8 +18,8 @@ from accounts.models import User, UserRole
 from bids.lifecycle import BidStatus
 from bids.models import Bid
 from bids.services import BidError, document_signatures, has_stake, mark_decided
-from bids.services import set_aside_consultation as set_aside_bid_consultation
-from board.documents import consultation_of, dossier_context, minutes_context, pack_context
+from bids.services import record_president_ruling as record_bid_ruling
+from board.documents import dossier_context, minutes_context, pack_context
 from board.models import Decision, Dossier, DossierView, Vote
 from board.rules import (
     DECISION_LIFECYCLE,
@@ -33,7 +33,6 @@ from board.rules import (
     check_consultation,
     check_decided_on,
     check_president_grounds,
-    consultation_state,
     dossiers_open,
     inputs_sha256,
     rationale_needed,
@@ -95,7 +94,8 @@ def bid_inputs(bid: Bid, source) -> dict:
             "regulation": bid.event.regulation_version.sha256,
             # what its letter's and guarantee's signatures amount to (they change with the trust list)
             "signatures": [note.as_text() for note in document_signatures(bid)],
-            "consultation": [bid.consultation, bid.consultation_note, bid.consultation_set_aside_reason],
+            "consultation": [bid.consultation, bid.consultation_note, bid.consultation_accepted_at is not None,
+                             bid.consultation_ruling_grounds, bid.consultation_ruling_reason],
             "signal_blocker_required": bid.event.signal_blocker_required}
 
 
@@ -318,15 +318,14 @@ def current_pack(event: Event) -> tuple[Dossier, list[Dossier]] | None:
     return (pack, dossiers) if pack is not None else None
 
 
-def set_aside_consultation(bid: Bid, *, reason: str, actor: User, now: datetime) -> None:
-    """The FIDE President sets aside the pending consultation on a sponsor's bid (bids.services checks who and why),
-    only while no decision is in force: after it, the record is what the decision saw. Raises BidError."""
+def record_president_ruling(bid: Bid, *, grounds: str, reason: str, actor: User, now: datetime) -> None:
+    """Art. 16 on a sponsor's bid whose consultation has no answer: the FIDE President's final decision, with its
+    ground (not covered, or an unforeseen event) and reason (bids.services checks who, which and why); only while
+    no decision is in force: after it, the record is what the decision saw. Raises BidError."""
     if current_decision(bid.event) is not None:
-        raise BidError("The decision is recorded: the consultation can no longer be set aside (a correction of "
-                       "the decision starts from the record as it stands).", "reason")
-    if not consultation_of(bid)["awaiting_answer"]:
-        raise BidError(f"{bid.title}: the consultation is not pending ({consultation_of(bid)['text']}).", "reason")
-    set_aside_bid_consultation(bid, reason=reason, actor=actor, now=now)
+        raise BidError("The decision is recorded: no case can be added to what it saw (a correction of the "
+                       "decision starts from the record as it stands).", "reason")
+    record_bid_ruling(bid, grounds=grounds, reason=reason, actor=actor, now=now)
 
 
 def record_view(dossier: Dossier, user, *, now: datetime) -> bool:
@@ -553,10 +552,8 @@ def record_decision(event: Event, *, method: str, selected: Bid, rationale: str,
     if selected.id not in {b.id for b in contest}:
         raise DecisionError("The selected bid must be one before the Board.", "selected")
     if event.regulation.consultation is not None:
-        check_consultation(consultation_state(applicant_type=selected.applicant_type,
-                                              consultation=selected.consultation,
-                                              set_aside_reason=selected.consultation_set_aside_reason),
-                           selected.title, article=event.regulation.consultation.article)
+        check_consultation(selected.consultation_state, selected.title,
+                           article=event.regulation.consultation.article)
     no_meeting_reason = (no_meeting_reason or "").strip()
     the_tally = _check_method(event, how, selected, contest, decided_on, consultations, no_meeting_reason,
                               actor=actor, now=now)

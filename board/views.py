@@ -11,15 +11,17 @@ from sqlalchemy import select
 from sqlalchemy.orm import lazyload
 
 from accounts.models import User, UserRole
+from bids.consultation import RULING_GROUNDS
 from bids.lifecycle import BidStatus
 from bids.models import Bid
+from bids.presenters import consultation_of
 from bids.services import BidError, has_stake
 from board import jobs, services
-from board.documents import consultation_of, tally_names
+from board.documents import tally_names
 from board.forms import (
-    ConsultationSetAsideForm,
     CorrectionForm,
     DecisionForm,
+    PresidentRulingForm,
     VoteForm,
     advice_field_name,
     consulted_on_field_name,
@@ -75,9 +77,9 @@ def call(slug: str):
     return _render_call(event)
 
 
-def _render_call(event, *, set_aside_refused: dict | None = None):
-    """The Board's page of a call; `set_aside_refused` ({bid_id, reason, message}): a refused set-aside shown again
-    with what was typed and why (422)."""
+def _render_call(event, *, ruling_refused: dict | None = None):
+    """The Board's page of a call; `ruling_refused` ({bid_id, grounds, reason, message}): a refused Art. 16
+    decision of the President shown again with what was typed and why (422)."""
     is_open = dossiers_open(event.state)
     bids = services.bids_before_board(event)
     # After the decision the bids are selected / not selected: their dossiers stay listed.
@@ -111,36 +113,52 @@ def _render_call(event, *, set_aside_refused: dict | None = None):
         decision=decision, vote=vote, recused=recused, vote_form=vote_form, can_vote=services.voting_open(event),
         outcome=_outcome(listed), tally=services.current_tally(event) if is_open else None,
         decision_form=_decision_form(event, bids) if is_open and decision is None else None,
-        wcoc=_wcoc_members(), consultations={b.id: consultation_of(b) for b in listed},
+        wcoc=_wcoc_members(), consultations=_consultations_of(listed),
         consultation_rule=event.regulation.consultation,
-        may_set_aside=bool(getattr(current_user, "is_president", False)) and decision is None,
-        set_aside_form=ConsultationSetAsideForm(), set_aside_refused=set_aside_refused), (
-            422 if set_aside_refused else 200)
+        may_rule=bool(getattr(current_user, "is_president", False)) and decision is None,
+        ruling_form=PresidentRulingForm(), ruling_refused=ruling_refused,
+        unforeseen=event.regulation.citation("unforeseen"),
+        ruling_grounds=RULING_GROUNDS), (422 if ruling_refused else 200)
 
 
-@bp.route("/<slug>/bids/<int:bid_id>/consultation/set-aside", methods=["POST"])
+def _consultations_of(bids) -> dict:
+    """{bid: where its consultation stands} for the sponsors' bids only (Art. 15.1 consults the host federation on
+    a sponsor's bid; a federation's bid has none, and is not listed)."""
+    out = {}
+    for b in bids:
+        found = consultation_of(b)
+        if found is not None:
+            out[b.id] = found
+    return out
+
+
+@bp.route("/<slug>/bids/<int:bid_id>/consultation/president", methods=["POST"])
 @roles_required(Role.BOARD)
-def set_aside_consultation(slug: str, bid_id: int):
+def president_ruling(slug: str, bid_id: int):
+    """Art. 16: the FIDE President's final decision on a case referred to the President about a sponsor's bid
+    whose consultation has no answer (a ground not covered, or an unforeseen event)."""
     event = event_or_404(slug)
     _require_no_stake(event)
+    unforeseen = event.regulation.citation("unforeseen")
     if not getattr(current_user, "is_president", False):
-        abort(403, description="Only the FIDE President sets aside the consultation of the host federation.")
+        abort(403, description=f"{unforeseen}: only the FIDE President decides what is referred to the President.")
     bid = db.session.get(Bid, bid_id)
     if bid is None or bid.event_id != event.id:
         abort(404)
-    form = ConsultationSetAsideForm()
-    typed = request.form.get("reason", "")
+    form = PresidentRulingForm()
+    typed = {"bid_id": bid.id, "grounds": request.form.get("grounds", ""), "reason": request.form.get("reason", "")}
     if not form.validate_on_submit():
-        return _render_call(event, set_aside_refused={
-            "bid_id": bid.id, "reason": typed,
-            "message": " ".join(form.reason.errors) or "Say why the consultation is set aside."})
+        errors = [*form.grounds.errors, *form.reason.errors]
+        return _render_call(event, ruling_refused=typed | {
+            "message": " ".join(errors) or "Give the President's decision and its reason."})
     try:
-        services.set_aside_consultation(bid, reason=form.reason.data, actor=current_user, now=utcnow())
+        services.record_president_ruling(bid, grounds=form.grounds.data, reason=form.reason.data,
+                                         actor=current_user, now=utcnow())
     except BidError as exc:
         db.session.rollback()
-        return _render_call(event, set_aside_refused={"bid_id": bid.id, "reason": typed, "message": str(exc)})
+        return _render_call(event, ruling_refused=typed | {"message": str(exc)})
     db.session.commit()
-    flash(f"{bid.title}: the consultation of the host federation is set aside.", "success")
+    flash(f"{bid.title}: the President's decision under {unforeseen} is recorded.", "success")
     return redirect(url_for("board.call", slug=slug))
 
 

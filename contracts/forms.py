@@ -6,7 +6,7 @@ from __future__ import annotations
 import secrets
 
 from flask_wtf.file import FileField
-from wtforms import BooleanField, HiddenField, RadioField, SelectField, StringField, TextAreaField
+from wtforms import HiddenField, RadioField, SelectField, StringField, TextAreaField
 from wtforms.validators import DataRequired, Length
 
 from bids.forms import AmountField, DayField
@@ -23,12 +23,8 @@ def one_time_key() -> str:
 
 
 class ContractOptionsForm(BaseForm):
-    """The article of the signal blocker is filled from the call (`reg`), never written here."""
-
-    signal_blocker_required = BooleanField(
-        "FIDE requires the device blocking mobile signals ({art:obligations.signal_blocker_article})", default=True,
-        description="Unticked, the contract leaves out the signal blocker the organizer would buy at cost.")
-
+    """Generating the draft contract. Whether FIDE requires the signal blocker (Art. 14.3) is not asked here: the
+    contract follows the call's answer, recorded by the secretariat on the call's page."""
 
     def __init__(self, *args, reg=None, **kwargs):
         super().__init__(*args, **kwargs)

@@ -156,7 +156,7 @@ def tracker(contract: Contract, as_of: date, *, due_soon_days: int, guarantee_wa
     if contract.state.in_force and bid.guarantee_offered:
         unpaid = [m.due for m, st in rows
                   if m.milestone_kind.organizer_pays and not m.is_cap and st.outstanding > 0 and m.due]
-        warnings = guarantee_warnings(article=contract.regulation.guarantee.article,
+        warnings = guarantee_warnings(source=str(contract.regulation.citation("guarantee_terms")),
                                       valid_until=bid.guarantee_valid_until, as_of=as_of,
                                       outstanding=sums.organizer_outstanding, last_due=max(unpaid, default=None),
                                       warn_days=guarantee_warning_days)

@@ -190,8 +190,9 @@ class ContractInputs:
     guarantee_bank: str = ""
     guarantee_amount: Decimal | None = None
     guarantee_valid_until: date | None = None
-    # Art. 14.3: the organizer provides the signal blocker "if required by FIDE".
-    signal_blocker_required: bool = True
+    # Art. 14.3: the organizer provides the signal blocker "if required by FIDE": the call's answer as the
+    # secretariat recorded it (Event.signal_blocker_required) when the contract was generated; never assumed.
+    signal_blocker_required: bool = False
     # Who selected the bid, from the decision in force: "board_vote" (the Presidential Board) or "president"
     # (the FIDE President alone, in consultation with the WCOC); "" for a contract stored before it was kept.
     selected_by: str = ""
@@ -896,23 +897,25 @@ def check_payment(*, article: str, title: str, amount: Decimal, outstanding: Dec
 # ------------------------------------------------------------------------------------- bank guarantee
 
 
-def guarantee_warnings(*, article: str, valid_until: date | None, as_of: date, outstanding: Decimal,
+def guarantee_warnings(*, source: str, valid_until: date | None, as_of: date, outstanding: Decimal,
                        last_due: date | None, warn_days: int) -> list[str]:
-    """Warnings about the bank guarantee of Art. 15.2(j) while the organizer still owes money: it has lapsed,
-    it lapses within `warn_days`, or it lapses before the last unpaid milestone falls due. [] when there is no
-    guarantee or nothing is outstanding. Raises nothing."""
+    """Warnings about the bank guarantee while the organizer still owes money: it has lapsed, it lapses within
+    `warn_days`, or it lapses before the last unpaid milestone falls due. [] when there is no guarantee or nothing
+    is outstanding. `source` cites what the warnings apply: how long a guarantee stays valid is the call's bidding
+    procedure (reg.citation("guarantee_terms")), not the article that asks for "any bank guarantees as described
+    in the bidding procedure". Raises nothing."""
     if valid_until is None or outstanding <= 0:
         return []
     if valid_until < as_of:
-        return [f"Art. {article}: the bank guarantee lapsed on {format_day(valid_until)} while "
+        return [f"{source}: the bank guarantee lapsed on {format_day(valid_until)} while "
                 f"{format_eur(outstanding)} is still outstanding."]
     out = []
     left = (valid_until - as_of).days
     if left <= warn_days:
-        out.append(f"Art. {article}: the bank guarantee lapses {'today' if left == 0 else 'in ' + _days(left)}, on "
+        out.append(f"{source}: the bank guarantee lapses {'today' if left == 0 else 'in ' + _days(left)}, on "
                    f"{format_day(valid_until)}, while {format_eur(outstanding)} is still outstanding.")
     if last_due is not None and last_due > valid_until:
-        out.append(f"Art. {article}: the bank guarantee lapses on {format_day(valid_until)}, before the last unpaid "
+        out.append(f"{source}: the bank guarantee lapses on {format_day(valid_until)}, before the last unpaid "
                    f"milestone falls due on {format_day(last_due)}. Ask the organizer for an extension.")
     return out
 

@@ -96,8 +96,10 @@ def _check_selected(bid: Bid) -> None:
             "generated.")
 
 
-def contract_inputs(bid: Bid, *, signal_blocker_required: bool = True) -> ContractInputs:
-    """The facts of a selected bid a contract is generated from. Raises ContractError naming what is missing."""
+def contract_inputs(bid: Bid) -> ContractInputs:
+    """The facts of a selected bid a contract is generated from, with the call's answer on the signal blocker
+    (Art. 14.3, "if required by FIDE": Event.signal_blocker_required, as the secretariat recorded it). Raises
+    ContractError naming what is missing."""
     values = {name: getattr(bid, name) for name in ("applicant_name", "opening_date", "closing_date", "venue_city",
                                                     "venue_country", "prize_fund_eur", "fide_contribution_eur")}
     missing = missing_bid_facts(values, bid.event.regulation)
@@ -119,7 +121,7 @@ def contract_inputs(bid: Bid, *, signal_blocker_required: bool = True) -> Contra
         guarantee_offered=offered, guarantee_bank=(bid.guarantee_bank or "") if offered else "",
         guarantee_amount=bid.guarantee_amount_eur if offered else None,
         guarantee_valid_until=bid.guarantee_valid_until if offered else None,
-        signal_blocker_required=signal_blocker_required, **_selected_by(bid))
+        signal_blocker_required=bid.event.signal_blocker_required, **_selected_by(bid))
 
 
 def _selected_by(bid: Bid) -> dict[str, str]:
@@ -155,8 +157,9 @@ def _regulation_version_id(bid: Bid) -> int:
     return last.regulation_version_id if last is not None else bid.event.regulation_version.id
 
 
-def create_contract(bid: Bid, *, actor: User, now: datetime, signal_blocker_required: bool = True) -> Contract:
-    """Generate the draft contract for the selected bid (Art. 15.6.1).
+def create_contract(bid: Bid, *, actor: User, now: datetime) -> Contract:
+    """Generate the draft contract for the selected bid (Art. 15.6.1); the signal blocker (Art. 14.3) is in it
+    only when the call records that FIDE requires it.
 
     Raises ContractError when the bid is not selected, when it already has a contract (prepare a correction
     instead), or when its figures cannot make one. Writes `contract.create` to the audit log.
@@ -167,7 +170,7 @@ def create_contract(bid: Bid, *, actor: User, now: datetime, signal_blocker_requ
     live = [c for c in versions if c.state not in (ContractStatus.DISCARDED, ContractStatus.CLOSED)]
     if live:
         raise ContractError(_already(bid, live[-1]))
-    inputs = contract_inputs(bid, signal_blocker_required=signal_blocker_required)
+    inputs = contract_inputs(bid)
     version_id = _regulation_version_id(bid)
     reg = db.session.get_one(RegulationVersion, version_id).regulation
     terms = _terms(reg, inputs)
@@ -188,7 +191,7 @@ def create_contract(bid: Bid, *, actor: User, now: datetime, signal_blocker_requ
                             f"Bid {bid.id} got a contract at the same moment; reload the page.") from None
     audit.record("contract.create", contract, actor=actor, now=now,
                  data={"bid": bid.id, "version": contract.version, "regulation_sha256": reg.sha256,
-                       "signal_blocker_required": signal_blocker_required})
+                       "signal_blocker_required": inputs.signal_blocker_required})
     return contract
 
 
@@ -240,10 +243,10 @@ def close_for_correction(decision, *, superseded, actor: User, now: datetime) ->
 board_services.on_correction(close_for_correction)
 
 
-def prepare_correction(contract: Contract, *, reason: str, actor: User, now: datetime,
-                       signal_blocker_required: bool | None = None) -> Contract:
+def prepare_correction(contract: Contract, *, reason: str, actor: User, now: datetime) -> Contract:
     """Start a correction of the contract in force: a new draft version that names the one it replaces and
-    why. The replaced version stays in force until the correction is issued.
+    why. The replaced version stays in force until the correction is issued. The correction takes the call's
+    answer on the signal blocker as it stands now (Art. 14.3, Event.signal_blocker_required).
 
     Raises ContractError when `contract` is not in force, a correction is already being prepared, or no
     reason is given. Writes `contract.correction` to the audit log.
@@ -259,8 +262,7 @@ def prepare_correction(contract: Contract, *, reason: str, actor: User, now: dat
         raise ContractError(f"A correction ({draft.reference}) is already being prepared; issue it or discard it "
                             "first.")
     old = contract.inputs
-    inputs = dataclasses.replace(old, signal_blocker_required=old.signal_blocker_required
-                                 if signal_blocker_required is None else signal_blocker_required)
+    inputs = dataclasses.replace(old, signal_blocker_required=contract.bid.event.signal_blocker_required)
     terms = _terms(contract.regulation, inputs, contract.due_dates)
     versions = queries.versions_of(contract.bid_id)
     new = Contract(bid_id=contract.bid_id, regulation_version_id=contract.regulation_version_id,

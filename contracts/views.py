@@ -127,13 +127,10 @@ def new(bid_id: int):
     bid = db.session.get(Bid, bid_id)
     if bid is None:
         abort(404)
-    # Offered ticked only when the secretariat recorded on the call that FIDE requires the signal blocker.
-    form = ContractOptionsForm(reg=bid.event.regulation,
-                               data={"signal_blocker_required": bid.event.signal_blocker_required})
+    form = ContractOptionsForm(reg=bid.event.regulation)
     if request.method == "POST" and form.validate_on_submit():
         try:
-            contract = services.create_contract(bid, actor=current_user, now=utcnow(),
-                                                signal_blocker_required=form.signal_blocker_required.data)
+            contract = services.create_contract(bid, actor=current_user, now=utcnow())
         except services.ContractError as exc:
             db.session.rollback()
             flash(str(exc), "error")
@@ -318,14 +315,12 @@ def sign(contract_id: int):
 def correct(contract_id: int):
     contract = admin_contract(contract_id)
     if request.method == "GET":
-        form = CorrectionForm(data={"signal_blocker_required": contract.inputs.signal_blocker_required},
-                              reg=contract.regulation)
+        form = CorrectionForm(reg=contract.regulation)
         return render_template("contracts/correct.html", contract=contract, form=form)
     form = CorrectionForm(reg=contract.regulation)
     if form.validate_on_submit():
         try:
-            new = services.prepare_correction(contract, reason=form.reason.data, actor=current_user, now=utcnow(),
-                                              signal_blocker_required=form.signal_blocker_required.data)
+            new = services.prepare_correction(contract, reason=form.reason.data, actor=current_user, now=utcnow())
         except services.ContractError as exc:
             db.session.rollback()
             form.form_errors.append(str(exc))

@@ -23,7 +23,8 @@ APPLIED_AT: dict[str, str] = {
     "citations.other_expenses": "Bid form (commitments); obligations table, contract §4, payment milestones",
     "citations.applicant": "Registration, bid form (applicant) and its compliance checks",
     "citations.consultation": "Secretariat records the host federation's answer on a sponsor's bid; bid page",
-    "citations.particulars": "The bid form's sections, the compliance report, the dossier",
+    "citations.particulars": "The bid form's sections (the contact person and e-mail too), the compliance report, "
+                             "the dossier",
     "citations.venue": "Bid form (dates and venue) and its compliance checks; contract",
     "citations.fide_obligations": "Bid form (commitments) and its compliance check",
     "citations.organisational_costs": "Bid form (commitments) and its compliance check",
@@ -32,6 +33,8 @@ APPLIED_AT: dict[str, str] = {
     "citations.signature": "Bid form (signature), the signed letter upload; contract parties",
     "citations.rejection": "Secretariat rejects a submitted bid with a reason; the bidder is emailed",
     "citations.selection": "Board: the decision record (vote, or the President in consultation with the WCOC)",
+    "citations.unforeseen": "Board: the FIDE President's final decision, with its ground (not covered, or an "
+                            "unforeseen event) and reason, on a sponsor's bid whose consultation has no answer",
     "citations.supervisor": "Home-match finding and its consequences on the bid page",
     "schedule.article": "Public page's schedule, bid's dates check, contract §2, result of the match",
     "schedule.window_article": "Bid's opening and closing dates check; contract dates",
@@ -53,7 +56,7 @@ APPLIED_AT: dict[str, str] = {
     "hotel.article": "Bid form (hotel) and its compliance checks",
     "inspection.article": "Bid form (inspection) and its compliance checks",
     "inspection.also_article": "Bid form (inspection): the same invitation",
-    "guarantee.article": "Bid form (guarantee); the guarantee's warnings while money is owed",
+    "guarantee.article": "Bid form (guarantee): whether one is offered, its bank and document",
     "payments.article": "Payment schedule with a guarantee; payments recorded against it",
     "payments.contract_article": "The contract; dates the contract sets when no guarantee is offered",
     "fide_bank.article": "FIDE's bank account on the public page and in the contract",
@@ -68,8 +71,9 @@ APPLIED_AT: dict[str, str] = {
     "deductions.article": "Match result page: deductions from a player's prize balance, with their reason",
     "in_kind.article": "Obligations in kind: the bid page before submitting, the public page, the dossier, the "
                        "contract's annex",
-    "consultation.article": "Board: a sponsor's bid is selected only once the host federation was consulted (or "
-                            "the President set it aside with a reason); dossier and board pack",
+    "consultation.article": "A sponsor's bid only: selected once the host federation's answer is recorded and, "
+                            "after a refusal or inability, FIDE accepts the proposal; bid page, Board, dossier, "
+                            "pack, API",
     "amendment_authorities.article": "Loading a changed call file: who decided the amendment; the public page's "
                                      "amendments",
 }

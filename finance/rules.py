@@ -119,7 +119,9 @@ class BidTerms:
     fide_contribution: Decimal
     guarantee_offered: bool
     venue_country: str
-    signal_blocker_required: bool = True
+    # Art. 14.3: "If required by FIDE": the call's recorded answer (events.models.Event.signal_blocker_required),
+    # passed by every caller; no default, so nothing assumes FIDE requires it.
+    signal_blocker_required: bool
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "prize_fund", as_amount(self.prize_fund, "prize_fund"))

@@ -131,9 +131,11 @@ class ScoringData:
             if passes_gate(compliant=bid.submitted_compliant, admitted=bid.admitted_reason is not None):
                 self.ranked.append(bid)
             else:
-                reg = self.event.regulation
-                self.excluded.append((bid, f"failed the compliance gate (Art. {reg.article('particulars')}, "
-                                           f"{reg.article('rejection')}) and was not admitted"))
+                # The gate is the call's bidding procedure, not an article: Art. 15.3 (FIDE's right to reject) is
+                # cited only where the secretariat actually rejects a bid, which then leaves the contest.
+                admission = self.event.regulation.citation("scoring_admission")
+                self.excluded.append((bid, f"{admission}: it did not meet the compliance checks and was not "
+                                           "admitted"))
         self.ranked.sort(key=lambda b: (b.title.casefold(), b.id))
 
     # ---- members and conflicts
@@ -432,7 +434,8 @@ def weights_versions(event: Event) -> list[WeightsVersion]:
 # scorecard page shows, or by a dossier (`full`); any other column is still read when asked for, one at a time.
 REVIEW_COLUMNS = (Bid.id, Bid.event_id, Bid.owner_id, Bid.status, Bid.version, Bid.revision, Bid.updated_at,
                   Bid.first_submitted_at, Bid.submitted_at, Bid.rejection_reason, Bid.consultation,
-                  Bid.consultation_note, Bid.consultation_set_aside_reason, Bid.late_admitted_reason,
+                  Bid.consultation_note, Bid.consultation_accepted_at, Bid.consultation_ruling_grounds,
+                  Bid.consultation_ruling_reason, Bid.late_admitted_reason,
                   Bid.admitted_reason, Bid.submitted_compliant, Bid.applicant_type, Bid.applicant_name,
                   Bid.host_federation, Bid.venue_city, Bid.venue_country)
 

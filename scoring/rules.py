@@ -937,8 +937,8 @@ def admission_open(event_status: str) -> bool:
 
 
 def passes_gate(*, compliant: bool | None, admitted: bool) -> bool:
-    """The compliance gate of Art. 15.2 and 15.3: the bid's last submitted version is compliant, or the
-    secretariat admitted it anyway with a recorded reason."""
+    """The compliance gate of the call's bidding procedure (procedure.rules.scoring_admission): the bid's last
+    submitted version is compliant, or the secretariat admitted it anyway with a recorded reason."""
     return bool(compliant) or admitted
 
 

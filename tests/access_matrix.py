@@ -100,8 +100,8 @@ MATRIX: dict[str, list[tuple[str, str, dict[str, int]]]] = {
     "board.stored": [("GET", "/board/{slug}/dossiers/1.pdf", only(("board", "admin"), 403))],
     "board.vote": [("POST", "/board/{slug}/vote", only(("board",), 302))],
     # the FIDE President only: a board member who is not the President is refused
-    "board.set_aside_consultation": [("POST", "/board/{slug}/bids/{other_bid}/consultation/set-aside",
-                                      only(("board",), 403))],
+    "board.president_ruling": [("POST", "/board/{slug}/bids/{other_bid}/consultation/president",
+                                only(("board",), 403))],
     "board.decide": [("POST", "/board/{slug}/decision", only(("board", "admin"), 403))],
     "board.decision": [("GET", "/board/{slug}/decision", only(("board", "admin", "wcoc"), 404))],
     "board.correct": [("POST", "/board/{slug}/decision/correct",

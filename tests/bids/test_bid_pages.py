@@ -337,9 +337,14 @@ def test_admin_rejects_with_a_reason_and_the_bidder_is_emailed(client, app, logi
     assert "The venue cannot host the match in October." in message.get_content()
 
 
-def test_admin_records_the_federation_consultation(client, app, login_as, make, good):
+def test_admin_records_the_host_federations_answer_on_a_sponsors_bid(client, app, login_as, make, good):
+    """Art. 15.1: "FIDE shall consult the federation where the sponsor proposes to hold the FWWCM. If the
+    federation refuses or is unable to co-operate, FIDE may still accept a proposal from a potential sponsor." """
     login_as("bidder")
     bid_id = start_bid(client)
+    with app.app_context():
+        db.session.get(Bid, bid_id).applicant_type = "sponsor"
+        db.session.commit()
     admin = app.test_client()
     make.user(email="sec@example.org", roles=("admin",))
     login(admin, "sec@example.org")
@@ -348,7 +353,11 @@ def test_admin_records_the_federation_consultation(client, app, login_as, make, 
     admin.post(f"/bids/{bid_id}/consultation", data={"outcome": "refused", "note": "Letter of 2 May"})
     assert _bid(app, bid_id).consultation == "refused"
     html = admin.get(f"/bids/{bid_id}").get_data(as_text=True)
-    assert "FIDE may still accept the bid" in html and "Host federation consulted (Art. 15.1)" in html
+    assert ("Art. 15.1: The federation refused to co-operate (Letter of 2 May). FIDE may still accept the "
+            "sponsor&#39;s proposal; until it records that it does, the bid cannot be selected.") in html
+    # the sponsor sees where it stands too, without the secretariat's form
+    own = client.get(f"/bids/{bid_id}").get_data(as_text=True)
+    assert "FIDE may still accept the sponsor&#39;s proposal" in own and 'id="consultation-form"' not in own
 
 
 def test_admin_keys_in_a_paper_bid_after_the_deadline_and_submits_it_once_admitted_late(client, app, login_as,

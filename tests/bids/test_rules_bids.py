@@ -69,7 +69,8 @@ def test_every_bid_gets_the_same_checklist_of_codes():
     # one finding at least for every item of 15.1, 12.2 and 15.2 a-k, and the closing rule of 10.3; the days before
     # game 1 (3.1, 3.2, 5.1) are no finding: they are dated from game 1 and shown with the bid
     prefixes = {code.rpartition(".")[0] for code in full}
-    assert {"15.1", "12.2", "2.2", "13.3", "closing"} | {f"15.2{x}" for x in "abcdefghijk"} == \
+    assert {"15.1", "15.2", "email_format", "12.2", "2.2", "13.3", "closing"} | \
+           {f"15.2{x}" for x in "abcdefghijk"} == \
         prefixes
     # the dated rules' codes are stable keys; their articles come from the call's file
     articles = {f.article for f in findings(valid_bid(REG))}
@@ -209,9 +210,15 @@ BOUNDARIES = [
     pytest.param({"applicant_type": "club"}, "15.1.applicant_type", Outcome.FAIL, id="club"),
     pytest.param({"host_federation": "UK"}, "15.1.host_federation", Outcome.FAIL, id="fed-two-letters"),
     pytest.param({"host_federation": "ukr"}, "15.1.host_federation", Outcome.FAIL, id="fed-lower-case"),
-    pytest.param({"contact_email": "secretary.example.org"}, "15.1.contact_email", Outcome.FAIL, id="email-no-at"),
-    pytest.param({"contact_email": "a@b"}, "15.1.contact_email", Outcome.FAIL, id="email-no-domain"),
-    pytest.param({"contact_name": "  "}, "15.1.contact_name", Outcome.FAIL, id="contact-blank"),
+    # A malformed address is a sanity check's warning (the regulations set no format); a missing one fails 15.2.
+    pytest.param({"contact_email": "secretary.example.org"}, "email_format.contact_email", Outcome.WARNING,
+                 id="email-no-at"),
+    pytest.param({"contact_email": "a@b"}, "email_format.contact_email", Outcome.WARNING, id="email-no-domain"),
+    pytest.param({"contact_email": "a@b"}, "15.2.contact_email", Outcome.PASS, id="email-given"),
+    pytest.param({"contact_email": " "}, "15.2.contact_email", Outcome.FAIL, id="email-blank"),
+    pytest.param({"contact_email": None}, "email_format.contact_email", Outcome.NOT_APPLICABLE,
+                 id="no-email-no-format-check"),
+    pytest.param({"contact_name": "  "}, "15.2.contact_name", Outcome.FAIL, id="contact-blank"),
     pytest.param({"venue_name": None}, "15.2b.venue_name", Outcome.FAIL, id="no-venue"),
     pytest.param({"venue_city": ""}, "15.2b.venue_city", Outcome.FAIL, id="no-city"),
     pytest.param({"venue_country": "UK"}, "15.2b.venue_country", Outcome.FAIL, id="country-UK-is-not-ISO"),

@@ -231,10 +231,17 @@ def applicant(draw, reg, bid):
             lambda t: t not in APPLICANT_TYPES)}),
         st.fixed_dictionaries({"host_federation": st.none() | st.text(max_size=5).filter(
             lambda t: not rules.is_fide_code(t))}),
-        st.fixed_dictionaries({"contact_name": blank}),
-        st.fixed_dictionaries({"contact_email": st.none() | st.text(max_size=30).filter(lambda t: "@" not in t)}),
     ))
     return change, {reg.article("applicant")}
+
+
+def contact(draw, reg, bid):
+    """Who to write to is a particular of Art. 15.2 (a malformed address is only a sanity check's warning)."""
+    change = draw(st.one_of(
+        st.fixed_dictionaries({"contact_name": blank}),
+        st.fixed_dictionaries({"contact_email": blank}),
+    ))
+    return change, {reg.article("particulars")}
 
 
 def venue(draw, reg, bid):
@@ -283,7 +290,7 @@ def signature(draw, reg, bid):
 VIOLATIONS = [
     prize_below_minimum, prize_missing, prize_with_fractions_of_a_cent, not_net_of_taxes,
     fide_below_share, fide_missing, opening_outside_window, closing_off_schedule, closing_not_after_opening,
-    a_date_missing, hotel_category, room_rates, inspection, commitment, ioc, applicant, venue, guarantee,
+    a_date_missing, hotel_category, room_rates, inspection, commitment, ioc, applicant, contact, venue, guarantee,
     signature,
 ]
 

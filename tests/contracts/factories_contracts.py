@@ -64,8 +64,11 @@ def proposed_dates(contract: Contract) -> dict[str, date]:
 
 def issued_contract(bid: Bid, *, admin, upload_dir: str, now: datetime = ISSUED_AT, due_dates=None, render=fake_render,
                     signal_blocker_required: bool = True) -> Contract:
-    """The bid's contract, generated and issued (due dates: `due_dates`, else the proposed ones)."""
-    contract = services.create_contract(bid, actor=admin, now=now, signal_blocker_required=signal_blocker_required)
+    """The bid's contract, generated and issued (due dates: `due_dates`, else the proposed ones). The call first
+    records `signal_blocker_required` (Art. 14.3, the secretariat's answer, which the contract follows): the money
+    tests were written with FIDE requiring it."""
+    bid.event.signal_blocker_required = signal_blocker_required
+    contract = services.create_contract(bid, actor=admin, now=now)
     dates = proposed_dates(contract) if due_dates is None else due_dates
     return services.issue_contract(contract, due_dates=dates, actor=admin, now=now, upload_dir=upload_dir,
                                    render=render)
@@ -95,16 +98,19 @@ class ContractFactory:
         return self.make.user(roles=("bidder",), email=f"organizer{self.count}-{id(self)}@example.org")
 
     def contract(self, event_id: int, *, owner_id: int | None = None, admin_id: int | None = None,
-                 issue: bool = True, **overrides) -> int:
-        """A selected bid of `owner_id` (a new bidder if None) and its contract, issued unless `issue=False`."""
+                 issue: bool = True, signal_blocker_required: bool = True, **overrides) -> int:
+        """A selected bid of `owner_id` (a new bidder if None) and its contract, issued unless `issue=False`; the
+        call records `signal_blocker_required` first (Art. 14.3), as issued_contract does."""
         owner_id = owner_id or self.organizer()
         admin_id = admin_id or self.admin()
         with self.app.app_context():
             admin = db.session.get(User, admin_id)
             bid = selected_bid(event_id, owner_id, **overrides)
             if issue:
-                contract = issued_contract(bid, admin=admin, upload_dir=self.app.config["UPLOAD_DIR"])
+                contract = issued_contract(bid, admin=admin, upload_dir=self.app.config["UPLOAD_DIR"],
+                                           signal_blocker_required=signal_blocker_required)
             else:
+                bid.event.signal_blocker_required = signal_blocker_required
                 contract = services.create_contract(bid, actor=admin, now=ISSUED_AT)
             db.session.commit()
             return contract.id

@@ -1,15 +1,12 @@
-"""Issue 13, part 1, in the contract: the obligations in kind as its annex, and the signal blocker offered only when
-the secretariat recorded that FIDE requires it."""
+"""Issue 13, part 1, in the contract: the obligations in kind as its annex; issue 23: the signal blocker in the
+contract exactly as the call records FIDE's answer (Art. 14.3), never asked again and never assumed."""
+
+import pytest
 
 from core.db import db
 from events.models import Event
 from tests.contracts.factories_contracts import selected_bid
 from tests.contracts.test_contracts_pages import as_user, get, post
-
-
-def _checkbox(html: str) -> str:
-    before, after = html.split('name="signal_blocker_required"', 1)
-    return before.rsplit("<input", 1)[1] + after.split(">", 1)[0]
 
 
 def test_the_contract_carries_the_obligations_in_kind_as_its_annex(app, event, cf):
@@ -22,7 +19,7 @@ def test_the_contract_carries_the_obligations_in_kind_as_its_annex(app, event, c
         db.session.commit()
     admin = as_user(app, admin_id)
     form = get(admin, f"/bids/{bid_id}/contract/new")
-    assert "checked" not in _checkbox(form)  # FIDE has not required it (the call's default)
+    assert 'name="signal_blocker_required"' not in form  # the contract follows the call; nothing to tick
     _, location = post(admin, f"/bids/{bid_id}/contract/new", {})
     contract_id = int(location.rsplit("/", 1)[1])
     preview = get(admin, f"/contracts/{contract_id}/preview")
@@ -32,13 +29,33 @@ def test_the_contract_carries_the_obligations_in_kind_as_its_annex(app, event, c
     assert 'id="obligation-signal_blocker"' not in preview
 
 
-def test_the_contract_form_offers_the_blocker_ticked_when_fide_requires_it(app, event, cf):
+@pytest.mark.parametrize("required", [False, True], ids=["not-required", "required"])
+def test_the_contract_and_the_bids_obligations_follow_the_calls_answer_on_the_signal_blocker(app, event, cf,
+                                                                                               required):
     """Art. 14.3: "If required by FIDE, the organizer will provide an electronic device to block all mobile
-    signals around the playing area." """
+    signals around the playing area of the FWWCM." The call page, the bid's obligations and the contract say the
+    same thing: what the secretariat recorded on the call."""
     admin_id, organizer_id = cf.admin(), cf.organizer()
     with app.app_context():
         bid_id = selected_bid(event, organizer_id).id
-        db.session.get(Event, event).signal_blocker_required = True
+        db.session.get(Event, event).signal_blocker_required = required
         db.session.commit()
-    form = get(as_user(app, admin_id), f"/bids/{bid_id}/contract/new")
-    assert "checked" in _checkbox(form)
+    admin = as_user(app, admin_id)
+    said = "required by FIDE for this call" if required else "not required by FIDE for this call"
+    form = get(admin, f"/bids/{bid_id}/contract/new")
+    assert 'name="signal_blocker_required"' not in form
+    assert f"the device blocking mobile signals: {said}" in form
+    _, location = post(admin, f"/bids/{bid_id}/contract/new", {})
+    contract_id = int(location.rsplit("/", 1)[1])
+    preview = get(admin, f"/contracts/{contract_id}/preview")
+    term = preview[preview.index('id="signal-blocker-term"'):].split("</p>", 1)[0]
+    assert f"Art. 14.3, the device blocking mobile signals around the playing area: {said}" in term
+    assert ('id="obligation-signal_blocker"' in preview) is required
+    public = get(admin, "/events/fwwcm-2015")
+    assert ("Required by FIDE for this call" in public) is required
+    assert ("Not required by FIDE for this call" in public) is not required
+    bid_page = get(as_user(app, organizer_id), f"/bids/{bid_id}")
+    assert ('id="obligation-signal_blocker"' in bid_page) is required
+    api = admin.get(f"/api/v1/bids/{bid_id}/obligations")
+    assert api.status_code == 200, api.get_data(as_text=True)
+    assert ('"signal_blocker"' in api.get_data(as_text=True)) is required

@@ -133,8 +133,9 @@ def test_a_subscription_follows_the_contract_through_a_correction(app, setup):
     with app.app_context():
         contract = db.session.get(Contract, setup["contract"])
         admin = db.session.get(User, setup["admin"])
+        contract.bid.event.signal_blocker_required = False  # the call's answer changes (Art. 14.3)
         draft = services.prepare_correction(contract, reason="FIDE drops the signal blocker", actor=admin,
-                                            now=ISSUED_AT + timedelta(days=21), signal_blocker_required=False)
+                                            now=ISSUED_AT + timedelta(days=21))
         dates = {k: v for k, v in contract.due_dates.items()}
         dates["stipend_payout_1"] = date(2015, 10, 28)
         services.issue_contract(draft, due_dates=dates, actor=admin, now=ISSUED_AT + timedelta(days=21),

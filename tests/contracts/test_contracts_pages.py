@@ -72,7 +72,7 @@ def test_the_secretariat_generates_reads_and_issues_the_contract_of_the_selected
     index = get(admin, "/contracts/")
     assert "Selected bids without a contract" in index and f"/bids/{bid_id}/contract/new" in index
     assert '<a href="/contracts/">Contracts</a>' in index  # the nav entry
-    _, location = post(admin, f"/bids/{bid_id}/contract/new", {"signal_blocker_required": "y"})
+    _, location = post(admin, f"/bids/{bid_id}/contract/new", {})
     contract_id = int(location.rsplit("/", 1)[1])
     page = get(admin, location)
     assert "Draft" in page and "set when issued" in page and "Issue the contract" in page
@@ -110,7 +110,7 @@ def test_a_bid_that_is_not_selected_gets_no_contract_and_the_page_says_why(app, 
     page = get(admin, f"/bids/{bid_id}/contract/new", 409)
     assert "Art. 15.6.1: a contract is signed with the organizer the Presidential Board selected" in page
     assert "is shortlisted, not selected" in page
-    post(admin, f"/bids/{bid_id}/contract/new", {"signal_blocker_required": "y"})
+    post(admin, f"/bids/{bid_id}/contract/new", {})
     with app.app_context():
         assert db.session.scalars(select(Contract)).all() == []
 
@@ -172,7 +172,7 @@ def test_the_countersigned_pdf_is_uploaded_and_a_correction_links_what_it_replac
     page, _ = post(admin, f"/contracts/{contract_id}/correct", {"reason": ""}, status=422)
     assert "Say what the correction changes and why" in page
     _, location = post(admin, f"/contracts/{contract_id}/correct",
-                       {"reason": "The stipends are paid at the closing ceremony", "signal_blocker_required": "y"})
+                       {"reason": "The stipends are paid at the closing ceremony"})
     new_id = int(location.rsplit("/", 1)[1])
     page = get(admin, location)
     assert f"replacing <a href=\"/contracts/{contract_id}\">" in page

@@ -51,7 +51,7 @@ def inputs(**kw) -> ContractInputs:
                 venue_city="Lviv", venue_country="UA", opening_date=date(2015, 10, 11),
                 closing_date=date(2015, 10, 30), prize_fund=D("200000.00"), fide_contribution=D("40000.00"),
                 guarantee_offered=True, guarantee_bank="PrivatBank", guarantee_amount=D("240000.00"),
-                guarantee_valid_until=date(2015, 9, 1))
+                guarantee_valid_until=date(2015, 9, 1), signal_blocker_required=True)
     return ContractInputs(**(base | kw))
 
 
@@ -310,28 +310,30 @@ def test_an_at_cost_item_refuses_what_would_go_over_its_cap():
 # -------------------------------------------------------------------------------------- bank guarantee
 
 VALID = date(2015, 9, 1)
+# What the warnings apply: the call's bidding procedure on the guarantee, not Art. 15.2(j).
+TERMS = "Bidding procedure: bank guarantee terms"
 
 
 @pytest.mark.parametrize("as_of, outstanding, last_due, expected", [
     (date(2015, 6, 1), A, date(2015, 8, 31), []),
-    (date(2015, 8, 2), A, date(2015, 8, 31), ["Art. 15.2(j): the bank guarantee lapses in 30 days, on 1 September "
+    (date(2015, 8, 2), A, date(2015, 8, 31), [f"{TERMS}: the bank guarantee lapses in 30 days, on 1 September "
                                               "2015, while €100,000.00 is still outstanding."]),
-    (date(2015, 9, 1), A, date(2015, 8, 31), ["Art. 15.2(j): the bank guarantee lapses today, on 1 September "
+    (date(2015, 9, 1), A, date(2015, 8, 31), [f"{TERMS}: the bank guarantee lapses today, on 1 September "
                                               "2015, while €100,000.00 is still outstanding."]),
-    (date(2015, 9, 2), A, date(2015, 8, 31), ["Art. 15.2(j): the bank guarantee lapsed on 1 September 2015 while "
+    (date(2015, 9, 2), A, date(2015, 8, 31), [f"{TERMS}: the bank guarantee lapsed on 1 September 2015 while "
                                               "€100,000.00 is still outstanding."]),
-    (date(2015, 6, 1), A, date(2015, 9, 15), ["Art. 15.2(j): the bank guarantee lapses on 1 September 2015, before "
+    (date(2015, 6, 1), A, date(2015, 9, 15), [f"{TERMS}: the bank guarantee lapses on 1 September 2015, before "
                                               "the last unpaid milestone falls due on 15 September 2015. Ask the "
                                               "organizer for an extension."]),
     (date(2015, 9, 2), D("0.00"), None, []),
 ])
 def test_the_bank_guarantee_is_warned_about_before_it_lapses(as_of, outstanding, last_due, expected):
-    assert guarantee_warnings(article="15.2(j)", valid_until=VALID, as_of=as_of, outstanding=outstanding,
+    assert guarantee_warnings(source=TERMS, valid_until=VALID, as_of=as_of, outstanding=outstanding,
                               last_due=last_due, warn_days=30) == expected
 
 
 def test_no_guarantee_no_warning():
-    assert guarantee_warnings(article="15.2(j)", valid_until=None, as_of=VALID, outstanding=A, last_due=None,
+    assert guarantee_warnings(source=TERMS, valid_until=None, as_of=VALID, outstanding=A, last_due=None,
                               warn_days=30) == []
 
 

@@ -90,7 +90,7 @@ def test_a_bid_gets_one_contract_and_changes_go_through_a_correction(bid, admin,
 def test_a_discarded_draft_leaves_room_for_a_new_one(bid, admin):
     draft = services.create_contract(bid, actor=admin, now=ISSUED_AT)
     services.discard_contract(draft, actor=admin, now=ISSUED_AT)
-    again = services.create_contract(bid, actor=admin, now=ISSUED_AT, signal_blocker_required=False)
+    again = services.create_contract(bid, actor=admin, now=ISSUED_AT)
     assert again.version == 2 and draft.status == "discarded" and draft.discarded_at is not None
 
 
@@ -284,8 +284,9 @@ def test_a_correction_is_a_new_version_that_names_what_it_replaces_and_carries_t
     kept, _ = pay(first, "30000.00", date(2015, 6, 20), admin=admin)
     wrong, _ = pay(first, "500.00", date(2015, 6, 21), admin=admin)
     services.reverse_payment(wrong, reason="typo", idempotency_key="r", actor=admin, now=LATER)
+    contract.bid.event.signal_blocker_required = False  # the secretariat records the call's new answer (Art. 14.3)
     draft = services.prepare_correction(contract, reason="FIDE no longer requires the signal blocker",
-                                        actor=admin, now=LATER, signal_blocker_required=False)
+                                        actor=admin, now=LATER)
     assert draft.replaces_id == contract.id and draft.version == 2 and draft.status == "draft"
     assert contract.status == "issued"  # in force until the correction is issued
     with pytest.raises(services.ContractError, match="already being prepared"):
@@ -307,8 +308,8 @@ def test_a_correction_is_a_new_version_that_names_what_it_replaces_and_carries_t
 
 def test_a_correction_that_drops_a_paid_milestone_is_refused(app, contract, admin):
     pay(milestone(contract, "signal_blocker"), "100.00", date(2015, 6, 20), admin=admin)
-    draft = services.prepare_correction(contract, reason="no blocker", actor=admin, now=LATER,
-                                        signal_blocker_required=False)
+    contract.bid.event.signal_blocker_required = False
+    draft = services.prepare_correction(contract, reason="no blocker", actor=admin, now=LATER)
     with pytest.raises(services.ContractError, match="the correction has no such milestone"):
         services.issue_contract(draft, due_dates={}, actor=admin, now=LATER, upload_dir=app.config["UPLOAD_DIR"],
                                 render=fake_render)

@@ -30,7 +30,7 @@ def macros(request):
 
 def terms(**kw):
     base = {"prize_fund": D("200000"), "fide_contribution": D("40000"), "guarantee_offered": True,
-            "venue_country": "CN"}
+            "venue_country": "CN", "signal_blocker_required": True}
     return BidTerms(**(base | kw))
 
 

@@ -214,16 +214,25 @@ def test_without_a_guarantee_no_line_has_a_date_and_the_contract_sets_it():
 ])
 def test_bid_terms_refuse_negative_float_and_malformed_values(kwargs, error):
     base = {"prize_fund": D("200000"), "fide_contribution": D("40000"), "guarantee_offered": True,
-            "venue_country": "CH"}
+            "venue_country": "CH", "signal_blocker_required": False}
     with pytest.raises(error):
         BidTerms(**(base | kwargs))
 
 
 def test_bid_terms_normalise_amounts_and_country():
-    t = BidTerms(prize_fund=200000, fide_contribution=D("40000"), guarantee_offered=False, venue_country="cn")
+    t = BidTerms(prize_fund=200000, fide_contribution=D("40000"), guarantee_offered=False, venue_country="cn",
+                 signal_blocker_required=False)
     assert str(t.prize_fund) == "200000.00"
     assert t.venue_country == "CN"
-    assert t.signal_blocker_required is True
+    assert t.signal_blocker_required is False
+
+
+def test_bid_terms_take_the_calls_answer_on_the_signal_blocker_never_a_default():
+    """Art. 14.3: "If required by FIDE, the organizer will provide an electronic device to block all mobile
+    signals": whether FIDE requires it is the call's recorded answer, which every caller passes."""
+    with pytest.raises(TypeError, match="signal_blocker_required"):
+        BidTerms(prize_fund=200000, fide_contribution=D("40000"), guarantee_offered=False,  # type: ignore[call-arg]
+                 venue_country="CN")
 
 
 def test_obligations_refuse_terms_of_the_wrong_type():

@@ -271,7 +271,8 @@ def test_a_non_compliant_bid_is_not_ranked_until_admitted_with_a_reason(app, sf,
         report = _ranking(scene["event"])
         assert bad not in [b.bid_id for b in report.ranking.bids]
         assert [(b.id, why) for b, why in report.data.excluded] == [
-            (bad, "failed the compliance gate (Art. 15.2, 15.3) and was not admitted")]
+            (bad, "Bidding procedure: bids admitted to scoring: it did not meet the compliance checks and was not "
+                  "admitted")]
         with pytest.raises(services.ScoringError, match="not scored"):
             _save(bad, scene["m1"], _all("3"))
         admin = db.session.get(User, scene["m1"])

@@ -263,8 +263,14 @@ def test_a_non_compliant_bid_is_listed_apart_until_the_admin_admits_it(app, clie
     bad = sf.bid(scene["event"], city="Baku", host="AZE", compliant=False)
     login_as("admin")
     page = client.get(f"/events/{SLUG}/scoring/ranking").get_data(as_text=True)
-    assert "Federation of Baku — Baku, UA: failed the compliance gate (Art. 15.2, 15.3) and was not admitted." in page
+    # Issue 23: the gate is the call's bidding procedure; Art. 15.3 is FIDE's right to reject, not cited for it.
+    assert ("Federation of Baku — Baku, UA: Bidding procedure: bids admitted to scoring: it did not meet the "
+            "compliance checks and was not admitted.") in page
+    assert "15.3" not in page.split("Bids not scored", 1)[1]
     admission = client.get(f"/events/{SLUG}/scoring/admission").get_data(as_text=True)
+    lead = admission.split('id="admission-rule">', 1)[1].split("</p>", 1)[0]
+    assert lead.startswith("Bidding procedure: bids admitted to scoring: only bids that meet the compliance checks")
+    assert "Art. 15.3: FIDE may exercise the right to reject any bid application) leaves the contest" in lead
     assert "the prize fund must be at least €200,000.00" in admission
     response = client.post(f"/events/{SLUG}/scoring/bids/{bad}/admit", data={f"bid{bad}-reason": ""})
     assert response.status_code == 422

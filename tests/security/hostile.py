@@ -157,9 +157,19 @@ class World:
         self.sf.status(self.event, "deliberation")
         return bids
 
+    def sponsor_bid(self) -> str:
+        """The page of a sponsor's bid in scoring, where the secretariat records the consultation (Art. 15.1)."""
+        from bids.models import Bid
+
+        bids = self.scoring_call()
+        with self.app.app_context():
+            db.session.get(Bid, bids[0]).applicant_type = "sponsor"
+            db.session.commit()
+        return f"/bids/{bids[0]}"
+
     def sponsor_consultation_call(self) -> str:
         """A call before the Board whose first bid is a sponsor's, its consultation not recorded (Art. 15.1), and a
-        President to set it aside; returns the Board's page."""
+        President to decide a case referred under Art. 16; returns the Board's page."""
         from bids.models import Bid
 
         bids = self.deliberation_call()

@@ -99,7 +99,7 @@ TARGETS = {
     **{f"bids.edit:{s}": (OWNER_EMAIL, lambda w, s=s: f"/bids/{w.draft_bid()}/edit/{s}", "bids.edit", {})
        for s in SECTIONS},
     "bids.reject": (ADMIN_EMAIL, lambda w: f"/bids/{w.scoring_call()[0]}", "bids.reject", {}),
-    "bids.consultation": (ADMIN_EMAIL, lambda w: f"/bids/{w.scoring_call()[0]}", "bids.consultation", {}),
+    "bids.consultation": (ADMIN_EMAIL, World.sponsor_bid, "bids.consultation", {}),
     "bids.admit_late": (ADMIN_EMAIL, lambda w: f"/bids/{w.late_draft_bid()}", "bids.admit_late", {}),
     "scoring.conflicts": (ADMIN_EMAIL, _page("/events/fwwcm-2015/scoring/conflicts", World.scoring_call),
                           "scoring.conflicts", {"has_conflict": "no", "bids": None, "confirm": "y"}),
@@ -121,8 +121,8 @@ TARGETS = {
                                   "contracts.reverse_payment", {}),
     "contracts.result": (ADMIN_EMAIL, lambda w: f"/contracts/{w.contract()[0]}/result", "contracts.result", {}),
     "contracts.deduction": (ADMIN_EMAIL, World.result_contract, "contracts.deduction", {}),
-    "board.set_aside_consultation": (PRESIDENT_EMAIL, World.sponsor_consultation_call,
-                                     "board.set_aside_consultation", {}),
+    "board.president_ruling": (PRESIDENT_EMAIL, World.sponsor_consultation_call, "board.president_ruling",
+                               {"grounds": "unforeseen"}),
 }
 
 # Fields made by one loop over the regulation's criteria, members or milestones (a scorecard's ten comments, the
