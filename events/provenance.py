@@ -68,6 +68,8 @@ APPLIED_AT: dict[str, str] = {
     "deductions.article": "Match result page: deductions from a player's prize balance, with their reason",
     "in_kind.article": "Obligations in kind: the bid page before submitting, the public page, the dossier, the "
                        "contract's annex",
+    "undertakings.article": "What the organizer undertakes: the bid page before submitting, the public page, the "
+                            "dossier, the contract's annex",
     "consultation.article": "Board: a sponsor's bid is selected only once the host federation was consulted (or "
                             "the President set it aside with a reason); dossier and board pack",
     "amendment_authorities.article": "Loading a changed call file: who decided the amendment; the public page's "

@@ -491,6 +491,16 @@ class PreMatchDay:
 
 
 @table
+class Undertaking:
+    """A condition the organizer undertakes besides providing something (to carry out the FIDE Supervisor's
+    decisions, to leave FIDE the commercial rights), quoted or summarised from `article`."""
+
+    article: Text
+    title: Text
+    text: Text
+
+
+@table
 class ScheduleRules:
     """The dated schedule as the regulations publish it, the closing rule of the ceremonies article, and whether
     the pre-match days must fall inside the window of dates."""
@@ -604,6 +614,7 @@ class Regulation:
     signatures: Signatures = Signatures()
     # Issue 13's tables (optional in the file).
     in_kind: tuple[InKind, ...] = ()
+    undertakings: tuple[Undertaking, ...] = ()
     pre_match: Annotated[tuple[PreMatchDay, ...], AfterValidator(_each_key_once)] = ()
     schedule_rules: ScheduleRules | None = None
     result: ResultRules | None = None

@@ -1,10 +1,18 @@
 """Issue 13, part 1, in the contract: the obligations in kind as its annex, and the signal blocker offered only when
 the secretariat recorded that FIDE requires it."""
 
+import io
+import re
+
+from pypdf import PdfReader
+
+from accounts.models import User
+from contracts import services
 from core.db import db
 from events.models import Event
-from tests.contracts.factories_contracts import selected_bid
+from tests.contracts.factories_contracts import ISSUED_AT, selected_bid
 from tests.contracts.test_contracts_pages import as_user, get, post
+from tests.obligations_written import missing_from
 
 
 def _checkbox(html: str) -> str:
@@ -42,3 +50,16 @@ def test_the_contract_form_offers_the_blocker_ticked_when_fide_requires_it(app, 
         db.session.commit()
     form = get(as_user(app, admin_id), f"/bids/{bid_id}/contract/new")
     assert "checked" in _checkbox(form)
+
+
+def test_the_contract_pdf_annex_carries_every_obligation_of_the_regulations(app, event, make, ctx):
+    """Art. 4, 8.2, 8.3, 10.2, 12.1, 12.4.2, 12.4.3 and 7.4.3, the obligations the call's file lacked, in the annex
+    of the contract the organizer signs (Art. 15.6.1), read back from its PDF."""
+    admin = db.session.get(User, make.user(roles=("admin",)))
+    bid = selected_bid(event, make.user())
+    draft = services.create_contract(bid, actor=admin, now=ISSUED_AT)
+    reader = PdfReader(io.BytesIO(services.render_contract_pdf(draft, services.build_terms(draft), draft=True)))
+    text = re.sub(r"\s+", " ", " ".join(page.extract_text() for page in reader.pages))
+    annex = text[text.index("Annex: the organizer's obligations in kind"):]
+    assert missing_from(annex) == []
+    assert "Annex: what the organizer undertakes" in annex
