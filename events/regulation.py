@@ -470,9 +470,25 @@ class RegulationsText:
 # Tables added for issue 13; each is optional in the file (a stored snapshot without them still loads).
 
 
+def _each_key_once(items: tuple[Any, ...]) -> tuple[Any, ...]:
+    if len({item.key for item in items}) != len(items):
+        raise _Refused("each key once")
+    return items
+
+
 @table
 class InKind:
     """An obligation the organizer meets in kind (a room, a car, a trophy), quoted or summarised from `article`."""
+
+    article: Text
+    title: Text
+    text: Text
+
+
+@table
+class Undertaking:
+    """A condition the organizer undertakes besides providing something (to carry out the FIDE Supervisor's
+    decisions, to leave FIDE the commercial rights), quoted or summarised from `article`."""
 
     article: Text
     title: Text
@@ -488,16 +504,6 @@ class PreMatchDay:
     label: Text
     days_before_first_game: Annotated[int, _check(lambda n: n >= 1, "at least 1, got {}")]
     time: Text = ""
-
-
-@table
-class Undertaking:
-    """A condition the organizer undertakes besides providing something (to carry out the FIDE Supervisor's
-    decisions, to leave FIDE the commercial rights), quoted or summarised from `article`."""
-
-    article: Text
-    title: Text
-    text: Text
 
 
 @table
@@ -556,18 +562,31 @@ class Consultation:
 
 
 @table
+class AmendmentGrounds:
+    """One of the grounds on which an authority may decide (Art. 16: grounds not covered, an unforeseen event)."""
+
+    key: Text
+    label: Text
+
+
+@table
 class AmendmentAuthority:
-    """Who may change the regulations of the call, and under which article."""
+    """Who may change the regulations of the call, and under which article. `upon_recommendation_by`: the body
+    whose recommendation the authority acts upon (its amendment records that recommendation: who, when, what);
+    `grounds`: when given, the authority decides only on one of them, and its amendment says which."""
 
     key: Text
     article: Text
     label: Text
+    upon_recommendation_by: str = ""
+    grounds: Annotated[tuple[AmendmentGrounds, ...], AfterValidator(_each_key_once)] = ()
 
-
-def _each_key_once(items: tuple[Any, ...]) -> tuple[Any, ...]:
-    if len({item.key for item in items}) != len(items):
-        raise _Refused("each key once")
-    return items
+    def ground(self, key: str) -> AmendmentGrounds:
+        """The grounds with this key. Raises KeyError when the authority has none such."""
+        for g in self.grounds:
+            if g.key == key:
+                return g
+        raise KeyError(key)
 
 
 def _two_players(players: tuple[Player, ...]) -> tuple[Player, ...]:
