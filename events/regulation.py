@@ -533,10 +533,21 @@ class ResultRules:
 
 
 @table
+class DeductionRecipient:
+    """Who receives a part of a forfeited share (Art. 5.2 for 2015: 5% to the Organizer, a further 5% to FIDE)."""
+
+    key: Text
+    label: Text
+    share: Share
+
+
+@table
 class DeductionRule:
     """Something the regulations take from a player's prize (a fine, a forfeited share, a withheld fee).
 
-    `amount` is the fixed amount or the maximum (`up_to`); `share` a share of the prize money (per breach)."""
+    `amount` is the fixed amount or the maximum (`up_to`); `share` a share of the prize money (per breach), or
+    `recipients`, each receiving its own share (the rule's share is then theirs added up). `returned_if`, when
+    given, says when the amount is returned to the player (a protest fee, if the protest is accepted)."""
 
     key: Text
     article: Text
@@ -545,12 +556,30 @@ class DeductionRule:
     amount: Amount | None = None
     up_to: bool = False
     share: Share | None = None
+    recipients: Annotated[tuple[DeductionRecipient, ...], AfterValidator(_each_key_once)] = ()
+    returned_if: str = ""
 
     @model_validator(mode="after")
     def _amount_or_share(self) -> DeductionRule:
-        if self.amount is None and self.share is None:
-            raise _Refused("give an amount or a share")
+        if self.amount is None and self.share is None and not self.recipients:
+            raise _Refused("give an amount, a share or the recipients of shares")
+        if self.recipients:
+            if self.amount is not None:
+                raise _Refused("recipients receive shares of the prize money, not an amount", "recipients")
+            total = sum((r.share for r in self.recipients), Decimal(0))
+            if self.share is not None and self.share != total:
+                raise _Refused(f"the recipients' shares add up to {total}, not to the share {self.share}", "share")
         return self
+
+    @property
+    def share_per_breach(self) -> Decimal | None:
+        """The share of the prize money taken for each breach: `share`, or the recipients' shares added up; None
+        for a rule of a fixed amount. Raises nothing."""
+        if self.share is not None:
+            return self.share
+        if self.recipients:
+            return sum((r.share for r in self.recipients), Decimal(0))
+        return None
 
 
 @table
