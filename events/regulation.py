@@ -546,7 +546,7 @@ class DeductionRule:
     """Something the regulations take from a player's prize (a fine, a forfeited share, a withheld fee).
 
     `amount` is the fixed amount or the maximum (`up_to`); `share` a share of the prize money (per breach), or
-    `recipients`, each receiving its own share (the rule's share is then theirs added up). `returned_if`, when
+    `recipients`, each receiving its own share (added up, they make `share` when both are given). `returned_if`, when
     given, says when the amount is returned to the player (a protest fee, if the protest is accepted)."""
 
     key: Text
@@ -570,16 +570,6 @@ class DeductionRule:
             if self.share is not None and self.share != total:
                 raise _Refused(f"the recipients' shares add up to {total}, not to the share {self.share}", "share")
         return self
-
-    @property
-    def share_per_breach(self) -> Decimal | None:
-        """The share of the prize money taken for each breach: `share`, or the recipients' shares added up; None
-        for a rule of a fixed amount. Raises nothing."""
-        if self.share is not None:
-            return self.share
-        if self.recipients:
-            return sum((r.share for r in self.recipients), Decimal(0))
-        return None
 
 
 @table
