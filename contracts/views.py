@@ -353,10 +353,11 @@ def _milestone_page(contract: Contract, m: Milestone, *, form=None, status: int 
     if form is None:
         form = PaymentForm(data={"idempotency_key": one_time_key()})
     as_of, error = _as_of()
-    return render_template(
+    page = render_template(
         "contracts/milestone.html", contract=contract, m=m, st=queries.status_of(m, as_of, queries.due_soon_days()),
         as_of_error=error, form=form, reverse_form=ReverseForm(data={"idempotency_key": one_time_key()}),
-        is_admin=current_user.has_role(Role.ADMIN), refused=refused), (400 if error and status == 200 else status)
+        is_admin=current_user.has_role(Role.ADMIN), refused=refused, deductions=queries.deductions_of(m.id))
+    return page, (400 if error and status == 200 else status)
 
 
 @bp.route("/contracts/<int:contract_id>/milestones/<int:milestone_id>")

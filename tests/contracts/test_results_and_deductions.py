@@ -114,6 +114,11 @@ def test_the_forfeit_of_5_2_goes_5_percent_to_the_organizer_and_5_percent_to_fid
     row = row[:row.index("</tr>")]
     assert "€5,725.00 to the Organizer (5%)" in row and "€5,725.00 to FIDE (5%)" in row and "€11,450.00" in row
     with app.app_context():
+        balance_id = milestone(db.session.get(Contract, contract_id), "prize_balance_CHN").id
+    payment_page = get(admin, f"/contracts/{contract_id}/milestones/{balance_id}")
+    assert ("Art. 5.2, decided 30 October 2015: €11,450.00 (€5,725.00 to the Organizer; €5,725.00 to FIDE)"
+            in payment_page)
+    with app.app_context():
         d = db.session.scalars(select(PrizeDeduction)).one()
         assert [(p.key, p.share, p.amount) for p in d.parts] == [("organizer", Decimal("0.05"), Decimal("5725.00")),
                                                                 ("fide", Decimal("0.05"), Decimal("5725.00"))]
@@ -155,6 +160,8 @@ def test_a_withheld_protest_fee_is_returned_when_the_protest_is_accepted(app, ev
     page = get(admin, f"/contracts/{contract_id}/result")
     assert "<strong>Returned to the player</strong> on 20 October 2015: The Appeals Committee accepted" in page
     assert f'id="return-deduction-{fee_id}"' not in page
+    payment_page = get(admin, f"/contracts/{contract_id}/milestones/{balance_id}")
+    assert "<del>€3,000.00</del>, returned to the player on 20 October 2015" in payment_page
     with app.app_context():
         balance = db.session.get(type(balance), balance_id)
         # only the fine is still taken from her balance: the fee is hers again
