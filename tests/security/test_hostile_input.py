@@ -121,6 +121,7 @@ TARGETS = {
                                   "contracts.reverse_payment", {}),
     "contracts.result": (ADMIN_EMAIL, lambda w: f"/contracts/{w.contract()[0]}/result", "contracts.result", {}),
     "contracts.deduction": (ADMIN_EMAIL, World.result_contract, "contracts.deduction", {}),
+    "contracts.deduction_return": (ADMIN_EMAIL, World.withheld_fee_contract, "contracts.deduction_return", {}),
     "board.set_aside_consultation": (PRESIDENT_EMAIL, World.sponsor_consultation_call,
                                      "board.set_aside_consultation", {}),
 }
