@@ -176,7 +176,8 @@ class HotelForm(SectionForm):
 class InspectionForm(SectionForm):
     wcoc_inspectors_invited = WholeNumberField("WCOC members invited to inspect the venue",
                                                validators=[Optional(), NumberRange(0, 50, "Enter 0 to 50.")])
-    inspection_expenses_covered = BooleanField("All their travel and hotel expenses are paid by the bidder")
+    inspection_expenses_covered = BooleanField("All their expenses (travel, hotel and every other) are paid by the "
+                                               "bidder")
 
 
 class GuaranteeForm(SectionForm):

@@ -386,7 +386,8 @@ def _check_inspection(reg: Regulation, bid: BidData) -> list[Finding]:
                  f"the bid must invite at least {members} of the WCOC to inspect the proposed venue and the other "
                  f"conditions, as Art. {i.also_article} also requires.", _text_value(n)),
         _finding("15.2i.expenses", i.article, "inspection_expenses_covered", bid.inspection_expenses_covered is True,
-                 "the bidder must pay all travel and hotel expenses of the inspection."),
+                 f"the bidder must pay all expenses of the inspection: the travel and hotel expenses, and, as "
+                 f"Art. {i.also_article} requires, every other expense."),
     ]
 
 

@@ -119,3 +119,17 @@ class DeductionForm(BaseForm):
         form.rule.choices = choices([("", "Choose…")] + [(d.key, f"Art. {d.article}: {d.title}")
                                                          for d in reg.deductions])
         return form
+
+
+class DeductionReturnForm(BaseForm):
+    """Returning a deduction its rule returns (a protest fee, when the protest is accepted); one form a deduction,
+    prefixed with its id so that several sit on one page."""
+
+    decided_on = DayField("Decided on", validators=[Present("Enter the day of the decision (the Appeals "
+                                                            "Committee's).")])
+    reason = TextAreaField("Why it is returned", validators=[Length(max=5000)],
+                           description="The decision that returns it (the protest accepted) and its date.")
+
+    @classmethod
+    def for_deduction(cls, deduction_id: int, **kwargs) -> DeductionReturnForm:
+        return cls(prefix=f"return-{deduction_id}", **kwargs)

@@ -30,7 +30,7 @@ from sqlalchemy.orm import Mapped, mapped_column, relationship
 
 from accounts.models import User
 from bids.models import Bid
-from contracts.rules import ContractInputs, ContractStatus, MilestoneKind, ReminderKind
+from contracts.rules import ContractInputs, ContractStatus, DeductionPart, MilestoneKind, ReminderKind
 from core.db import Model, utcnow
 from events.models import Event, RegulationVersion
 from finance.rules import DECIDED_IN
@@ -298,7 +298,11 @@ class PrizeDeduction(Model):
     record stays as entered (the audit log has who and when)."""
 
     __tablename__ = "prize_deduction"
-    __table_args__ = (CheckConstraint("amount > 0", name="amount"),)
+    __table_args__ = (
+        CheckConstraint("amount > 0", name="amount"),
+        CheckConstraint("(returned_on IS NULL) = (returned_at IS NULL) AND (returned_on IS NULL) = "
+                        "(return_reason IS NULL)", name="returned_whole"),
+    )
 
     id: Mapped[int] = mapped_column(primary_key=True)
     milestone_id: Mapped[int] = mapped_column(ForeignKey("contract_milestone.id"), index=True)
@@ -309,8 +313,28 @@ class PrizeDeduction(Model):
     decided_on: Mapped[date] = mapped_column(Date)
     recorded_at: Mapped[datetime]
     recorded_by_id: Mapped[int | None] = mapped_column(ForeignKey("user.id"))
+    # Who receives each part, when the rule's article names them (JSON list of contracts.rules.DeductionPart).
+    parts_json: Mapped[str] = mapped_column(Text, default="[]", server_default="[]")
+    # Returned to the player (a protest fee, when the protest is accepted): FIDE pays the balance with it again.
+    returned_on: Mapped[date | None] = mapped_column(Date)
+    return_reason: Mapped[str | None] = mapped_column(Text)
+    returned_at: Mapped[datetime | None]
+    returned_by_id: Mapped[int | None] = mapped_column(ForeignKey("user.id"))
 
     milestone: Mapped[Milestone] = relationship()
+
+    @property
+    def returned(self) -> bool:
+        return self.returned_on is not None
+
+    @property
+    def amount_in_effect(self) -> Decimal:
+        """What the deduction takes from the balance: nothing once it was returned."""
+        return Decimal("0.00") if self.returned else self.amount
+
+    @property
+    def parts(self) -> list[DeductionPart]:
+        return [DeductionPart.from_dict(p) for p in json.loads(self.parts_json or "[]")]
 
 
 # --------------------------------------------------------------------------------------- frozen records

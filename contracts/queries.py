@@ -127,9 +127,9 @@ def deductions_of(milestone_id: int) -> list[PrizeDeduction]:
 
 
 def amount_owed(m: Milestone) -> Decimal:
-    """What the milestone calls for: its amount, less the deductions recorded against it (a prize balance, which
-    FIDE pays less what the regulations take from it; no other milestone has deductions)."""
-    return m.amount - sum((d.amount for d in deductions_of(m.id)), Decimal("0.00"))
+    """What the milestone calls for: its amount, less the deductions recorded against it and not returned (a prize
+    balance, which FIDE pays less what the regulations take from it; no other milestone has deductions)."""
+    return m.amount - sum((d.amount_in_effect for d in deductions_of(m.id)), Decimal("0.00"))
 
 
 def status_of(m: Milestone, as_of: date, due_soon_days: int) -> MilestoneStatus:

@@ -1022,6 +1022,34 @@ def countersign_problem(*, name: str, reference: str, issued_sha256: str, issued
 # ------------------------------------------------------------------------------- deductions from a prize
 
 
+@dataclass(frozen=True)
+class DeductionPart:
+    """The part of a deduction a recipient receives, as the rule's article names it (Art. 5.2 for 2015: 5% to the
+    Organizer, a further 5% to FIDE)."""
+
+    key: str
+    label: str
+    share: Decimal
+    amount: Decimal
+
+    def as_dict(self) -> dict[str, str]:
+        return {"key": self.key, "label": self.label, "share": str(self.share), "amount": amount_str(self.amount)}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, str]) -> DeductionPart:
+        return cls(key=data["key"], label=data["label"], share=Decimal(data["share"]), amount=Decimal(data["amount"]))
+
+    def as_text(self) -> str:
+        return f"{format_eur(self.amount)} to {self.label} ({format_share(self.share)})"
+
+
+def deduction_parts(rule, prize: Decimal) -> tuple[DeductionPart, ...]:
+    """Each recipient's part of one breach under `rule` (an events.regulation.DeductionRule) for a player whose
+    prize money is `prize`: its share of the prize money, rounded to the cent; () when the rule names no
+    recipients. Raises nothing for a rule of the call."""
+    return tuple(DeductionPart(r.key, r.label, r.share, share_of(prize, r.share)) for r in rule.recipients)
+
+
 def check_deduction(rule, *, amount: Decimal | None, prize: Decimal, balance_left: Decimal, reason: str
                     ) -> dict[str, str]:
     """{field: message} for each problem with a deduction from a player's prize ({} when it can be recorded).
@@ -1045,6 +1073,14 @@ def check_deduction(rule, *, amount: Decimal | None, prize: Decimal, balance_lef
     elif rule.amount is not None and not rule.up_to and amount != rule.amount:
         errors["amount"] = (f"Art. {rule.article}: {_lower_first(rule.title)} is {format_eur(rule.amount)} "
                             f"(you entered {entered}).")
+    elif rule.recipients and rule.amount is None:
+        parts = deduction_parts(rule, prize)
+        expected = sum((p.amount for p in parts), Decimal("0.00"))
+        if amount != expected:
+            each = " and ".join(f"{format_share(p.share)} to {p.label} ({format_eur(p.amount)})" for p in parts)
+            errors["amount"] = (f"Art. {rule.article}: of the prize money ({format_eur(prize)}), {each}: "
+                                f"{format_eur(expected)} for each breach; record one breach at a time (you entered "
+                                f"{entered}).")
     elif rule.share is not None and rule.amount is None:
         expected = share_of(prize, rule.share)
         if amount != expected:
@@ -1054,4 +1090,29 @@ def check_deduction(rule, *, amount: Decimal | None, prize: Decimal, balance_lef
     if "amount" not in errors and amount > balance_left:
         errors["amount"] = (f"Art. {rule.article}: the deductions cannot exceed the prize balance still due, "
                             f"{format_eur(balance_left)} (you entered {entered}).")
+    return errors
+
+
+def check_deduction_return(rule, *, returned: bool, deducted_on: date, decided_on: date | None, reason: str
+                           ) -> dict[str, str]:
+    """{field: message} for each problem with returning a deduction to the player ({} when it can be recorded).
+
+    `rule` is the call's events.regulation.DeductionRule the deduction was made under (None when the call no longer
+    has it); only a rule that says when its amount is returned (`returned_if`: a protest fee, when the protest is
+    accepted) allows it, once, on a decision no earlier than the deduction's. Raises nothing."""
+    if rule is None or not rule.returned_if:
+        what = f"Art. {rule.article}: {_lower_first(rule.title)}" if rule is not None else "This deduction"
+        return {"deduction": f"{what} is not returned to the player under the regulations."}
+    if returned:
+        return {"deduction": f"Art. {rule.article}: {_lower_first(rule.title)} was already returned; it is returned "
+                             "once."}
+    errors: dict[str, str] = {}
+    if decided_on is None:
+        errors["decided_on"] = f"Art. {rule.article}: enter the day of the decision ({rule.returned_if})."
+    elif decided_on < deducted_on:
+        errors["decided_on"] = (f"Art. {rule.article}: the decision to return it comes after the deduction of "
+                                f"{format_day(deducted_on)} (you entered {format_day(decided_on)}).")
+    if not (reason or "").strip():
+        errors["reason"] = (f"Art. {rule.article}: the amount is returned if {rule.returned_if}; say so (the "
+                            "decision and its date).")
     return errors

@@ -34,10 +34,12 @@ from contracts.rules import (
     PaymentRefused,
     ReminderKind,
     check_deduction,
+    check_deduction_return,
     check_payment,
     check_result,
     contract_terms,
     countersign_problem,
+    deduction_parts,
     missing_bid_facts,
     missing_due_dates,
     next_status,
@@ -697,7 +699,7 @@ def record_deduction(contract: Contract, *, federation: str, rule_key: str, amou
         rule = deduction_rule(reg, rule_key)
     except KeyError:
         rule = None
-    done = sum((d.amount for d in queries.deductions_of(milestone.id)), Decimal("0.00"))
+    done = sum((d.amount_in_effect for d in queries.deductions_of(milestone.id)), Decimal("0.00"))
     prize = milestone.amount + reg.prize_split.advance_per_player
     # What is left to take from: the balance less earlier deductions and less what FIDE has already paid of it.
     left = milestone.amount - done - _recorded_total(milestone.id)
@@ -705,14 +707,53 @@ def record_deduction(contract: Contract, *, federation: str, rule_key: str, amou
     if errors:
         raise ContractError(next(iter(errors.values())), errors=errors)
     assert rule is not None  # check_deduction refuses a deduction under no rule
+    parts = deduction_parts(rule, prize)
     row = PrizeDeduction(milestone_id=milestone.id, rule_key=rule.key, article=rule.article, amount=amount,
                          reason=reason.strip(), decided_on=decided_on, recorded_at=now,
-                         recorded_by_id=getattr(actor, "id", None))
+                         recorded_by_id=getattr(actor, "id", None),
+                         parts_json=json.dumps([p.as_dict() for p in parts]))
     db.session.add(row)
     db.session.flush()
     audit.record("prize.deduction", row, actor=actor, now=now,
                  data={"contract": contract.id, "milestone": milestone.key, "article": rule.article,
-                       "rule": rule.key, "amount": amount, "reason": row.reason, "decided_on": decided_on})
+                       "rule": rule.key, "amount": amount, "reason": row.reason, "decided_on": decided_on,
+                       "parts": [p.as_dict() for p in parts]})
+    return row
+
+
+def return_deduction(contract: Contract, deduction_id: int, *, decided_on: date | None, reason: str, actor: User,
+                     now: datetime) -> PrizeDeduction:
+    """Record that a deduction is returned to the player, when its rule says it is (`returned_if`: the protest
+    fee of 7.3.1 for 2015, when the protest is accepted): the balance FIDE pays the player is restored by its
+    amount. Once only, with a compare-and-swap on the deduction not yet returned.
+
+    Raises ContractError (with `errors` by field) when the contract is not in force, the deduction is not one of
+    its prize balances', its rule does not return it, it was already returned, or the day or the reason is
+    missing or wrong. Writes `prize.deduction_returned` to the audit log."""
+    if not contract.state.in_force:
+        raise ContractError(f"{contract.reference} is {contract.state.label.lower()}: record it on the contract in "
+                            "force.")
+    row = db.session.get(PrizeDeduction, deduction_id)
+    if row is None or row.milestone_id not in {m.id for m in contract.milestones}:
+        raise ContractError("No such deduction on this contract.", errors={"deduction": "No such deduction."})
+    try:
+        rule = deduction_rule(contract.regulation, row.rule_key)
+    except KeyError:
+        rule = None
+    errors = check_deduction_return(rule, returned=row.returned, deducted_on=row.decided_on, decided_on=decided_on,
+                                    reason=reason)
+    if errors:
+        raise ContractError(next(iter(errors.values())), errors=errors)
+    assert rule is not None and decided_on is not None  # check_deduction_return refuses both
+    if not swap_state(row, expected=None, column="returned_on",
+                      values={"returned_on": decided_on, "return_reason": reason.strip(), "returned_at": now,
+                              "returned_by_id": getattr(actor, "id", None)}):
+        raise ContractError(f"Art. {rule.article}: it was returned at the same moment; reload the page.",
+                            errors={"deduction": "Already returned."})
+    audit.record("prize.deduction_returned", row, actor=actor, now=now,
+                 data={"contract": contract.id, "milestone": row.milestone.key, "article": rule.article,
+                       "rule": rule.key, "amount": row.amount, "decided_on": decided_on,
+                       "reason": row.return_reason})
     return row
 
 

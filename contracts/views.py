@@ -28,6 +28,7 @@ from contracts.forms import (
     ContractOptionsForm,
     CorrectionForm,
     DeductionForm,
+    DeductionReturnForm,
     PaymentForm,
     ResultForm,
     ReverseForm,
@@ -347,10 +348,11 @@ def _milestone_page(contract: Contract, m: Milestone, *, form=None, status: int 
     if form is None:
         form = PaymentForm(data={"idempotency_key": one_time_key()})
     as_of, error = _as_of()
-    return render_template(
+    page = render_template(
         "contracts/milestone.html", contract=contract, m=m, st=queries.status_of(m, as_of, queries.due_soon_days()),
         as_of_error=error, form=form, reverse_form=ReverseForm(data={"idempotency_key": one_time_key()}),
-        is_admin=current_user.has_role(Role.ADMIN), refused=refused), (400 if error and status == 200 else status)
+        is_admin=current_user.has_role(Role.ADMIN), refused=refused, deductions=queries.deductions_of(m.id))
+    return page, (400 if error and status == 200 else status)
 
 
 @bp.route("/contracts/<int:contract_id>/milestones/<int:milestone_id>")
@@ -460,14 +462,21 @@ def result(contract_id: int):
     return _result_page(contract, form=form, recorded=recorded, status=status)
 
 
-def _result_page(contract, *, form=None, deduction_form=None, recorded=None, status: int = 200):
+def _result_page(contract, *, form=None, deduction_form=None, return_form=None, return_for=None, recorded=None,
+                 status: int = 200):
     reg = contract.regulation
     schedule = reg.schedule_for(contract.inputs.opening_date, contract.inputs.closing_date)
     balances = [m for m in (services.prize_balance_milestone(contract, p.federation) for p in reg.players) if m]
     deductions = [(m, d) for m in balances for d in queries.deductions_of(m.id)]
+    returnable = {d.key for d in reg.deductions if d.returned_if}
+    # A form for each deduction the regulations return and that is not returned yet (the one sent, with its errors).
+    return_forms = {d.id: (return_form if return_form is not None and return_for == d.id
+                           else DeductionReturnForm.for_deduction(d.id))
+                    for _, d in deductions if d.rule_key in returnable and not d.returned}
     return render_template("contracts/result.html", contract=contract, form=form or ResultForm.for_regulation(reg),
                            recorded=recorded, schedule=schedule, deductions=deductions, balances=balances,
                            deduction_form=deduction_form or DeductionForm.for_regulation(reg),
+                           return_forms=return_forms if contract.state.in_force else {},
                            may_deduct=bool(balances) and contract.state.in_force), status
 
 
@@ -495,6 +504,31 @@ def deduction(contract_id: int):
         return _result_page(contract, deduction_form=form, recorded=recorded, status=422)
     db.session.commit()
     flash("The deduction is recorded against the prize balance; FIDE pays the balance less it.", "success")
+    return redirect(url_for("contracts.result", contract_id=contract.id))
+
+
+@bp.route("/contracts/<int:contract_id>/deductions/<int:deduction_id>/return", methods=["POST"])
+@roles_required(Role.ADMIN)
+def deduction_return(contract_id: int, deduction_id: int):
+    contract = admin_contract(contract_id)
+    recorded = queries.match_result(contract.bid.event_id)
+    form = DeductionReturnForm.for_deduction(deduction_id)
+    if not form.validate_on_submit():
+        return _result_page(contract, return_form=form, return_for=deduction_id, recorded=recorded, status=422)
+    try:
+        services.return_deduction(contract, deduction_id, decided_on=form.decided_on.data,
+                                  reason=form.reason.data or "", actor=current_user, now=utcnow())
+    except services.ContractError as exc:
+        db.session.rollback()
+        for name, message in exc.errors.items():
+            (form[name].errors.append(message) if name in form else form.form_errors.append(message))
+        if not exc.errors:
+            form.form_errors.append(str(exc))
+        if not exc.errors.keys() & {"decided_on", "reason"}:  # no form of this deduction on the page to show it
+            flash(str(exc), "error")
+        return _result_page(contract, return_form=form, return_for=deduction_id, recorded=recorded, status=422)
+    db.session.commit()
+    flash("The deduction is returned: FIDE pays the player's balance with it again.", "success")
     return redirect(url_for("contracts.result", contract_id=contract.id))
 
 

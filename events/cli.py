@@ -35,7 +35,15 @@ def _day(ctx: click.Context, param: click.Parameter, value: str | None) -> date 
               help="The date of the decision (YYYY-MM-DD).")
 @click.option("--reference", default=None, help="The reference of the decision (minutes, letter).")
 @click.option("--reason", default=None, help="Why the regulation changed.")
-def load(path, authority, decided_on, reference, reason):
+@click.option("--recommended-by", default=None,
+              help="Who made the recommendation the authority acted upon (the WCOC's, for the Board).")
+@click.option("--recommended-on", callback=_day, default=None, metavar="YYYY-MM-DD",
+              help="The date of that recommendation (YYYY-MM-DD).")
+@click.option("--recommendation", default=None, help="What that recommendation said.")
+@click.option("--grounds", default=None,
+              help="The grounds of a decision allowed only on certain grounds (the President's: a key of the "
+                   "authority's grounds, e.g. not_covered or unforeseen).")
+def load(path, authority, decided_on, reference, reason, recommended_by, recommended_on, recommendation, grounds):
     """Load or update a call from its TOML file; a changed file makes a new regulation version, recorded as an
     amendment (the options say who decided it, when, under which reference and why)."""
     try:
@@ -48,12 +56,13 @@ def load(path, authority, decided_on, reference, reason):
     amending = old_version is not None and old_version.sha256 != reg.sha256
     if amending:
         problems = amendment_problems(reg, authority=authority, decided_on=decided, reference=reference,
-                                      reason=reason)
+                                      reason=reason, recommended_by=recommended_by, recommended_on=recommended_on,
+                                      recommendation=recommendation, grounds=grounds)
         if problems:
             raise click.ClickException(
                 f"{path}: the file of {reg.event.slug} changed, so the change is an amendment: "
-                + "; ".join(problems) + " (options --authority, --decided-on, --reference, --reason). "
-                "Nothing was loaded.")
+                + "; ".join(problems) + " (options --authority, --decided-on, --reference, --reason, "
+                "--recommended-by, --recommended-on, --recommendation, --grounds). Nothing was loaded.")
     now = utcnow()
     event, changed = load_event(reg, actor=None, now=now, source=str(path))
     version = event.regulation_version
@@ -61,7 +70,9 @@ def load(path, authority, decided_on, reference, reason):
     if changed and amending and old_version is not None:
         try:
             amendment = record_amendment(event, old_version, version, authority=authority, decided_on=decided,
-                                         reference=reference, reason=reason, actor=None, now=now)
+                                         reference=reference, reason=reason, actor=None, now=now,
+                                         recommended_by=recommended_by, recommended_on=recommended_on,
+                                         recommendation=recommendation, grounds=grounds)
         except AmendmentError as exc:
             db.session.rollback()
             raise click.ClickException(f"{path}: {exc} Nothing was loaded.") from None
@@ -75,6 +86,12 @@ def load(path, authority, decided_on, reference, reason):
         click.echo(f"amendment recorded: {amendment.authority_label} (Art. {amendment.article}), decided on "
                    f"{amendment.decided_on.isoformat()}, reference {amendment.reference}; "
                    f"{len(changes)} key(s) changed: {', '.join(c['key'] for c in changes)}")
+        if amendment.recommended_by:
+            click.echo(f"upon the recommendation of {amendment.recommended_by} of "
+                       f"{amendment.recommended_on.isoformat() if amendment.recommended_on else ''}: "
+                       f"{amendment.recommendation}")
+        if amendment.grounds_label:
+            click.echo(f"grounds: {amendment.grounds_label}")
         report = amendment.loads("report")
         if not report:
             click.echo("every submitted bid judged again: no findings changed")

@@ -95,9 +95,15 @@ class Amendment(Model):
     """A change of the call's regulation, as decided: who decided it (the Presidential Board on the WCOC's
     recommendation, or the FIDE President on grounds not covered; the articles come from the call's file), the
     date and reference of the decision, the reason, what changed between the two versions, and whose findings
-    changed when the submitted bids were judged again."""
+    changed when the submitted bids were judged again. The Board's amendment records the WCOC recommendation it
+    followed; the President's, the grounds it was decided on."""
 
     __tablename__ = "regulation_amendment"
+    __table_args__ = (
+        CheckConstraint("(recommended_by IS NULL) = (recommended_on IS NULL) AND "
+                        "(recommended_by IS NULL) = (recommendation IS NULL)", name="recommendation_whole"),
+        CheckConstraint("(grounds IS NULL) = (grounds_label IS NULL)", name="grounds_labelled"),
+    )
 
     id: Mapped[int] = mapped_column(primary_key=True)
     event_id: Mapped[int] = mapped_column(ForeignKey("event.id", ondelete="CASCADE"), index=True)
@@ -109,6 +115,13 @@ class Amendment(Model):
     decided_on: Mapped[date] = mapped_column(Date)
     reference: Mapped[str] = mapped_column(String(200))
     reason: Mapped[str] = mapped_column(Text)
+    # The recommendation the authority acted upon (the WCOC's, for the Board): who made it, when, what it said.
+    recommended_by: Mapped[str | None] = mapped_column(String(200))
+    recommended_on: Mapped[date | None] = mapped_column(Date)
+    recommendation: Mapped[str | None] = mapped_column(Text)
+    # The grounds of a decision allowed only on certain grounds (the President's: not covered, unforeseen).
+    grounds: Mapped[str | None] = mapped_column(String(40))
+    grounds_label: Mapped[str | None] = mapped_column(String(300))
     changes: Mapped[str] = mapped_column(Text, default="[]")
     report: Mapped[str] = mapped_column(Text, default="[]")
     recorded_at: Mapped[datetime] = mapped_column(default=utcnow)

@@ -71,6 +71,8 @@ APPLIED_AT: dict[str, str] = {
     "deductions.article": "Match result page: deductions from a player's prize balance, with their reason",
     "in_kind.article": "Obligations in kind: the bid page before submitting, the public page, the dossier, the "
                        "contract's annex",
+    "undertakings.article": "What the organizer undertakes: the bid page before submitting, the public page, the "
+                            "dossier, the contract's annex",
     "consultation.article": "A sponsor's bid only: selected once the host federation's answer is recorded and, "
                             "after a refusal or inability, FIDE accepts the proposal; bid page, Board, dossier, "
                             "pack, API",

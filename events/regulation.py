@@ -482,9 +482,25 @@ class RegulationsText:
 # Tables added for issue 13; each is optional in the file (a stored snapshot without them still loads).
 
 
+def _each_key_once(items: tuple[Any, ...]) -> tuple[Any, ...]:
+    if len({item.key for item in items}) != len(items):
+        raise _Refused("each key once")
+    return items
+
+
 @table
 class InKind:
     """An obligation the organizer meets in kind (a room, a car, a trophy), quoted or summarised from `article`."""
+
+    article: Text
+    title: Text
+    text: Text
+
+
+@table
+class Undertaking:
+    """A condition the organizer undertakes besides providing something (to carry out the FIDE Supervisor's
+    decisions, to leave FIDE the commercial rights), quoted or summarised from `article`."""
 
     article: Text
     title: Text
@@ -530,10 +546,21 @@ class ResultRules:
 
 
 @table
+class DeductionRecipient:
+    """Who receives a part of a forfeited share (Art. 5.2 for 2015: 5% to the Organizer, a further 5% to FIDE)."""
+
+    key: Text
+    label: Text
+    share: Share
+
+
+@table
 class DeductionRule:
     """Something the regulations take from a player's prize (a fine, a forfeited share, a withheld fee).
 
-    `amount` is the fixed amount or the maximum (`up_to`); `share` a share of the prize money (per breach)."""
+    `amount` is the fixed amount or the maximum (`up_to`); `share` a share of the prize money (per breach), or
+    `recipients`, each receiving its own share (added up, they make `share` when both are given). `returned_if`, when
+    given, says when the amount is returned to the player (a protest fee, if the protest is accepted)."""
 
     key: Text
     article: Text
@@ -542,11 +569,19 @@ class DeductionRule:
     amount: Amount | None = None
     up_to: bool = False
     share: Share | None = None
+    recipients: Annotated[tuple[DeductionRecipient, ...], AfterValidator(_each_key_once)] = ()
+    returned_if: str = ""
 
     @model_validator(mode="after")
     def _amount_or_share(self) -> DeductionRule:
-        if self.amount is None and self.share is None:
-            raise _Refused("give an amount or a share")
+        if self.amount is None and self.share is None and not self.recipients:
+            raise _Refused("give an amount, a share or the recipients of shares")
+        if self.recipients:
+            if self.amount is not None:
+                raise _Refused("recipients receive shares of the prize money, not an amount", "recipients")
+            total = sum((r.share for r in self.recipients), Decimal(0))
+            if self.share is not None and self.share != total:
+                raise _Refused(f"the recipients' shares add up to {total}, not to the share {self.share}", "share")
         return self
 
 
@@ -559,12 +594,31 @@ class Consultation:
 
 
 @table
+class AmendmentGrounds:
+    """One of the grounds on which an authority may decide (Art. 16: grounds not covered, an unforeseen event)."""
+
+    key: Text
+    label: Text
+
+
+@table
 class AmendmentAuthority:
-    """Who may change the regulations of the call, and under which article."""
+    """Who may change the regulations of the call, and under which article. `upon_recommendation_by`: the body
+    whose recommendation the authority acts upon (its amendment records that recommendation: who, when, what);
+    `grounds`: when given, the authority decides only on one of them, and its amendment says which."""
 
     key: Text
     article: Text
     label: Text
+    upon_recommendation_by: str = ""
+    grounds: Annotated[tuple[AmendmentGrounds, ...], AfterValidator(_each_key_once)] = ()
+
+    def ground(self, key: str) -> AmendmentGrounds:
+        """The grounds with this key. Raises KeyError when the authority has none such."""
+        for g in self.grounds:
+            if g.key == key:
+                return g
+        raise KeyError(key)
 
 
 ARTICLE_STATUSES = ("applied", "procedure", "sanity", "not_applicable")
@@ -604,12 +658,6 @@ def _each_article_once(entries: tuple[ArticleEntry, ...]) -> tuple[ArticleEntry,
             raise _Refused(f"article {entry.article} is listed twice", f"[{i}].article")
         seen.add(entry.article)
     return entries
-
-
-def _each_key_once(items: tuple[Any, ...]) -> tuple[Any, ...]:
-    if len({item.key for item in items}) != len(items):
-        raise _Refused("each key once")
-    return items
 
 
 def _two_players(players: tuple[Player, ...]) -> tuple[Player, ...]:
@@ -657,6 +705,7 @@ class Regulation:
     board_voting: BoardVoting = BoardVoting()
     # Issue 13's tables (optional in the file).
     in_kind: tuple[InKind, ...] = ()
+    undertakings: tuple[Undertaking, ...] = ()
     pre_match: Annotated[tuple[PreMatchDay, ...], AfterValidator(_each_key_once)] = ()
     schedule_rules: ScheduleRules | None = None
     result: ResultRules | None = None

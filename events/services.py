@@ -32,16 +32,21 @@ def on_amendment(hook: Callable) -> Callable:
 
 
 def amendment_problems(reg: Regulation, *, authority: str | None, decided_on: date | None, reference: str | None,
-                       reason: str | None) -> list[str]:
+                       reason: str | None, recommended_by: str | None = None, recommended_on: date | None = None,
+                       recommendation: str | None = None, grounds: str | None = None) -> list[str]:
     """What an amendment lacks, in words ([] when it can be recorded): who decided it (one of the file's amendment
-    authorities, with its article), the date and reference of the decision, and the reason. Raises nothing."""
+    authorities, with its article), the date and reference of the decision, and the reason; for an authority that
+    acts upon another body's recommendation (the Board upon the WCOC's), that recommendation: who made it, when
+    (not after the decision) and what it recommended; for an authority that decides only on certain grounds (the
+    President: grounds not covered or an unforeseen event), which of them. Raises nothing."""
     problems = []
     keys = ", ".join(f"{a.key} ({a.label}, Art. {a.article})" for a in reg.amendment_authorities)
+    who = None
     if not authority:
         problems.append(f"say who decided the change: {keys}")
     else:
         try:
-            amendment_authority(reg, authority)
+            who = amendment_authority(reg, authority)
         except KeyError:
             problems.append(f"{authority!r} is not an authority of this call; use {keys}")
     if decided_on is None:
@@ -50,23 +55,58 @@ def amendment_problems(reg: Regulation, *, authority: str | None, decided_on: da
         problems.append("give the reference of the decision (minutes, letter)")
     if not (reason or "").strip():
         problems.append("give the reason for the change")
+    if who is None:
+        return problems
+    recommended = [bool((recommended_by or "").strip()), recommended_on is not None,
+                   bool((recommendation or "").strip())]
+    if who.upon_recommendation_by:
+        missing = [what for what, given in zip(("who made it", "its date", "what it recommended"), recommended,
+                                               strict=True) if not given]
+        if missing:
+            problems.append(f"Art. {who.article}: the change is made upon recommendation by "
+                            f"{who.upon_recommendation_by}; give that recommendation: " + ", ".join(missing))
+        elif decided_on is not None and recommended_on is not None and recommended_on > decided_on:
+            problems.append(f"Art. {who.article}: the recommendation of {who.upon_recommendation_by} comes before "
+                            f"the decision that follows it (recommended on {recommended_on.isoformat()}, decided on "
+                            f"{decided_on.isoformat()})")
+    elif any(recommended):
+        problems.append(f"{who.label} (Art. {who.article}) does not act upon a recommendation; leave it out")
+    ground = (grounds or "").strip()
+    if who.grounds:
+        choices = ", ".join(f"{g.key} ({g.label})" for g in who.grounds)
+        if not ground:
+            problems.append(f"Art. {who.article}: {who.label} decides only on "
+                            + " or ".join(g.label for g in who.grounds) + f"; say which: {choices}")
+        else:
+            try:
+                who.ground(ground)
+            except KeyError:
+                problems.append(f"Art. {who.article}: {ground!r} is not a ground of {who.label}; use {choices}")
+    elif ground:
+        problems.append(f"{who.label} (Art. {who.article}) decides on no particular grounds; leave them out")
     return problems
 
 
 def record_amendment(event: Event, old_version: RegulationVersion, new_version: RegulationVersion, *,
                      authority: str, decided_on: date, reference: str, reason: str, actor: User | None,
-                     now: datetime) -> Amendment:
+                     now: datetime, recommended_by: str | None = None, recommended_on: date | None = None,
+                     recommendation: str | None = None, grounds: str | None = None) -> Amendment:
     """Record the change from `old_version` to `new_version` as an amendment, with what changed key by key, then run
     the registered hooks (every submitted bid judged again under the new version; the report lists whose findings
-    changed). Raises AmendmentError when `amendment_problems` finds something missing. Writes
-    `event.amendment` to the audit log."""
+    changed). The Board's amendment carries the WCOC's recommendation it followed (`recommended_by`,
+    `recommended_on`, `recommendation`); the President's, the grounds (`grounds`: a key of the authority's grounds).
+    Raises AmendmentError when `amendment_problems` finds something missing. Writes `event.amendment` to the audit
+    log."""
     reg = new_version.regulation
     problems = amendment_problems(reg, authority=authority, decided_on=decided_on, reference=reference,
-                                  reason=reason)
+                                  reason=reason, recommended_by=recommended_by, recommended_on=recommended_on,
+                                  recommendation=recommendation, grounds=grounds)
     if problems:
         raise AmendmentError("The call's file changed, so the change must be recorded as an amendment: "
                              + "; ".join(problems) + ".")
     who = amendment_authority(reg, authority)
+    ground = who.ground(grounds.strip()) if who.grounds and grounds else None
+    follows = bool(who.upon_recommendation_by)
     changes = snapshot_changes(json.loads(old_version.snapshot), json.loads(new_version.snapshot))
     report: list[dict] = []
     for hook in _AMENDMENT_HOOKS:
@@ -74,6 +114,10 @@ def record_amendment(event: Event, old_version: RegulationVersion, new_version: 
     amendment = Amendment(event_id=event.id, from_version_id=old_version.id, to_version_id=new_version.id,
                           authority=who.key, authority_label=who.label, article=who.article, decided_on=decided_on,
                           reference=reference.strip(), reason=reason.strip(),
+                          recommended_by=(recommended_by or "").strip() if follows else None,
+                          recommended_on=recommended_on if follows else None,
+                          recommendation=(recommendation or "").strip() if follows else None,
+                          grounds=ground.key if ground else None, grounds_label=ground.label if ground else None,
                           changes=json.dumps(changes, ensure_ascii=False), report=json.dumps(report),
                           recorded_at=now, recorded_by_id=getattr(actor, "id", None))
     db.session.add(amendment)
@@ -81,7 +125,9 @@ def record_amendment(event: Event, old_version: RegulationVersion, new_version: 
     audit.record("event.amendment", amendment, actor=actor, now=now,
                  data={"from": old_version.number, "to": new_version.number, "authority": who.key,
                        "article": who.article, "decided_on": decided_on, "reference": amendment.reference,
-                       "reason": amendment.reason, "changed_keys": [c["key"] for c in changes],
+                       "reason": amendment.reason, "recommended_by": amendment.recommended_by,
+                       "recommended_on": amendment.recommended_on, "recommendation": amendment.recommendation,
+                       "grounds": amendment.grounds, "changed_keys": [c["key"] for c in changes],
                        "findings_changed": [r["bid"] for r in report]})
     return amendment
 

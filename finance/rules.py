@@ -29,7 +29,7 @@ from decimal import Decimal
 from typing import Literal
 
 from core.money import amount_str, format_day, format_eur, format_share
-from events.regulation import InKind, Instalment, Player, Regulation
+from events.regulation import InKind, Instalment, Player, Regulation, Undertaking
 from finance.money import as_amount, round_cents, share_of, split
 
 DecidedIn = Literal["regular", "tiebreak"]
@@ -264,7 +264,7 @@ class Obligations:
     directly; `total_fixed`, every fixed amount; `total_caps`, the "up to" items at their cap;
     `total_up_to`, the most the organizer can owe in money (fixed amounts plus caps). `in_kind` are the
     obligations met in kind (rooms, travel, cars, trophy...), never priced: they come on top of every total,
-    as `totals_note` says.
+    as `totals_note` says; `undertakings` the conditions the organizer accepts besides (never priced either).
     """
 
     lines: tuple[ObligationLine, ...]
@@ -272,6 +272,7 @@ class Obligations:
     home_player: Player | None
     opponent: Player | None
     in_kind: tuple[InKind, ...] = ()
+    undertakings: tuple[Undertaking, ...] = ()
 
     @property
     def totals_note(self) -> str:
@@ -336,6 +337,7 @@ class Obligations:
             "total_up_to": amount_str(self.total_up_to),
             "totals_include": self.totals_note,
             "in_kind": [{"article": i.article, "title": i.title, "text": i.text} for i in self.in_kind],
+            "undertakings": [{"article": u.article, "title": u.title, "text": u.text} for u in self.undertakings],
         }
 
 
@@ -433,7 +435,8 @@ def obligations(reg: Regulation, terms: BidTerms) -> Obligations:
     for i, p in enumerate(reg.players, start=1):
         add(f"travel_{i}", ob.travel_article, f"Contribution towards the travel costs of {p.name}'s team",
             player_party(p), ob.travel_contribution_per_team, due_rule=to_player)
-    return Obligations(lines=tuple(lines), terms=terms, home_player=home, opponent=opponent, in_kind=reg.in_kind)
+    return Obligations(lines=tuple(lines), terms=terms, home_player=home, opponent=opponent, in_kind=reg.in_kind,
+                       undertakings=reg.undertakings)
 
 
 # ------------------------------------------------------------------------------------- payment schedule

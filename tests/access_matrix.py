@@ -182,6 +182,8 @@ MATRIX.update({
     "contracts.result": [("GET", "/contracts/{contract}/result", only(("admin",))),
                          ("POST", "/contracts/{contract}/result", only(("admin",), 422))],
     "contracts.deduction": [("POST", "/contracts/{contract}/deductions", only(("admin",), 422))],
+    "contracts.deduction_return": [("POST", "/contracts/{contract}/deductions/999999/return",
+                                    only(("admin",), 422))],  # no day given: the page comes back
     "contracts.calendar_link": [("POST", "/contracts/{own_contract}/calendar-link", OWNER_AND_ADMIN),
                                 ("POST", "/contracts/{contract}/calendar-link", ADMIN_ONLY_404)],
     # the feed has no login: only its token opens it (tests/contracts checks the right token)

@@ -439,3 +439,21 @@ def test_the_day_by_day_schedule_is_shown_only_for_a_plausible_span_of_dates(cli
     assert ("Your dates under the schedule of Art." in edit) is shown
     assert ("The schedule (Art." in view) is shown
     assert ("Game 10, 15:00" in view) is shown
+
+
+def test_the_inspection_invitation_covers_all_expenses_not_only_travel_and_hotel(client, login_as, good, preg):
+    """Art. 15.4: "Each proposal shall be accompanied by an invitation to at least two members of the WCOC to inspect
+    the proposed venue and examine the other conditions, with all expenses paid by the bidder." (Art. 15.2(i) names
+    the travel and hotel expenses; 15.4 asks for all of them.)"""
+    login_as("bidder")
+    bid_id = start_bid(client)
+    form = client.get(f"/bids/{bid_id}/edit/inspection").get_data(as_text=True)
+    assert "All their expenses (travel, hotel and every other) are paid by the bidder" in form
+    fill_bid(client, bid_id, dataclasses.replace(good, inspection_expenses_covered=False))
+    upload(client, bid_id, "signed_letter")
+    upload(client, bid_id, "guarantee")
+    html = client.post(f"/bids/{bid_id}/submit", follow_redirects=True).get_data(as_text=True)
+    assert (f"Art. {preg.inspection.article}: the bidder must pay all expenses of the inspection: the travel and "
+            f"hotel expenses, and, as Art. {preg.inspection.also_article} requires, every other expense.") in html
+    public = client.get(f"/events/{preg.event.slug}").get_data(as_text=True)
+    assert "with all expenses paid by the bidder (travel and hotel, and every other)" in public

@@ -1,12 +1,19 @@
 """Issue 13, part 1, in the contract: the obligations in kind as its annex; issue 23: the signal blocker in the
 contract exactly as the call records FIDE's answer (Art. 14.3), never asked again and never assumed."""
 
-import pytest
+import io
+import re
 
+import pytest
+from pypdf import PdfReader
+
+from accounts.models import User
+from contracts import services
 from core.db import db
 from events.models import Event
-from tests.contracts.factories_contracts import selected_bid
+from tests.contracts.factories_contracts import ISSUED_AT, selected_bid
 from tests.contracts.test_contracts_pages import as_user, get, post
+from tests.obligations_written import missing_from
 
 
 def test_the_contract_carries_the_obligations_in_kind_as_its_annex(app, event, cf):
@@ -59,3 +66,16 @@ def test_the_contract_and_the_bids_obligations_follow_the_calls_answer_on_the_si
     api = admin.get(f"/api/v1/bids/{bid_id}/obligations")
     assert api.status_code == 200, api.get_data(as_text=True)
     assert ('"signal_blocker"' in api.get_data(as_text=True)) is required
+
+
+def test_the_contract_pdf_annex_carries_every_obligation_of_the_regulations(app, event, make, ctx):
+    """Art. 4, 8.2, 8.3, 10.2, 12.1, 12.4.2, 12.4.3 and 7.4.3, the obligations the call's file lacked, in the annex
+    of the contract the organizer signs (Art. 15.6.1), read back from its PDF."""
+    admin = db.session.get(User, make.user(roles=("admin",)))
+    bid = selected_bid(event, make.user())
+    draft = services.create_contract(bid, actor=admin, now=ISSUED_AT)
+    reader = PdfReader(io.BytesIO(services.render_contract_pdf(draft, services.build_terms(draft), draft=True)))
+    text = re.sub(r"\s+", " ", " ".join(page.extract_text() for page in reader.pages))
+    annex = text[text.index("Annex: the organizer's obligations in kind"):]
+    assert missing_from(annex) == []
+    assert "Annex: what the organizer undertakes" in annex

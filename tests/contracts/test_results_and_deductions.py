@@ -91,7 +91,8 @@ def test_a_fine_is_recorded_against_the_prize_balance_with_its_article_and_reaso
                                 "decided_on": "2015-11-03", "reason": "A second refusal."}, status=422)
 
 
-def test_the_forfeit_of_5_2_is_ten_percent_of_the_prize_money_for_each_breach(app, event, people, cf):
+def test_the_forfeit_of_5_2_goes_5_percent_to_the_organizer_and_5_percent_to_fide_for_each_breach(app, event, people,
+                                                                                                   cf):
     """Art. 5.2: "5% of her prize money shall be forfeited to the Organizer and a further 5% to FIDE for each
     breach." """
     contract_id = cf.contract(event, owner_id=people["organizer"], admin_id=people["admin"])
@@ -103,7 +104,74 @@ def test_the_forfeit_of_5_2_is_ten_percent_of_the_prize_money_for_each_breach(ap
     page, _ = post(admin, url, {"player": "CHN", "rule": "forfeit_absence_conduct", "amount": "5000.00",
                                 "decided_on": "2015-10-30", "reason": "Absent from the closing ceremony."},
                    status=422)
-    assert ("Art. 5.2: 10% of the prize money (€114,500.00) is €11,450.00 for each breach; record one breach at a "
-            "time (you entered €5,000.00).") in page
+    assert ("Art. 5.2: of the prize money (€114,500.00), 5% to the Organizer (€5,725.00) and 5% to FIDE "
+            "(€5,725.00): €11,450.00 for each breach; record one breach at a time (you entered €5,000.00).") in page
     post(admin, url, {"player": "CHN", "rule": "forfeit_absence_conduct", "amount": "11450.00",
                       "decided_on": "2015-10-30", "reason": "Absent from the closing ceremony."})
+    page = get(admin, f"/contracts/{contract_id}/result")
+    assert "Each breach: 5% to the Organizer; 5% to FIDE." in page
+    row = page[page.index('<tr id="deduction-'):]
+    row = row[:row.index("</tr>")]
+    assert "€5,725.00 to the Organizer (5%)" in row and "€5,725.00 to FIDE (5%)" in row and "€11,450.00" in row
+    with app.app_context():
+        balance_id = milestone(db.session.get(Contract, contract_id), "prize_balance_CHN").id
+    payment_page = get(admin, f"/contracts/{contract_id}/milestones/{balance_id}")
+    assert ("Art. 5.2, decided 30 October 2015: €11,450.00 (€5,725.00 to the Organizer; €5,725.00 to FIDE)"
+            in payment_page)
+    with app.app_context():
+        d = db.session.scalars(select(PrizeDeduction)).one()
+        assert [(p.key, p.share, p.amount) for p in d.parts] == [("organizer", Decimal("0.05"), Decimal("5725.00")),
+                                                                ("fide", Decimal("0.05"), Decimal("5725.00"))]
+        entry = db.session.scalars(select(AuditEntry).where(AuditEntry.action == "prize.deduction")).one()
+        assert [p["label"] for p in entry.data_dict["parts"]] == ["the Organizer", "FIDE"]
+
+
+def test_a_withheld_protest_fee_is_returned_when_the_protest_is_accepted(app, event, people, cf):
+    """Art. 7.3.1: "Each protest must be accompanied by a deposit fee of €3000 ... This can also be done if the player
+    makes a written request that FIDE withholds the fee from his prize money. If the protest is accepted, the fee
+    shall be returned." """
+    contract_id = cf.contract(event, owner_id=people["organizer"], admin_id=people["admin"])
+    admin = as_user(app, people["admin"])
+    _with_result(app, admin, contract_id)
+    post(admin, f"/contracts/{contract_id}/deductions",
+         {"player": "UKR", "rule": "protest_fee", "amount": "3000.00", "decided_on": "2015-10-20",
+          "reason": "Protest against the arbiter's decision in game 6; fee withheld at her written request."})
+    post(admin, f"/contracts/{contract_id}/deductions",
+         {"player": "UKR", "rule": "fine_score_sheet", "amount": "1000.00", "decided_on": "2015-10-21",
+          "reason": "Refused to sign the score sheet of game 7."})
+    with app.app_context():
+        c = db.session.get(Contract, contract_id)
+        balance = milestone(c, "prize_balance_UKR")
+        fee, fine = db.session.scalars(select(PrizeDeduction).order_by(PrizeDeduction.id)).all()
+        fee_id, fine_id, balance_id, full = fee.id, fine.id, balance.id, balance.amount
+        assert status_of(balance, date(2015, 11, 1), 7).outstanding == full - Decimal("4000.00")
+    page = get(admin, f"/contracts/{contract_id}/result")
+    assert f'id="return-deduction-{fee_id}"' in page and f'id="return-deduction-{fine_id}"' not in page
+    url = f"/contracts/{contract_id}/deductions/{fee_id}/return"
+    page, _ = post(admin, url, {f"return-{fee_id}-decided_on": "2015-10-19",
+                                f"return-{fee_id}-reason": "Protest accepted."}, status=422)
+    assert ("Art. 7.3.1: the decision to return it comes after the deduction of 20 October 2015 (you entered "
+            "19 October 2015).") in page
+    page, _ = post(admin, url, {f"return-{fee_id}-decided_on": "2015-10-20", f"return-{fee_id}-reason": ""},
+                   status=422)
+    assert "Art. 7.3.1: the amount is returned if the protest is accepted; say so" in page
+    post(admin, url, {f"return-{fee_id}-decided_on": "2015-10-20",
+                      f"return-{fee_id}-reason": "The Appeals Committee accepted the protest (decision 2015/2)."})
+    page = get(admin, f"/contracts/{contract_id}/result")
+    assert "<strong>Returned to the player</strong> on 20 October 2015: The Appeals Committee accepted" in page
+    assert f'id="return-deduction-{fee_id}"' not in page
+    payment_page = get(admin, f"/contracts/{contract_id}/milestones/{balance_id}")
+    assert "<del>€3,000.00</del>, returned to the player on 20 October 2015" in payment_page
+    with app.app_context():
+        balance = db.session.get(type(balance), balance_id)
+        # only the fine is still taken from her balance: the fee is hers again
+        assert status_of(balance, date(2015, 11, 1), 7).outstanding == full - Decimal("1000.00")
+        entry = db.session.scalars(select(AuditEntry).where(AuditEntry.action == "prize.deduction_returned")).one()
+        assert entry.data_dict["article"] == "7.3.1"
+    # Once only; and a fine is never returned.
+    page, _ = post(admin, url, {f"return-{fee_id}-decided_on": "2015-10-21",
+                                f"return-{fee_id}-reason": "Again."}, status=422)
+    assert "Art. 7.3.1: protest deposit fee withheld from the prize money was already returned" in page
+    page, _ = post(admin, f"/contracts/{contract_id}/deductions/{fine_id}/return",
+                   {f"return-{fine_id}-decided_on": "2015-10-22", f"return-{fine_id}-reason": "Mercy."}, status=422)
+    assert "Art. 4(b): fine for refusing to sign the score sheets is not returned to the player" in page

@@ -28,8 +28,12 @@ def _changed_file(tmp_path):
     return path
 
 
+RECOMMENDATION = ["--recommended-by", "WCOC (chair's letter to the Board)", "--recommended-on", "2015-05-02",
+                  "--recommendation", "Raise the minimum prize fund to 220,000 euros."]
 OPTIONS = ["--authority", "board", "--decided-on", "2015-05-10", "--reference", "PB minutes 2015/3, item 4",
-           "--reason", "The Board raised the minimum prize fund on the WCOC's recommendation."]
+           "--reason", "The Board raised the minimum prize fund on the WCOC's recommendation.", *RECOMMENDATION]
+PRESIDENT = ["--authority", "president", "--decided-on", "2015-05-10", "--reference", "President's letter 2015/7",
+             "--reason", "No federation could offer the old minimum after the currency fell."]
 
 
 def test_a_changed_file_without_the_decision_is_refused_and_nothing_is_loaded(runner, app, tmp_path, event):
@@ -80,6 +84,8 @@ def test_an_amendment_is_recorded_shown_and_every_submitted_bid_judged_again(run
     assert "Amended on 10 May 2015" in section
     assert "by The FIDE Presidential Board, upon recommendation by the WCOC (Art. 1.1)" in section
     assert "PB minutes 2015/3, item 4" in section
+    assert ("Upon the recommendation of WCOC (chair&#39;s letter to the Board) of 2 May 2015: Raise the minimum prize "
+            "fund to 220,000 euros.") in section
     assert "<code>prize_fund.minimum</code>: 200000.00 → 220000.00" in section
     assert "Chess Federation of Ukraine" not in section  # whose findings changed is for the secretariat only
     make.user(email="amend-admin@example.org", roles=("admin",))
@@ -87,3 +93,50 @@ def test_an_amendment_is_recorded_shown_and_every_submitted_bid_judged_again(run
     html = client.get("/events/fwwcm-2015").get_data(as_text=True)
     section = html[html.index('id="amendments"'):]
     assert "Art. 15.2(c) pass → fail" in section  # each changed finding with what it cites, as everywhere
+
+
+def _version_count(app, event) -> int:
+    with app.app_context():
+        return len(db.session.scalars(select(RegulationVersion).where(RegulationVersion.event_id == event)).all())
+
+
+def test_a_board_amendment_without_the_wcoc_recommendation_it_followed_is_refused(runner, app, tmp_path, event):
+    """Art. 1.1: "Upon recommendation by the WCOC, the body responsible for any changes to the regulations of the
+    Women's World Championship Cycle events is the FIDE Presidential Board." """
+    path = _changed_file(tmp_path)
+    without = OPTIONS[:OPTIONS.index("--recommended-by")]
+    result = runner.invoke(args=["events", "load", str(path), *without])
+    assert result.exit_code != 0
+    assert ("the change is an amendment: Art. 1.1: the change is made upon recommendation by the WCOC; give that "
+            "recommendation: who made it, its date, what it recommended (options") in result.output
+    assert "Nothing was loaded." in result.output
+    late = [*without, "--recommended-by", "WCOC", "--recommended-on", "2015-05-11", "--recommendation", "Raise it."]
+    result = runner.invoke(args=["events", "load", str(path), *late])
+    assert ("Art. 1.1: the recommendation of the WCOC comes before the decision that follows it (recommended on "
+            "2015-05-11, decided on 2015-05-10)") in result.output
+    assert _version_count(app, event) == 1
+
+
+def test_a_presidents_amendment_says_whether_the_grounds_are_not_covered_or_an_unforeseen_event(runner, app, tmp_path,
+                                                                                             event, client):
+    """Art. 16: "any grounds that are not covered or any unforeseen event shall be referred to the FIDE President,
+    for final decision." """
+    path = _changed_file(tmp_path)
+    result = runner.invoke(args=["events", "load", str(path), *PRESIDENT])
+    assert result.exit_code != 0
+    assert ("Art. 16: The FIDE President (grounds not covered or an unforeseen event) decides only on grounds that "
+            "are not covered by the regulations or an unforeseen event; say which: not_covered (grounds that are not "
+            "covered by the regulations), unforeseen (an unforeseen event)") in result.output
+    result = runner.invoke(args=["events", "load", str(path), *PRESIDENT, "--grounds", "urgent"])
+    assert "Art. 16: 'urgent' is not a ground of" in result.output
+    assert _version_count(app, event) == 1
+    result = runner.invoke(args=["events", "load", str(path), *PRESIDENT, "--grounds", "unforeseen"])
+    assert result.exit_code == 0, result.output
+    assert "grounds: an unforeseen event" in result.output
+    with app.app_context():
+        amendment = db.session.scalars(select(Amendment)).one()
+        assert (amendment.article, amendment.grounds, amendment.recommended_by) == ("16", "unforeseen", None)
+        assert amendment.reason == "No federation could offer the old minimum after the currency fell."
+    html = client.get("/events/fwwcm-2015").get_data(as_text=True)
+    section = html[html.index('id="amendments"'):]
+    assert "Grounds: an unforeseen event." in section

@@ -50,7 +50,8 @@ def test_loading_a_changed_file_makes_a_new_version_and_changes_the_page(client,
     path.write_text(default_event_file().read_text().replace('minimum = "200000.00"', 'minimum = "220000.00"'))
     # a changed file is an amendment: who decided it, when, under which reference and why (issue 13)
     result = runner.invoke(args=["events", "load", str(path), "--authority", "president", "--decided-on",
-                                 "2015-04-01", "--reference", "PL-2015-04", "--reason", "Unforeseen event."])
+                                 "2015-04-01", "--reference", "PL-2015-04", "--reason", "Unforeseen event.",
+                                 "--grounds", "unforeseen"])
     assert result.exit_code == 0 and "regulation v2" in result.output
     with app.app_context():
         event = db.session.scalars(select(Event).where(Event.slug == "fwwcm-2015")).one()

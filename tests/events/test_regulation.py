@@ -71,6 +71,11 @@ def test_opening_dates_are_derived_from_the_window_and_the_schedule(reg):
     ('bid_deadline = 2015-05-31T23:59:59Z', 'bid_deadline = 2015-05-31',
      "event.bid_deadline: expected a date and time with a time zone"),
     ('label = "Poor"', 'label = ""', "scoring.anchors[1].label: expected non-empty text, got ''"),
+    # Art. 5.2's two recipients: their shares make the rule's share when both are written
+    ('key = "organizer"', 'key = "fide"', "deductions[2].recipients: each key once"),
+    ('her prize money to the Organizer and a further 5% to FIDE for each breach."\n',
+     'her prize money to the Organizer and a further 5% to FIDE for each breach."\nshare = "0.12"\n',
+     "deductions[2].share: the recipients' shares add up to 0.10, not to the share 0.12"),
 ])
 def test_loader_refuses_a_bad_file_naming_the_key(old, new, message):
     with pytest.raises(RegulationError) as exc:

@@ -6,11 +6,13 @@ from __future__ import annotations
 
 from sqlalchemy import select
 
+from bids.models import Bid
 from core.audit import AuditEntry
 from core.db import db
 from events.models import Event
 from tests.api.test_bids_api import _imported_bid
 from tests.conftest import login
+from tests.obligations_written import WRITTEN, missing_from
 
 
 def _obligations(client, bid_id):
@@ -88,3 +90,22 @@ def test_obligations_in_kind_are_shown_before_submitting_and_the_totals_say_they
     assert note.startswith("The totals count the payments in money of the lines above (Art. 11.1.2, 13.1, 13.2, 14.1")
     assert "They leave out the obligations in kind (Art. 11.1.1, 11.2.1" in note
     assert {i["article"] for i in body["obligations"]["in_kind"]} >= {"11.4", "12.4.1", "7.4.2"}
+
+
+def test_the_bidder_sees_every_obligation_of_the_regulations_before_submitting(app, runner, tmp_path, reg, make, event,
+                                                                              client):
+    """Art. 4 (score sheets), 8.2 (flags), 8.3 (the official hotel), 10.2 (the opening ceremony), 12.1 (commercial
+    rights), 12.4.2 (the official domain), 12.4.3 (the press centre) and 7.4.3 (the FIDE Supervisor's decisions): a
+    bid accepts them without reservation (Art. 15.2(h)), so the bidder sees them on the draft's page, and the API
+    gives them with the obligations."""
+    bid_id, _, _ = _imported_bid(app, runner, tmp_path, reg, make)
+    login(client, "owner@example.org")
+    html = client.get(f"/bids/{bid_id}").get_data(as_text=True)
+    with app.app_context():
+        assert db.session.get(Bid, bid_id).status == "draft"  # not submitted
+    shown = html[html.index('id="in-kind"'):]
+    assert missing_from(shown, escaped=True) == []
+    assert "What the organiser undertakes (before you submit)" in shown
+    _, body = _obligations(client, bid_id)
+    given = {i["article"] for i in body["obligations"]["in_kind"] + body["obligations"]["undertakings"]}
+    assert given >= set(WRITTEN)

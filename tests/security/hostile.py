@@ -196,6 +196,25 @@ class World:
             db.session.commit()
         return f"/contracts/{contract_id}/result"
 
+    def withheld_fee_contract(self) -> str:
+        """`result_contract` with a deduction its rule returns (the protest fee withheld from a prize balance), so
+        its return can be recorded; returns the result page."""
+        from accounts.models import User
+        from contracts import services
+        from contracts.models import Contract
+
+        page = self.result_contract()
+        contract_id = int(page.split("/")[2])
+        with self.app.app_context():
+            contract = db.session.get(Contract, contract_id)
+            rule = next(d for d in contract.regulation.deductions if d.returned_if)
+            services.record_deduction(contract, federation="UKR", rule_key=rule.key, amount=rule.amount,
+                                      reason="A protest after game 6; the fee withheld at her request.",
+                                      decided_on=date(2015, 10, 20), actor=db.session.get(User, self.admin_id),
+                                      now=utcnow())
+            db.session.commit()
+        return page
+
     def decided_call(self) -> list[int]:
         from accounts.models import User
         from accounts.services import create_user

@@ -123,6 +123,7 @@ TARGETS = {
     "contracts.deduction": (ADMIN_EMAIL, World.result_contract, "contracts.deduction", {}),
     "board.president_ruling": (PRESIDENT_EMAIL, World.sponsor_consultation_call, "board.president_ruling",
                                {"grounds": "unforeseen"}),
+    "contracts.deduction_return": (ADMIN_EMAIL, World.withheld_fee_contract, "contracts.deduction_return", {}),
 }
 
 # Fields made by one loop over the regulation's criteria, members or milestones (a scorecard's ten comments, the
