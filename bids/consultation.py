@@ -91,7 +91,8 @@ def consultation_text(state: ConsultationState, *, consultation: str, note: str,
     if state is ConsultationState.ACCEPTED:
         return f"{cite['consultation']}: {answer}{noted}; FIDE accepts the sponsor's proposal nonetheless."
     return (f"{cite['unforeseen']}: referred to the FIDE President as "
-            f"{RULING_GROUNDS.get(ruling_grounds or '', ruling_grounds)}; the President's final decision: "
+            f"{RULING_GROUNDS.get(ruling_grounds or '', ruling_grounds)}; the President's final decision, that the "
+            "bid may be selected without the host federation's answer: "
             f"{ruling_reason}")
 
 

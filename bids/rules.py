@@ -188,7 +188,7 @@ def _check_applicant(reg: Regulation, bid: BidData) -> list[Finding]:
 def _check_closing_end(reg: Regulation, bid: BidData) -> list[Finding]:
     """The closing rule of the ceremonies article beside the schedule's (where the two disagree, the file's note
     says which decides and why). Its article comes from the file; none when the file has no such rule. The days
-    before game 1 are not checked here: they are dated from game 1 and shown with the bid (`pre_match_days`)."""
+    before game 1 are not checked here: they are dated from game 1 and shown with the bid (`Regulation.programme`)."""
     sr = reg.schedule_rules
     opening, closing = bid.opening_date, bid.closing_date
     if sr is None:

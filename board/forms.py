@@ -55,6 +55,7 @@ class PresidentRulingForm(BaseForm):
     grounds = RadioField("What is referred to the President", validators=[DataRequired(
         "Say which it is: a ground not covered by the regulations, or an unforeseen event.")],
         choices=choices([(k, v[:1].upper() + v[1:]) for k, v in RULING_GROUNDS.items()]))
-    reason = TextAreaField("The President's final decision and its reason", validators=[
+    reason = TextAreaField("Why the bid may be selected without the host federation's answer (the President's "
+                           "final decision)", validators=[
         DataRequired("Give the President's decision and its reason; the decision record shows it."),
         Length(max=5000)])

@@ -212,8 +212,8 @@ def check_president_grounds(no_meeting_reason: str, consulted: Iterable[Consulte
             raise DecisionError(f"{c.name} cannot have been consulted in the future: today is {format_day(today)} "
                                 f"(you entered {entered}).", "consultations")
         if c.on < call_opened:
-            raise DecisionError(f"{c.name} cannot have been consulted before the call existed: it was opened on "
-                                f"{format_day(call_opened)} (you entered {entered}).", "consultations")
+            raise DecisionError(f"{c.name} cannot have been consulted before the call existed: it was recorded in "
+                                f"Gambit on {format_day(call_opened)} (you entered {entered}).", "consultations")
         if c.on > decided_on:
             raise DecisionError(f"{selection}: the decision is taken in consultation with the WCOC, so {c.name} is "
                                 f"consulted before it: you entered {entered}, after the decision of "
@@ -225,9 +225,14 @@ def president_grounds(no_meeting_reason: str, consulted: Iterable[tuple[str, dat
     """The one sentence that the decision page, the minutes, the bidders' email, the API and the contract give
     for a decision of the FIDE President alone: why no Board meeting could be held, and whom of the WCOC the
     President consulted on which day, citing `selection`. Raises nothing."""
-    reason = (no_meeting_reason or "").strip().rstrip(".") or "the reason was not recorded"
+    reason = (no_meeting_reason or "").strip().rstrip(".")
     who = "; ".join(f"{name}, consulted on {format_day(on)}" if on else f"{name}, the day not recorded"
                     for name, on in consulted) or "no one named"
+    # A decision recorded before the reason was asked for holds the migration's "Not recorded: ..." text: the
+    # sentence then says that the reason is unknown instead of asserting it.
+    if not reason or reason.startswith("Not recorded:"):
+        return (f"Decided by the FIDE President alone, in consultation with the WCOC ({who}), under {selection}; "
+                "why no Presidential Board meeting could be held was not recorded.")
     return (f"Decided by the FIDE President because a Presidential Board meeting could not be held ({reason}), in "
             f"consultation with the WCOC ({who}), under {selection}.")
 

@@ -482,6 +482,15 @@ def _check_method(event: Event, method: DecisionMethod, selected: Bid, contest: 
         if not getattr(actor, "is_president", False):
             raise DecisionError(f"{selection}: only the FIDE President decides alone, in consultation with the WCOC, "
                                 "when a Presidential Board meeting cannot be held.", "method")
+        tally = current_tally(event, contest)
+        if tally.tied:  # the Board met and tied: the procedure's tie-break decides, never the President alone
+            tie_break = reg.citation("tie_break")
+            titles = {b.id: b.title for b in contest}
+            raise DecisionError(
+                f"{tie_break}: the Board's votes are tied ({tally.names(titles)}), and a tie is broken as the "
+                f"bidding procedure says ({reg.procedure.rules[tie_break.key].says.strip()}), not by the President "
+                f"deciding alone: {selection} gives the President the decision only if a Presidential Board "
+                "meeting cannot be held.", "method")
         check_president_grounds(no_meeting_reason, [
             Consulted(member.name, advice, on, in_wcoc=_in_wcoc_of(event, member))
             for member, advice, on in consultations], selection=selection, decided_on=decided_on,

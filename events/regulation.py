@@ -1131,11 +1131,3 @@ def deduction_rule(reg: Regulation, key: str) -> DeductionRule:
         if d.key == key:
             return d
     raise KeyError(key)
-
-
-def closing_latest_offset(reg: Regulation) -> int | None:
-    """The latest distance, in days, from the opening ceremony to the closing ceremony that the closing rule of
-    the ceremonies article allows ("not later than one day after the end of the event", counted from the last
-    scheduled day), or None when the file has no such rule. Raises nothing."""
-    sr = reg.schedule_rules
-    return None if sr is None else reg.last_scheduled_day_offset + sr.closing_latest_days_after_end

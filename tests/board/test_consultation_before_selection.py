@@ -159,7 +159,8 @@ def test_the_president_decides_a_case_referred_under_article_16_with_its_ground(
         assert entry.object_id == str(bid.id)
         assert '"article": "16"' in entry.data and '"grounds": "unforeseen"' in entry.data
     item = _item(president.get("/board/fwwcm-2015").get_data(as_text=True), scored["lviv"])
-    assert ("Art. 16: referred to the FIDE President as an unforeseen event; the President&#39;s final decision: "
+    assert ("Art. 16: referred to the FIDE President as an unforeseen event; the President&#39;s final decision, "
+            "that the bid may be selected without the host federation&#39;s answer: "
             + reason.replace("'", "&#39;")) in item
     assert "15.1" not in item
     api = president.get(f"/api/v1/bids/{scored['lviv']}").get_json()["consultation"]

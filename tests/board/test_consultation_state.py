@@ -66,7 +66,8 @@ def test_a_presidents_decision_cites_article_16_and_its_ground_never_15_1():
     text = consultation_text(CS.PRESIDENT, consultation="pending", note="", ruling_grounds="unforeseen",
                              ruling_reason="The federation's offices closed after the flood.", cite=CITE)
     assert text == ("Art. 16: referred to the FIDE President as an unforeseen event; the President's final "
-                    "decision: The federation's offices closed after the flood.")
+                    "decision, that the bid may be selected without the host federation's answer: The federation's "
+                    "offices closed after the flood.")
     assert "15.1" not in text
     assert consultation_text(CS.NOT_APPLICABLE, consultation="pending", note="", ruling_grounds=None,
                              ruling_reason=None, cite=CITE) == ""

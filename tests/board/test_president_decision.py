@@ -81,8 +81,8 @@ def test_a_presidents_decision_without_consulting_the_wcoc_is_refused(app, score
     ("", "Lviv.", "Art. 15.5: say on which day Anna Aalto was consulted."),
     ("2015-06-18", "", "Art. 15.5: say what Anna Aalto advised."),
     ("18/06/2015", "Lviv.", "Art. 15.5: say on which day Anna Aalto was consulted."),
-    ("2015-02-28", "Lviv.", "Anna Aalto cannot have been consulted before the call existed: it was opened on 1 March "
-                            "2015 (you entered 28 February 2015)."),
+    ("2015-02-28", "Lviv.", "Anna Aalto cannot have been consulted before the call existed: it was recorded in "
+                            "Gambit on 1 March 2015 (you entered 28 February 2015)."),
     ("2015-06-22", "Lviv.", "Art. 15.5: the decision is taken in consultation with the WCOC, so Anna Aalto is "
                             "consulted before it: you entered 22 June 2015, after the decision of 21 June 2015."),
 ])
@@ -181,3 +181,31 @@ def test_the_database_refuses_a_presidents_decision_that_does_not_say_why_no_boa
             with pytest.raises(IntegrityError, match="president_says_why"):
                 db.session.flush()
             db.session.rollback()
+
+
+def test_the_president_cannot_decide_alone_over_a_tied_board_vote(app, scored, president, make):
+    """A tied vote means the Board met: Art. 15.5 gives the President the decision only "if a Presidential Board
+    meeting cannot be held", and the bidding procedure breaks the tie."""
+    vote(app, scored["event"], make.user(roles=("board",), federation="ITA"), scored["lviv"])
+    vote(app, scored["event"], make.user(roles=("board",), federation="DEU"), scored["tbilisi"])
+    response = _decide(president, scored, no_meeting_reason=REASON,
+                       **_consulted(scored, (0, "2015-06-18", "Lviv: the strongest bid.")))
+    assert response.status_code == 422
+    text = _text(response)
+    assert ("Bidding procedure: tie-break of the Board's vote: the Board's votes are tied (Georgian Chess Federation "
+            "— Tbilisi, GE: 1; Ukrainian Chess Federation — Lviv, UA: 1; Spanish Chess Federation — Madrid, ES: 0), "
+            "and a tie is broken as the bidding procedure says (A tied vote of the Presidential Board is decided by "
+            "a new round of voting.), not by the President deciding alone: Art. 15.5 gives the President the "
+            "decision only if a Presidential Board meeting cannot be held.") in text
+    assert _nothing_recorded(app, scored)
+
+
+def test_a_decision_recorded_before_the_reason_was_asked_says_the_reason_is_unknown():
+    from board.rules import president_grounds
+
+    sentence = president_grounds("Not recorded: this decision was recorded before Gambit asked why no Presidential "
+                                 "Board meeting could be held.", [("Anna Aalto", date(2015, 6, 18))],
+                                 selection="Art. 15.5")
+    assert sentence == ("Decided by the FIDE President alone, in consultation with the WCOC (Anna Aalto, consulted on "
+                        "18 June 2015), under Art. 15.5; why no Presidential Board meeting could be held was not "
+                        "recorded.")
