@@ -264,8 +264,10 @@ def prepare_correction(contract: Contract, *, reason: str, actor: User, now: dat
         raise ContractError(f"A correction ({draft.reference}) is already being prepared; issue it or discard it "
                             "first.")
     old = contract.inputs
+    selection = _selected_by(contract.bid)
     inputs = dataclasses.replace(old, signal_blocker_required=contract.bid.event.signal_blocker_required,
-                                 **_selected_by(contract.bid))
+                                 selected_by=selection["selected_by"],
+                                 selection_grounds=selection["selection_grounds"])
     terms = _terms(contract.regulation, inputs, contract.due_dates)
     versions = queries.versions_of(contract.bid_id)
     new = Contract(bid_id=contract.bid_id, regulation_version_id=contract.regulation_version_id,
