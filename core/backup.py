@@ -401,30 +401,27 @@ def create_command(archive: Path) -> None:
                "the archive.")
 
 
-@cli.cli.command("verify")
-@click.argument("archive", type=click.Path(exists=True, dir_okay=False, path_type=Path))
-def verify_command(archive: Path) -> None:
-    """Check every part of ARCHIVE against its manifest, without restoring."""
+def _report(run, archive: Path) -> None:
+    """Print the report of `run(archive)`; exit 1 when it is not ok, and say why when it could not run."""
     try:
-        report = verify_backup(archive)
+        report = run(archive)
     except BackupError as exc:
         raise click.ClickException(str(exc)) from None
     for line in report.lines:
         click.echo(line)
     if not report.ok:
         raise click.exceptions.Exit(1)
+
+
+@cli.cli.command("verify")
+@click.argument("archive", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+def verify_command(archive: Path) -> None:
+    """Check every part of ARCHIVE against its manifest, without restoring."""
+    _report(verify_backup, archive)
 
 
 @cli.cli.command("restore")
 @click.argument("archive", type=click.Path(exists=True, dir_okay=False, path_type=Path))
 def restore_command(archive: Path) -> None:
     """Restore ARCHIVE into an empty database (migrated, no rows) and an empty upload folder."""
-    try:
-        report = restore_backup(archive)
-    except BackupError as exc:
-        raise click.ClickException(str(exc)) from None
-    for line in report.lines:
-        click.echo(line)
-    if not report.ok:
-        raise click.exceptions.Exit(1)
-
+    _report(restore_backup, archive)
