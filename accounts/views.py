@@ -313,7 +313,7 @@ def set_active(user_id: int):
               f"the request said “{value}”." if value is not None else
               f"Nothing changed for {user.email}: the request did not say whether the account is to be active or "
               "deactivated.", "error")
-        return redirect(url_for("accounts.users")), 303
+        return redirect(url_for("accounts.users"))
     make_active = value == "1"
     try:
         services.set_active(user, make_active, actor=current_user, now=utcnow())
