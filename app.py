@@ -39,6 +39,7 @@ from core.security import init_security
 from core.signature_views import bp as signatures_bp
 from core.signature_views import cli as pdf_cli
 from core.templating import init_templating
+from core.urls import BaseUrlError, parse_base_url
 from core.views import bp as core_bp
 from demo.cli import cli as demo_cli
 from events import views as events_views
@@ -79,6 +80,7 @@ def create_app(config: dict | None = None) -> Flask:
     app.config.from_mapping(Config().as_dict())
     if config:
         app.config.from_mapping(config)
+    _check_base_url(app)
     Path(app.instance_path).mkdir(parents=True, exist_ok=True)
     Path(app.config["UPLOAD_DIR"]).mkdir(parents=True, exist_ok=True)
 
@@ -109,6 +111,29 @@ def create_app(config: dict | None = None) -> Flask:
             abort(404)
 
     return app
+
+
+class ConfigurationError(RuntimeError):
+    """A setting the app cannot run without is missing or wrong; the message says which and why."""
+
+
+def _check_base_url(app: Flask) -> None:
+    """BASE_URL, when set, must be an absolute http(s) address; in production it must be set, since a reminder
+    sent by the scheduler or a notice sent by the worker has no request to take the site's address from."""
+    base = app.config.get("BASE_URL") or ""
+    if base:
+        try:
+            scheme, _netloc, _prefix = parse_base_url(base)
+        except BaseUrlError as exc:
+            raise ConfigurationError(str(exc)) from None
+        if scheme == "https":
+            app.config["PREFERRED_URL_SCHEME"] = "https"
+            app.config["SESSION_COOKIE_SECURE"] = True
+    elif app.config.get("GAMBIT_ENV") == "production":
+        raise ConfigurationError(
+            "BASE_URL is not set: in production (GAMBIT_ENV=production) Gambit needs the site's public address, "
+            "such as BASE_URL=https://gambit.fide.com, to put absolute links in the messages, PDFs and calendar "
+            "feeds it makes outside a request (reminders from the scheduler, notices from the worker).")
 
 
 def _errors(app: Flask) -> None:

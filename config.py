@@ -123,6 +123,11 @@ class Config:
         self.SIGNING_PKCS12 = os.environ.get("SIGNING_PKCS12", "")
         self.SIGNING_PASSPHRASE = os.environ.get("SIGNING_PASSPHRASE", "")
         self.SIGNING_TSA_URL = os.environ.get("SIGNING_TSA_URL", "")
+        # The site's public address (https://gambit.example.org): every link in a message, a PDF, the calendar feed
+        # and the API is built on it, in a request, a worker or the command line alike (core.urls.external_url).
+        # Production (GAMBIT_ENV=production) refuses to start without it.
+        self.BASE_URL = os.environ.get("BASE_URL", "")
+        self.GAMBIT_ENV = os.environ.get("GAMBIT_ENV", "development")
         self.PREFERRED_URL_SCHEME = os.environ.get("PREFERRED_URL_SCHEME", "http")
         self.SESSION_COOKIE_HTTPONLY = True
         self.SESSION_COOKIE_SAMESITE = "Lax"

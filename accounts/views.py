@@ -15,7 +15,7 @@ from core.auth import Role, login_manager, roles_required
 from core.db import db, reads_first, utcnow, writes_on_get, writing
 from core.limiter import rate_limited
 from core.mail import MailError, send_mail
-from core.urls import safe_next
+from core.urls import external_url, safe_next
 
 bp = Blueprint("accounts", __name__)
 
@@ -96,14 +96,14 @@ def _registration_mail(user: User, created: bool) -> None:
     never shown: the page must not differ between the two."""
     hours = current_app.config["CONFIRM_EMAIL_HOURS"]
     if created:
-        link = url_for("accounts.confirm_email", token=services.confirmation_token(
-            user, secret=current_app.config["SECRET_KEY"]), _external=True)
+        link = external_url("accounts.confirm_email", token=services.confirmation_token(
+            user, secret=current_app.config["SECRET_KEY"]))
         subject = "Confirm your address to open your Gambit account"
         body = (f"Hello {user.name},\n\nSomeone, we hope you, registered {user.organisation} to bid in Gambit with "
                 f"this address. To confirm it and open the account, follow this link within {hours} hours:\n\n"
                 f"{link}\n\nIf you did not register, ignore this message: no account opens without the link.\n")
     else:
-        link = url_for("accounts.login", _external=True)
+        link = external_url("accounts.login")
         subject = "Someone tried to register with your address"
         body = (f"Hello {user.name},\n\nSomeone tried to register a new Gambit account with your address, which "
                 f"already has one. Nothing was changed.\n\nIf it was you, log in with your account instead: {link}"

@@ -5,8 +5,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from flask import url_for
-
 from api.auth import api_error, api_user
 from api.routing import operation
 from api.shapes import Amount, Instant, OpenShape, Shape, amount_or_none
@@ -17,6 +15,7 @@ from bids.services import bids_visible_to, can_see, compliance
 from bids.shape import bid_to_json
 from core.db import db, utcnow
 from core.findings import Outcome
+from core.urls import external_url
 from events.services import get_event
 from scoring.queries import declaration_required
 
@@ -172,5 +171,5 @@ def event_bids(slug: str):
     return EventBids(event=slug, bids=[
         BidSummary(id=b.id, applicant_name=b.applicant_name, venue_city=b.venue_city, venue_country=b.venue_country,
                    status=b.status, version=b.version, prize_fund_eur=amount_or_none(b.prize_fund_eur),
-                   url=url_for("api.bid", bid_id=b.id, _external=True))
+                   url=external_url("api.bid", bid_id=b.id))
         for b in rows])

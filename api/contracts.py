@@ -6,7 +6,7 @@ from __future__ import annotations
 from datetime import date
 from typing import Any
 
-from flask import request, url_for
+from flask import request
 from pydantic import Field
 
 from api.auth import api_error, api_user
@@ -16,6 +16,7 @@ from contracts.models import PAYMENT_KINDS, Contract
 from contracts.queries import due_soon_days, guarantee_warning_days, may_view, tracker
 from contracts.rules import ContractStatus, MilestoneKind, MilestoneState, parse_as_of
 from core.db import db, utcnow
+from core.urls import external_url
 from finance.rules import PartyKind
 
 NOT_FOUND = "No contract with this id that the caller may see"
@@ -176,8 +177,8 @@ def contract_detail(contract: Contract) -> ContractDetail:
         prize_fund=amount(inputs.prize_fund), fide_contribution=amount(inputs.fide_contribution),
         guarantee=guarantee, issued_at=contract.issued_at, pdf_sha256=contract.pdf_sha256,
         signed_at=contract.signed_at, signed_pdf_sha256=contract.signed_pdf_sha256, terms=contract.terms,
-        url=url_for("contracts.view", contract_id=contract.id, _external=True),
-        milestones_url=url_for("api.contract_milestones", contract_id=contract.id, _external=True))
+        url=external_url("contracts.view", contract_id=contract.id),
+        milestones_url=external_url("api.contract_milestones", contract_id=contract.id))
 
 
 @operation("/contracts/<int:contract_id>", operation_id="getContract",

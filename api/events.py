@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-from flask import url_for
-
 from api.auth import api_error
 from api.routing import operation
 from api.shapes import Amount, Day, DecimalText, Instant, Shape, amount
+from core.urls import external_url
 from events.models import Event
 from events.rules import EventStatus
 from events.services import all_events, get_event
@@ -93,7 +92,7 @@ def _summary_fields(event: Event) -> dict:
     return {"slug": event.slug, "title": event.title, "status": event.state, "practice": reg.event.practice,
             "bid_deadline": reg.event.bid_deadline,
             "regulation": EventRegulation(version=version.number, sha256=version.sha256),
-            "url": url_for("events.public", slug=event.slug, _external=True)}
+            "url": external_url("events.public", slug=event.slug)}
 
 
 def event_summary(event: Event) -> EventSummary:

@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import logging
 
-from flask import url_for
-
 from bids.models import Bid
 from core.mail import MailError, send_mail
+from core.urls import external_url
 
 log = logging.getLogger(__name__)
 
@@ -20,7 +19,7 @@ def tell_bidder_rejected(bid: Bid) -> bool:
     body = (f"Dear {bid.contact_name or bid.owner.name},\n\n"
             f"FIDE has rejected your bid for {bid.event.title} under {rejection} of the regulations.\n\n"
             f"Reason: {bid.rejection_reason}\n\n"
-            f"Your bid: {url_for('bids.view', bid_id=bid.id, _external=True)}\n\n"
+            f"Your bid: {external_url('bids.view', bid_id=bid.id)}\n\n"
             "FIDE secretariat, through Gambit\n")
     try:
         return send_mail(to, f"Your bid for {bid.event.title} was rejected", body)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import logging
 
-from flask import url_for
 from sqlalchemy import select
 
 from bids.lifecycle import BidStatus
@@ -12,6 +11,7 @@ from bids.models import Bid
 from board.models import Decision
 from core.db import db
 from core.mail import MailError, send_mail
+from core.urls import external_url
 from finance.rules import contract_article
 
 log = logging.getLogger(__name__)
@@ -39,7 +39,7 @@ def tell_bidders(decision: Decision) -> tuple[int, list[str]]:
                    f"{who} has decided on the {event.title} ({selection}) and selected "
                    f"another bid. Thank you for bidding.\n\n")
                 + grounds
-                + f"Your bid: {url_for('bids.view', bid_id=bid.id, _external=True)}\n\n"
+                + f"Your bid: {external_url('bids.view', bid_id=bid.id)}\n\n"
                   "FIDE secretariat, through Gambit\n")
         try:
             if send_mail(to, subject, body):

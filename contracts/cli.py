@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import date
 
 import click
-from flask import Blueprint, url_for
+from flask import Blueprint
 from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 
@@ -14,6 +14,7 @@ from contracts.models import Contract
 from core.db import db, utcnow
 from core.mail import MailError
 from core.money import format_eur
+from core.urls import external_url
 from core.validators import NotADateError, parse_day
 
 cli = Blueprint("payments_cli", __name__, cli_group="payments")
@@ -67,7 +68,4 @@ def remind_command(as_of: date | None):
 
 
 def _url(contract_id: int) -> str:
-    try:
-        return url_for("contracts.view", contract_id=contract_id, _external=True)
-    except RuntimeError:
-        return f"/contracts/{contract_id}"
+    return external_url("contracts.view", contract_id=contract_id)

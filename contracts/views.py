@@ -45,6 +45,7 @@ from core.money import format_day, format_eur
 from core.pdf import PdfError
 from core.storage import send_verified
 from core.templating import register_nav
+from core.urls import external_url
 from finance.rules import contract_article
 
 bp = Blueprint("contracts", __name__)
@@ -546,7 +547,7 @@ def calendar_link(contract_id: int):
         flash(str(exc), "error")
         return redirect(url_for("contracts.view", contract_id=contract.id))
     db.session.commit()
-    url = url_for("contracts.calendar", contract_id=contract.id, token=token, _external=True)
+    url = external_url("contracts.calendar", contract_id=contract.id, token=token)
     return render_template("contracts/calendar_link.html", contract=contract, url=url)
 
 
@@ -560,7 +561,7 @@ def calendar(contract_id: int):
     today = utcnow().date()
     rows = [(m, queries.status_of(m, today, queries.due_soon_days())) for m in contract.milestones]
     body = calendar_ics(contract, rows, now=utcnow(),
-                        url=url_for("contracts.view", contract_id=contract.id, _external=True))
+                        url=external_url("contracts.view", contract_id=contract.id))
     return Response(body, mimetype="text/calendar",
                     headers={"Content-Disposition": f'inline; filename="{contract.reference}.ics"',
                              "Cache-Control": "private, max-age=900"})
