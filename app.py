@@ -16,6 +16,7 @@ import bids.models  # noqa: F401
 import board.models  # noqa: F401
 import contracts.models  # noqa: F401
 import core.audit  # noqa: F401
+import core.outbox  # noqa: F401
 import core.trust  # noqa: F401
 import events.models  # noqa: F401
 import scoring.models  # noqa: F401
@@ -35,6 +36,8 @@ from core.auth import login_manager
 from core.backup import cli as backup_cli
 from core.db import db
 from core.limiter import init_limiter
+from core.outbox import cli as mail_cli
+from core.outbox_views import bp as outbox_bp
 from core.security import init_security
 from core.signature_views import bp as signatures_bp
 from core.signature_views import cli as pdf_cli
@@ -96,7 +99,7 @@ def create_app(config: dict | None = None) -> Flask:
 
     for bp in (core_bp, accounts_bp, events_views.bp, bids_views.bp, scoring_bp, board_bp, api_bp,
                audit_cli, backup_cli, users_cli, events_cli, bids_cli, board_cli, demo_cli, signatures_bp,
-               pdf_cli):
+               pdf_cli, outbox_bp, mail_cli):
         app.register_blueprint(bp)
     app.register_blueprint(contracts_bp)
     app.register_blueprint(payments_cli)

@@ -96,6 +96,17 @@ class Config:
         self.MAIL_PASSWORD = os.environ.get("MAIL_PASSWORD", "")
         self.MAIL_USE_TLS = _bool("MAIL_USE_TLS", False)
         self.MAIL_SENDER = os.environ.get("MAIL_SENDER", "Gambit <gambit@fide.local>")
+        # Each SMTP operation's limit (connect, each command, the answer to the message), in seconds.
+        self.MAIL_TIMEOUT = _int("MAIL_TIMEOUT", 10)
+        # The outbox (core.outbox): the waits between a message's attempts, in minutes; after the last, it is
+        # "failed" and waits for the secretariat. "auto" hands each message to the RQ worker (REDIS_URL) or to a
+        # thread of the process; "manual": only `flask mail send` and the scheduler deliver.
+        self.MAIL_RETRY_MINUTES = os.environ.get("MAIL_RETRY_MINUTES", "1,5,15,60,240")
+        self.OUTBOX_DISPATCH = os.environ.get("OUTBOX_DISPATCH", "auto")
+        # A message claimed this long ago and still "sending" was left by a deliverer that stopped.
+        self.OUTBOX_STALE_SECONDS = _int("OUTBOX_STALE_SECONDS", 600)
+        # The readiness check fails when a message has waited longer than this.
+        self.OUTBOX_READY_MINUTES = _int("OUTBOX_READY_MINUTES", 60)
         # Mail is off until MAIL_ENABLED is set, so `make run` on a laptop does not try to send.
         self.MAIL_ENABLED = _bool("MAIL_ENABLED", False)
         self.PASSWORD_MIN_LENGTH = _int("PASSWORD_MIN_LENGTH", 12)

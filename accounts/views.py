@@ -11,11 +11,11 @@ from sqlalchemy import select
 from accounts import services
 from accounts.forms import ChangePasswordForm, EmptyForm, LoginForm, RegistrationForm, UserEditForm, UserForm
 from accounts.models import User, UserRole
+from core import outbox
 from core.auth import Role, login_manager, roles_required
 from core.db import db, reads_first, utcnow, writes_on_get, writing
 from core.limiter import rate_limited
-from core.mail import MailError, send_mail
-from core.urls import external_url, safe_next
+from core.urls import external_url, path_for, safe_next
 
 bp = Blueprint("accounts", __name__)
 
@@ -78,8 +78,8 @@ def register():
             db.session.rollback()
             form[exc.field or "email"].errors.append(str(exc))
         else:
+            _registration_mail(user, created, now)  # in the registration's transaction: it commits with it
             db.session.commit()
-            _registration_mail(user, created)
             # The same answer whether the address was free or taken: only its owner learns which, by email.
             flash(f"Check your email: we sent a message to {user.email}. Follow the link in it to confirm the "
                   "address and open your account.", "info")
@@ -91,9 +91,9 @@ def _confirm_window() -> timedelta:
     return timedelta(hours=current_app.config["CONFIRM_EMAIL_HOURS"])
 
 
-def _registration_mail(user: User, created: bool) -> None:
-    """The confirmation link to a new address, a note to the owner of a taken one. A failure to send is logged,
-    never shown: the page must not differ between the two."""
+def _registration_mail(user: User, created: bool, now) -> None:
+    """The confirmation link to a new address, a note to the owner of a taken one, written into the outbox (the
+    secretariat sees there whether it went out); the page does not differ between the two."""
     hours = current_app.config["CONFIRM_EMAIL_HOURS"]
     if created:
         link = external_url("accounts.confirm_email", token=services.confirmation_token(
@@ -109,11 +109,9 @@ def _registration_mail(user: User, created: bool) -> None:
                 f"already has one. Nothing was changed.\n\nIf it was you, log in with your account instead: {link}"
                 f"\nIf you never confirmed it, the link in the first email works for {hours} hours after you "
                 "registered; after that you may register again.\n\nIf it was not you, you need do nothing.\n")
-    try:
-        if not send_mail(user.email, subject, body):
-            current_app.logger.info("mail is off: the registration email to %s was not sent (%s)", user.email, link)
-    except MailError as exc:
-        current_app.logger.error("registration email not sent: %s", exc)
+    outbox.queue(user.email, subject, body, kind="account.confirm" if created else "account.taken", now=now,
+                 about=outbox.About("user", user.id, user.email, path_for("accounts.edit_user", user_id=user.id)),
+                 user_id=user.id)
 
 
 @bp.route("/register/confirm/<token>")
@@ -298,7 +296,8 @@ def edit_user(user_id: int):
             flash(f"Roles of {user.email} saved: {user.role_labels}.", "success")
             return redirect(url_for("accounts.users"))
     status = 200 if request.method == "GET" else 422
-    return render_template("accounts/user_form.html", form=form, account=user, action_form=EmptyForm()), status
+    return render_template("accounts/user_form.html", form=form, account=user, action_form=EmptyForm(),
+                           messages=outbox.counts(user_id=user.id)), status
 
 
 @bp.route("/admin/users/<int:user_id>/active", methods=["POST"])

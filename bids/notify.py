@@ -1,28 +1,24 @@
-"""Messages to bidders about their bid."""
+"""Messages to bidders about their bid, written into the outbox (core.outbox delivers them)."""
 
 from __future__ import annotations
 
-import logging
+from datetime import datetime
 
 from bids.models import Bid
-from core.mail import MailError, send_mail
-from core.urls import external_url
-
-log = logging.getLogger(__name__)
+from core import outbox
+from core.urls import external_url, path_for
 
 
-def tell_bidder_rejected(bid: Bid) -> bool:
-    """Email the bid's contact (and the account owner) that FIDE rejected the bid, with the reason.
-    Returns True when sent; a failure to send is logged, not raised: the reason also shows on the bid's page."""
+def queue_rejection(bid: Bid, *, actor, now: datetime) -> outbox.OutboxMessage:
+    """The notice to the bid's contact (and the account owner) that FIDE rejected the bid, with the reason; written
+    in the transaction that rejects it (bids.services.reject_bid)."""
     rejection = bid.event.regulation.citation("rejection")
-    to = sorted({e for e in (bid.contact_email, bid.owner.email) if e})
     body = (f"Dear {bid.contact_name or bid.owner.name},\n\n"
             f"FIDE has rejected your bid for {bid.event.title} under {rejection} of the regulations.\n\n"
             f"Reason: {bid.rejection_reason}\n\n"
             f"Your bid: {external_url('bids.view', bid_id=bid.id)}\n\n"
             "FIDE secretariat, through Gambit\n")
-    try:
-        return send_mail(to, f"Your bid for {bid.event.title} was rejected", body)
-    except MailError as exc:
-        log.warning("%s", exc)
-        return False
+    return outbox.queue([e for e in (bid.contact_email, bid.owner.email) if e],
+                        f"Your bid for {bid.event.title} was rejected", body, kind="bid.rejected",
+                        about=outbox.About("bid", bid.id, bid.title, path_for("bids.view", bid_id=bid.id)),
+                        user_id=bid.owner_id, actor=actor, now=now)

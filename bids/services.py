@@ -25,6 +25,7 @@ from bids.models import (
     BidRoomRate,
     BidVersion,
 )
+from bids.notify import queue_rejection
 from bids.rules import SIGNED_KINDS, SignatureNote, check_bid, is_compliant, signature_notes
 from bids.sections import SECTIONS
 from bids.shape import bid_to_json
@@ -378,7 +379,8 @@ def reopen_bid(bid: Bid, *, actor: User, now: datetime) -> None:
 
 
 def reject_bid(bid: Bid, *, reason: str, actor: User, now: datetime) -> None:
-    """Reject a bid under Art. 15.3 with a reason the bidder will read. Raises BidError without a reason, for an
+    """Reject a bid under Art. 15.3 with a reason the bidder will read, and write the notice telling them into the
+    outbox (in this transaction: it goes out once this commits). Raises BidError without a reason, for an
     actor who is not the secretariat, or once the call is decided."""
     reason = (reason or "").strip()
     if not reason:
@@ -386,6 +388,7 @@ def reject_bid(bid: Bid, *, reason: str, actor: User, now: datetime) -> None:
                        f"({bid.event.regulation.citation('rejection')}).", "reason")
     _transition(bid, BidAction.REJECT, actor=actor, now=now, values={"rejection_reason": reason},
                 data={"reason": reason})
+    queue_rejection(bid, actor=actor, now=now)
 
 
 def mark_decided(bid: Bid, *, selected: bool, decision_id: int, actor: User, now: datetime) -> None:

@@ -21,7 +21,6 @@ from bids.forms import (
 )
 from bids.lifecycle import BidAction, BidStatus, allowed_actions
 from bids.models import DOCUMENT_KINDS, Bid, BidDocument
-from bids.notify import tell_bidder_rejected
 from bids.presenters import (
     bid_cost,
     consultation_of,
@@ -387,9 +386,8 @@ def reject(bid_id: int):
         b, reason=reason, actor=current_user, now=utcnow()))
     if refused:
         return refused
-    sent = tell_bidder_rejected(bid)
-    flash(f"The bid is rejected under {bid.event.regulation.citation('rejection')}."
-          + (" The bidder has been emailed." if sent else " The bidder sees the reason on the bid's page."), "success")
+    flash(f"The bid is rejected under {bid.event.regulation.citation('rejection')}. The notice to the bidder is "
+          "queued in the outbox; the bidder also sees the reason on the bid's page.", "success")
     return redirect(url_for("bids.view", bid_id=bid.id))
 
 

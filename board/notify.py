@@ -1,36 +1,37 @@
-"""Telling every bidder the outcome."""
+"""Telling every bidder the outcome: one message per bid decided on, written into the outbox in the transaction that
+records the decision (core.outbox delivers it)."""
 
 from __future__ import annotations
 
-import logging
+from datetime import datetime
 
 from sqlalchemy import select
 
 from bids.lifecycle import BidStatus
 from bids.models import Bid
 from board.models import Decision
+from core import outbox
 from core.db import db
-from core.mail import MailError, send_mail
-from core.urls import external_url
+from core.urls import external_url, path_for
 from finance.rules import contract_article
 
-log = logging.getLogger(__name__)
 
-
-def tell_bidders(decision: Decision) -> tuple[int, list[str]]:
-    """Email the contact of every bid the Board decided on. Returns (sent, failures)."""
+def queue_notices(decision: Decision, *, actor, now: datetime) -> list[outbox.OutboxMessage]:
+    """Write the notice to the contact (and the account owner) of every bid the Board decided on; returns the
+    messages. Called by board.services.record_decision, so every path that records a decision tells the bidders."""
     event = decision.event
     bids = db.session.scalars(select(Bid).where(Bid.event_id == event.id, Bid.status.in_(
-        [BidStatus.SELECTED.value, BidStatus.NOT_SELECTED.value]))).all()
-    sent, failures = 0, []
+        [BidStatus.SELECTED.value, BidStatus.NOT_SELECTED.value])).order_by(Bid.id)).all()
     selection = event.regulation.citation("selection")
     # Who decided, as recorded: the Board by vote, or the President alone, and then why no Board meeting could be
     # held and whom of the WCOC the President consulted (Art. 15.5 allows nothing else).
     who = "The FIDE Presidential Board" if decision.how.by_vote else "The FIDE President"
     grounds = "" if decision.how.by_vote else f"{decision.grounds}\n\n"
+    about = outbox.About("decision", decision.id, f"Decision on the {event.title}",
+                         path_for("board.decision", slug=event.slug))
+    messages = []
     for bid in bids:
         chosen = bid.id == decision.selected_bid_id
-        to = sorted({e for e in (bid.contact_email, bid.owner.email) if e})
         subject = f"{event.title}: {'your bid is selected' if chosen else 'the decision on your bid'}"
         body = (f"Dear {bid.contact_name or bid.owner.name},\n\n"
                 + (f"{who} has selected your bid to organise the {event.title} ({selection}). "
@@ -41,10 +42,7 @@ def tell_bidders(decision: Decision) -> tuple[int, list[str]]:
                 + grounds
                 + f"Your bid: {external_url('bids.view', bid_id=bid.id)}\n\n"
                   "FIDE secretariat, through Gambit\n")
-        try:
-            if send_mail(to, subject, body):
-                sent += 1
-        except MailError as exc:
-            log.warning("%s", exc)
-            failures.append(str(exc))
-    return sent, failures
+        messages.append(outbox.queue([e for e in (bid.contact_email, bid.owner.email) if e], subject, body,
+                                     kind="decision.notice", about=about, user_id=bid.owner_id, actor=actor,
+                                     now=now))
+    return messages

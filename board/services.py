@@ -21,6 +21,7 @@ from bids.services import BidError, document_signatures, has_stake, mark_decided
 from bids.services import record_president_ruling as record_bid_ruling
 from board.documents import dossier_context, minutes_context, pack_context
 from board.models import Decision, Dossier, DossierView, Vote
+from board.notify import queue_notices
 from board.rules import (
     DECISION_LIFECYCLE,
     Consulted,
@@ -622,6 +623,8 @@ def record_decision(event: Event, *, method: str, selected: Bid, rationale: str,
                        "no_meeting_reason": decision.no_meeting_reason,
                        "consultations": decision.loads("consultations"), "decided_on": decided_on,
                        "corrects": corrects.id if corrects else None})
+    if corrects is None:
+        mark_notified(decision, messages=queue_notices(decision, actor=actor, now=now), now=now)
     return decision
 
 
@@ -654,7 +657,9 @@ def _minutes(decision: Decision, *, now: datetime) -> bytes:
     return render_pdf("minutes.html", **minutes_context(decision, now=now, checkpoint=decision_checkpoint(decision)))
 
 
-def mark_notified(decision: Decision, *, now: datetime) -> None:
+def mark_notified(decision: Decision, *, messages, now: datetime) -> None:
+    """The bidders' notices are written (in the outbox, delivered from there): the decision says so."""
     decision.bidders_notified = True
     db.session.flush()
-    audit.record("decision.notified", decision, actor=None, now=now)
+    audit.record("decision.notified", decision, actor=None, now=now,
+                 data={"messages": [m.id for m in messages]})

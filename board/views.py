@@ -28,8 +28,8 @@ from board.forms import (
     method_choices,
 )
 from board.models import Decision, Dossier, DossierView, Vote
-from board.notify import tell_bidders
 from board.rules import DecisionError, dossiers_open
+from core import outbox
 from core.auth import Role, roles_required
 from core.db import db, utcnow, writes_on_get
 from core.forms import choices
@@ -379,12 +379,14 @@ def _call_with(event, form):
 
 
 def _notify(decision: Decision) -> None:
-    sent, failures = tell_bidders(decision)
-    if sent or not failures:
-        services.mark_notified(decision, now=utcnow())
-        db.session.commit()
-    flash(f"The decision is recorded; the call is decided. {sent} bidder(s) emailed."
-          + (f" {len(failures)} email(s) could not be sent; see the log." if failures else ""), "success")
+    """Say at once what became of the bidders' notices: written into the outbox with the decision, they go out
+    from there whatever the mail server does now."""
+    counts = outbox.counts(about=("decision", decision.id))
+    queued = sum(counts.values())
+    sending = ("Mail is off on this server: they wait in the outbox." if not current_app.config.get("MAIL_ENABLED")
+               else "They are being sent now; the outbox shows each one's delivery.")
+    flash(f"The decision is recorded; the call is decided. {queued} notice(s) to the bidders are queued. {sending}",
+          "success")
 
 
 @bp.route("/<slug>/decision")
@@ -404,8 +406,10 @@ def _decision_page(event, form=None, status: int = 200):
     history = db.session.scalars(select(Decision).where(Decision.event_id == event.id).order_by(Decision.id)).all()
     if form is None and (current_user.has_role(Role.ADMIN) or current_user.is_president):
         form = _decision_form(event, services.bids_decided(event), CorrectionForm)
+    notified = next((d for d in history if d.bidders_notified), None)
+    notices = outbox.counts(about=("decision", notified.id)) if notified is not None else {}
     return render_template("board/decision.html", event=event, decision=current, history=history,
-                           names=tally_names(current),
+                           names=tally_names(current), notices=notices, notified=notified,
                            form=form, wcoc=_wcoc_members(), checkpoint=services.decision_checkpoint(current)), status
 
 

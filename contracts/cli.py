@@ -12,7 +12,6 @@ from sqlalchemy.exc import IntegrityError
 from contracts import queries, services
 from contracts.models import Contract
 from core.db import db, utcnow
-from core.mail import MailError
 from core.money import format_eur
 from core.urls import external_url
 from core.validators import NotADateError, parse_day
@@ -33,13 +32,13 @@ def _day(ctx, param, value):
 @click.option("--as-of", "as_of", callback=_day, default=None,
               help="The day to judge the deadlines on, YYYY-MM-DD (default: today, UTC).")
 def remind_command(as_of: date | None):
-    """Email the organizer's contact about each payment due within PAYMENT_DUE_SOON_DAYS days and each one
-    overdue, once per milestone and kind (a reminder already sent is never sent again). Each reminder is
-    committed as it is sent, so a failure part-way loses none. Exits 1 if any could not be sent."""
+    """Remind the organizer's contact of each payment due within PAYMENT_DUE_SOON_DAYS days and each one overdue,
+    once per milestone and kind (a reminder already written is never written again): each is written into the
+    outbox with its record and committed, and the outbox delivers it."""
     day = as_of or utcnow().date()
     days = queries.due_soon_days()
     todo = queries.due_reminders(day, days)
-    sent = failed = 0
+    sent = 0
     for milestone, kind, status in todo:
         url = _url(milestone.contract_id)
         try:
@@ -48,23 +47,16 @@ def remind_command(as_of: date | None):
         except IntegrityError:
             db.session.rollback()  # another run sent it meanwhile
             continue
-        except (MailError, services.ContractError) as exc:
-            db.session.rollback()
-            failed += 1
-            click.echo(f"NOT SENT {milestone.contract.reference} {milestone.key} ({kind.value}): {exc}", err=True)
-            continue
         db.session.commit()
         sent += 1
         assert status.due is not None  # only a milestone with a deadline is reminded of
-        click.echo(f"sent {kind.value:8} {milestone.contract.reference} {milestone.key}: "
+        click.echo(f"queued {kind.value:8} {milestone.contract.reference} {milestone.key}: "
                    f"{format_eur(status.outstanding)} due {status.due.isoformat()} ({status.label})")
     for contract in db.session.scalars(select(Contract).where(Contract.status.in_(queries.IN_FORCE))):
         t = queries.tracker(contract, day, due_soon_days=days, guarantee_warning_days=queries.guarantee_warning_days())
         for warning in t.warnings:
             click.echo(f"WARNING {contract.reference}: {warning}")
-    click.echo(f"{sent} reminder(s) sent, {failed} not sent, as of {day.isoformat()}")
-    if failed:
-        raise SystemExit(1)
+    click.echo(f"{sent} reminder(s) queued in the outbox, as of {day.isoformat()}")
 
 
 def _url(contract_id: int) -> str:

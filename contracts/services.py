@@ -46,13 +46,13 @@ from contracts.rules import (
     reminder_message,
     result_milestones,
 )
-from core import audit, trust
+from core import audit, outbox, trust
 from core.db import db, swap_state
-from core.mail import send_mail
 from core.money import format_day, format_eur
 from core.pdf import looks_like_pdf, pdf_problem, render_pdf
 from core.signing import Inspection, SigningError, inspect_pdf, load_identity, sign_issued
 from core.storage import StoredFileError, display_name, read_verified, store_file
+from core.urls import path_for
 from events.models import RegulationVersion
 from events.regulation import deduction_rule
 from finance.rules import contract_article
@@ -765,12 +765,12 @@ def return_deduction(contract: Contract, deduction_id: int, *, decided_on: date 
 
 def send_reminder(milestone: Milestone, kind: ReminderKind, status: MilestoneStatus, *, url: str, now: datetime,
                   actor=None) -> Reminder:
-    """Email the organizer's contact about a milestone falling due or overdue, and record it (once per kind and
-    milestone: the unique constraint refuses a second).
+    """Write the reminder to the organizer's contact about a milestone falling due or overdue into the outbox, and
+    record it, in one transaction (once per kind and milestone: the unique constraint refuses a second). The outbox
+    delivers it (core.outbox), marked Auto-Submitted.
 
-    Raises ContractError when mail is disabled (nothing is recorded then), core.mail.MailError when the server
-    refuses, sqlalchemy IntegrityError when that reminder was already recorded. The caller runs this in a
-    savepoint and rolls it back on any of them. Writes `payment.reminder` to the audit log.
+    Raises sqlalchemy IntegrityError when that reminder was already recorded; the caller runs this in a savepoint
+    and rolls it back then. Writes `payment.reminder` to the audit log.
     """
     contract = milestone.contract
     bid = contract.bid
@@ -778,14 +778,16 @@ def send_reminder(milestone: Milestone, kind: ReminderKind, status: MilestoneSta
     reminder = Reminder(milestone_id=milestone.id, kind=kind.value, as_of=status.as_of, sent_at=now, sent_to=to)
     db.session.add(reminder)
     db.session.flush()
-    audit.record("payment.reminder", reminder, actor=actor, now=now,
-                 data={"milestone": milestone.id, "kind": kind.value, "to": to, "as_of": status.as_of,
-                       "outstanding": status.outstanding})
     subject, body = reminder_message(
         kind=kind, event_title=contract.regulation.event.title, reference=contract.reference, title=milestone.title,
         article=milestone.article, status=status, payee=milestone.payee_name,
         bank=contract.regulation.fide_bank if milestone.payee_kind == "fide" else None,
         contact_name=contract.inputs.contact_name, url=url)
-    if not send_mail([to], subject, body):
-        raise ContractError("Mail is disabled (MAIL_ENABLED is off): no reminder was sent or recorded.")
+    message = outbox.queue([to], subject, body, kind=f"payment.{kind.value}", now=now, actor=actor,
+                           auto_submitted=True, user_id=bid.owner_id,
+                           about=outbox.About("contract", contract.id, f"Contract {contract.reference}",
+                                              path_for("contracts.view", contract_id=contract.id)))
+    audit.record("payment.reminder", reminder, actor=actor, now=now,
+                 data={"milestone": milestone.id, "kind": kind.value, "to": to, "as_of": status.as_of,
+                       "outstanding": status.outstanding, "message": message.id})
     return reminder

@@ -38,7 +38,7 @@ from contracts.forms import (
 )
 from contracts.models import Contract, Milestone, Payment
 from contracts.rules import ContractStatus, MatchOutcome, allowed_actions, fill_blank_due_dates, parse_as_of
-from core import audit
+from core import audit, outbox
 from core.auth import Role, roles_required
 from core.db import db, utcnow, writes_on_get
 from core.money import format_day, format_eur
@@ -166,7 +166,8 @@ def view(contract_id: int):
         in_force=queries.in_force(contract.bid_id), result=queries.match_result(contract.bid.event_id),
         draft_terms=terms, form=EmptyForm(), sign_form=SignForm(), max_mb=current_app.config["MAX_UPLOAD_MB"],
         due_soon_days=queries.due_soon_days(), actions=allowed_actions(contract.status),
-        countersigned=services.signed_pdf_inspection(contract)), (400 if error else 200)
+        countersigned=services.signed_pdf_inspection(contract),
+        reminders=outbox.counts(about=("contract", contract.id)) if is_admin else {}), (400 if error else 200)
 
 
 @bp.route("/contracts/<int:contract_id>/preview")

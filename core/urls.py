@@ -43,6 +43,12 @@ def external_url(endpoint: str, **values) -> str:
     return adapter.build(endpoint, values, force_external=True)
 
 
+def path_for(endpoint: str, **values) -> str:
+    """The site-relative path of `endpoint` (no host), in a request or outside one: what a row keeps to link to a
+    page (the outbox's "about" column)."""
+    return current_app.url_map.bind("localhost").build(endpoint, values)
+
+
 def safe_next(target: str | None) -> str | None:
     """A same-site path to return to after login, or None (never an open redirect)."""
     if not target:

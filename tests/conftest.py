@@ -64,6 +64,9 @@ def app(database_url, tmp_path_factory, signing_ca):
         "WTF_CSRF_ENABLED": False,
         "RATELIMIT_ENABLED": False,
         "MAIL_ENABLED": False,
+        # Messages wait in the outbox until a test delivers them (smtp.deliver(), `flask mail send`): no thread
+        # of the test process writes through a test's connection.
+        "OUTBOX_DISPATCH": "manual",
         "SERVER_NAME": "gambit.test",
         # Fast hashing in tests only; production keeps argon2id's defaults.
         "ARGON2_TIME_COST": 1,
@@ -228,6 +231,14 @@ def smtp(app):
         def __init__(self):
             self.messages = []
 
+        def deliver(self) -> list:
+            """Deliver what the outbox holds (what the worker would do), and return every message received."""
+            from core.outbox import deliver_due
+
+            with app.app_context():
+                deliver_due()
+            return self.messages
+
         async def handle_DATA(self, server, session, envelope):
             self.messages.append(email.message_from_bytes(envelope.content, policy=email.policy.default))
             return "250 OK"
@@ -260,7 +271,7 @@ def another_app(database_url, tmp_path):
             if database_url.startswith("postgresql://") else database_url
         base = {"TESTING": True, "SECRET_KEY": "s", "SQLALCHEMY_DATABASE_URI": url,
                 "UPLOAD_DIR": str(tmp_path / "uploads"), "SERVER_NAME": "gambit.test", "ARGON2_TIME_COST": 1,
-                "ARGON2_MEMORY_COST": 1024, "RATELIMIT_ENABLED": False}
+                "ARGON2_MEMORY_COST": 1024, "RATELIMIT_ENABLED": False, "OUTBOX_DISPATCH": "manual"}
         application = create_app({**base, **config})
         made.append(application)
         return application
@@ -298,6 +309,9 @@ def live(tmp_path, database_url):
         db.create_all()
     yield application
     join_render_threads()
+    from core.outbox import stop_dispatcher
+
+    stop_dispatcher(application)
     with application.app_context():
         db.session.remove()
         db.engine.dispose()

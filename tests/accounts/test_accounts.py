@@ -36,7 +36,7 @@ def test_a_federation_registers_confirms_its_address_by_email_and_is_logged_in(c
         assert user.password_hash.startswith("$argon2id$")
         assert not user.active and user.email_confirmed_at is None
     assert login(client, "oksana@example.org", GOOD["password"]).status_code == 422  # not before confirming
-    [message] = smtp.messages
+    [message] = smtp.deliver()
     assert message["To"] == "oksana@example.org"
     assert message["Subject"] == "Confirm your address to open your Gambit account"
     response = client.get(_link(message), follow_redirects=True)
@@ -53,7 +53,7 @@ def test_a_federation_registers_confirms_its_address_by_email_and_is_logged_in(c
 
 def test_a_changed_or_expired_link_confirms_nothing(client, app, smtp):
     client.post("/register", data=GOOD)
-    link = _link(smtp.messages[0])
+    link = _link(smtp.deliver()[0])
     response = client.get(link[:-3] + ("AAA" if not link.endswith("AAA") else "BBB"))
     assert response.status_code == 400
     assert "This confirmation link is not valid: it was changed or cut short." in response.get_data(as_text=True)
@@ -74,7 +74,7 @@ def test_registering_a_taken_address_answers_the_same_and_emails_its_owner(clien
     make.user(email="oksana@example.org", name="Staff Member")
     response = client.post("/register", data=GOOD, follow_redirects=True)
     assert CHECK_EMAIL in response.get_data(as_text=True)  # the very answer a free address gets
-    [message] = smtp.messages
+    [message] = smtp.deliver()
     assert message["To"] == "oksana@example.org"
     assert message["Subject"] == "Someone tried to register with your address"
     assert "already has one. Nothing was changed." in message.get_content()
@@ -286,19 +286,19 @@ def test_login_is_rate_limited(another_app):
 
 def test_an_address_never_confirmed_in_time_registers_again_and_the_old_link_dies(client, app, smtp):
     client.post("/register", data=GOOD)
-    old_link = _link(smtp.messages[0])
+    old_link = _link(smtp.deliver()[0])
     with app.app_context():  # the first registration's window has passed
         user = db.session.scalars(select(User).where(User.email == "oksana@example.org")).one()
         user.created_at = user.created_at - timedelta(hours=49)
         db.session.commit()
     client.post("/register", data={**GOOD, "name": "Oksana Again", "password": "another long phrase 43",
                                    "confirm": "another long phrase 43"})
-    assert smtp.messages[1]["Subject"] == "Confirm your address to open your Gambit account"
+    assert smtp.deliver()[1]["Subject"] == "Confirm your address to open your Gambit account"
     response = client.get(old_link)
     assert response.status_code == 400
     assert "This confirmation link was replaced: the address was registered again since." in \
         response.get_data(as_text=True)
-    client.get(_link(smtp.messages[1]))
+    client.get(_link(smtp.deliver()[1]))
     assert login(app.test_client(), "oksana@example.org", "another long phrase 43").status_code == 302
     with app.app_context():
         assert db.session.scalars(select(User).where(User.email == "oksana@example.org")).one().name == \

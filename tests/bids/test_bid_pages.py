@@ -331,8 +331,8 @@ def test_admin_rejects_with_a_reason_and_the_bidder_is_emailed(client, app, logi
     bid = _bid(app, bid_id)
     assert bid.status == "rejected" and bid.rejection_reason.startswith("The venue")
     assert "The venue cannot host the match in October." in client.get(f"/bids/{bid_id}").get_data(as_text=True)
-    assert len(smtp.messages) == 1
-    message = smtp.messages[0]
+    assert len(smtp.deliver()) == 1
+    message = smtp.deliver()[0]
     assert "bidder-x@example.org" in message["To"] and "rejected" in message["Subject"]
     assert "The venue cannot host the match in October." in message.get_content()
 

@@ -168,8 +168,8 @@ def test_board_votes_and_the_decision_is_recorded_with_hashes_and_emails(app, sc
         event = db.session.get(Event, scored["event"])
         assert decision.regulation_version_id == event.regulation_version_id
         text_sha, data_sha = event.regulation.regulations_text.sha256, event.regulation_version.sha256
-    assert len(smtp.messages) == 3
-    assert sum("your bid is selected" in m["Subject"] for m in smtp.messages) == 1
+    assert len(smtp.deliver()) == 3
+    assert sum("your bid is selected" in m["Subject"] for m in smtp.deliver()) == 1
     minutes = admin.get(f"/board/fwwcm-2015/decision/{decision.id}/minutes.pdf")
     _, text = _text(minutes.data)
     minutes.close()

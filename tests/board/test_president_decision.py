@@ -143,8 +143,8 @@ def test_the_presidents_decision_states_its_grounds_on_the_page_the_minutes_the_
     assert GROUNDS in text
     assert f"Why no Presidential Board meeting could be held {REASON}" in text
     assert "Anna Aalto, consulted on 18 June 2015, advised: Lviv: the strongest bid on playing conditions." in text
-    assert len(smtp.messages) == 3
-    for message in smtp.messages:
+    assert len(smtp.deliver()) == 3
+    for message in smtp.deliver():
         body = re.sub(r"\s+", " ", message.get_content())
         assert "The FIDE President has " in body and GROUNDS in body
     api = president.get("/api/v1/events/fwwcm-2015/decision").get_json()

@@ -1,0 +1,543 @@
+"""The outbox: every message Gambit sends is first a row, written in the transaction of the change it reports, then
+delivered by a worker, so that no notice is lost when the mail server is down or slow.
+
+Written: `queue()` adds the row (flushed, not committed: it commits or rolls back with the caller's change). After
+the commit, the row is handed to a deliverer (`dispatch`): the RQ queue "gambit-mail" when REDIS_URL is set (the
+worker delivers it; if Redis cannot be reached, a background thread of this process does), otherwise a background
+thread of this process. `flask mail send` and the scheduler's periodic `deliver_due` deliver whatever is due, which
+also covers a process that stopped before its thread ran.
+
+Delivered at most once per row: a deliverer first claims the row (queued -> sending, a compare-and-swap, so of two
+deliverers one wins), records the attempt, and talks to the SMTP server with no transaction open. Before the
+message's body leaves, the attempt's phase is committed as "body": a failure before it (refused, timed out, a 4xx)
+means the server has nothing and the row is retried with backoff; the server's 250 after it makes the row "sent";
+a failure after it (the reply never came) means the server may have the message, so the row becomes "unconfirmed"
+and is never retried on its own: the secretariat decides, on the Outbox page, whether to send it again (a new row,
+with a new Message-ID). A deliverer killed mid-way leaves a row "sending": after OUTBOX_STALE_SECONDS the sweep in
+`deliver_due` treats it by its phase the same way. After the last retry the row is "failed", visible, re-sendable.
+
+Every message carries RFC 5322's Date and a Message-ID fixed when the row is written (the same for every attempt
+of the row), is plain text, and is marked `Auto-Submitted: auto-generated` when nobody pressed a button for it (the
+payment reminders).
+"""
+
+from __future__ import annotations
+
+import enum
+import logging
+import re
+import smtplib
+import threading
+import uuid
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from email.message import EmailMessage
+from email.policy import SMTP as SMTP_POLICY
+from email.utils import format_datetime, parseaddr
+from typing import Any
+
+import click
+from flask import Blueprint, Flask, current_app
+from sqlalchemy import Boolean, ForeignKey, Index, Integer, String, Text, event, func, select
+from sqlalchemy.orm import Mapped, Session, mapped_column, relationship
+
+from core import audit
+from core.db import Model, db, swap_state, utcnow
+from core.lifecycle import Lifecycle
+
+log = logging.getLogger(__name__)
+
+QUEUE = "gambit-mail"
+_PENDING = "gambit_outbox_pending"  # session.info key: the ids of messages written in the open transaction
+
+
+class OutboxError(ValueError):
+    """A message that cannot be written or re-sent; the text says why."""
+
+
+class MessageStatus(enum.StrEnum):
+    QUEUED = "queued"            # waiting for its (next) attempt
+    SENDING = "sending"          # claimed by a deliverer
+    SENT = "sent"                # the server answered 250 to the message
+    FAILED = "failed"            # refused for good, or every attempt failed
+    UNCONFIRMED = "unconfirmed"  # the body left but no answer came: the server may have it; never retried alone
+
+
+class MessageAction(enum.StrEnum):
+    CLAIM = "claim"
+    DELIVER = "deliver"
+    DEFER = "defer"
+    GIVE_UP = "give_up"
+    LOSE_TRACK = "lose_track"
+
+
+LIFECYCLE = Lifecycle(
+    name="message", states=MessageStatus, actions=MessageAction, error=OutboxError,
+    transitions={
+        (MessageStatus.QUEUED, MessageAction.CLAIM): MessageStatus.SENDING,
+        (MessageStatus.SENDING, MessageAction.DELIVER): MessageStatus.SENT,
+        (MessageStatus.SENDING, MessageAction.DEFER): MessageStatus.QUEUED,
+        (MessageStatus.SENDING, MessageAction.GIVE_UP): MessageStatus.FAILED,
+        (MessageStatus.SENDING, MessageAction.LOSE_TRACK): MessageStatus.UNCONFIRMED,
+    })
+
+STATUS_WORDS = {
+    MessageStatus.QUEUED: "Queued",
+    MessageStatus.SENDING: "Sending",
+    MessageStatus.SENT: "Sent",
+    MessageStatus.FAILED: "Failed",
+    MessageStatus.UNCONFIRMED: "Unconfirmed",
+}
+
+
+class OutboxMessage(Model):
+    __tablename__ = "outbox_message"
+    __table_args__ = (Index("ix_outbox_message_about", "about_type", "about_id"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    message_id: Mapped[str] = mapped_column(String(255), unique=True)
+    created_at: Mapped[datetime]
+    created_by_id: Mapped[int | None] = mapped_column(ForeignKey("user.id", ondelete="SET NULL"))
+    kind: Mapped[str] = mapped_column(String(40), index=True)
+    recipients: Mapped[str] = mapped_column(Text)  # comma-separated addresses
+    subject: Mapped[str] = mapped_column(Text)
+    body: Mapped[str] = mapped_column(Text)
+    auto_submitted: Mapped[bool] = mapped_column(Boolean, default=False)
+    # What the message is about, for the secretariat's page and the links to it: "decision" 4, "contract" 2, ...
+    about_type: Mapped[str | None] = mapped_column(String(20))
+    about_id: Mapped[int | None] = mapped_column(Integer)
+    about_label: Mapped[str] = mapped_column(String(255), default="")
+    about_path: Mapped[str] = mapped_column(String(255), default="")
+    # The account the message goes to, when it goes to one (the user page links to its messages).
+    user_id: Mapped[int | None] = mapped_column(ForeignKey("user.id", ondelete="SET NULL"), index=True)
+    status: Mapped[str] = mapped_column(String(16), default=MessageStatus.QUEUED.value, index=True)
+    attempts: Mapped[int] = mapped_column(Integer, default=0)
+    next_attempt_at: Mapped[datetime]
+    claimed_at: Mapped[datetime | None]
+    sent_at: Mapped[datetime | None]
+    last_error: Mapped[str] = mapped_column(Text, default="")
+    resent_from_id: Mapped[int | None] = mapped_column(ForeignKey("outbox_message.id", ondelete="SET NULL"))
+
+    attempt_rows: Mapped[list[OutboxAttempt]] = relationship(
+        back_populates="message", order_by="OutboxAttempt.number", cascade="all, delete-orphan")
+
+    @property
+    def state(self) -> MessageStatus:
+        return LIFECYCLE.state(self.status)
+
+    @property
+    def status_label(self) -> str:
+        return STATUS_WORDS[self.state]
+
+    @property
+    def to_list(self) -> list[str]:
+        return [a for a in self.recipients.split(",") if a]
+
+
+class OutboxAttempt(Model):
+    __tablename__ = "outbox_attempt"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    message_id: Mapped[int] = mapped_column(ForeignKey("outbox_message.id", ondelete="CASCADE"), index=True)
+    number: Mapped[int] = mapped_column(Integer)
+    started_at: Mapped[datetime]
+    finished_at: Mapped[datetime | None]
+    # How far the conversation got: "connect", then "envelope" (MAIL FROM / RCPT TO accepted), then "body" (the
+    # message is leaving); "done" once the server answered it. Committed before the body leaves.
+    phase: Mapped[str] = mapped_column(String(16), default="connect")
+    outcome: Mapped[str] = mapped_column(String(16), default="")  # sent / retry / failed / unconfirmed
+    reply: Mapped[str] = mapped_column(Text, default="")  # the server's answer, or the error
+
+    message: Mapped[OutboxMessage] = relationship(back_populates="attempt_rows")
+
+
+# ------------------------------------------------------------------------------------------------- writing
+
+
+def _one_line(value: str) -> str:
+    """A header value on one line: a CR or LF in a name or a title never becomes a header of its own."""
+    return re.sub(r"[\r\n\t]+", " ", value).strip()
+
+
+def _domain() -> str:
+    """The domain of Message-IDs: the sender's, else the public address's host."""
+    _name, address = parseaddr(current_app.config.get("MAIL_SENDER") or "")
+    if "@" in address:
+        return address.rsplit("@", 1)[1]
+    return (current_app.config.get("BASE_URL") or "http://gambit.invalid").split("//", 1)[-1].split("/")[0]
+
+
+@dataclass(frozen=True)
+class About:
+    """What a message is about: the record's type and id, its name and its page's path (for the outbox page)."""
+
+    type: str
+    id: int
+    label: str
+    path: str = ""
+
+
+def queue(to: Iterable[str] | str, subject: str, body: str, *, kind: str, now: datetime, about: About | None = None,
+          user_id: int | None = None, actor: Any = None, auto_submitted: bool = False) -> OutboxMessage:
+    """Write a message into the outbox, in the caller's transaction: it is delivered once that commits, and never
+    if it rolls back. Raises OutboxError when there is nobody to send it to."""
+    recipients = sorted({_one_line(a) for a in ([to] if isinstance(to, str) else to) if a and a.strip()})
+    if not recipients:
+        raise OutboxError(f"The message '{_one_line(subject)}' has no recipient.")
+    message = OutboxMessage(
+        message_id=f"<{uuid.uuid4().hex}.{kind}@{_domain()}>", created_at=now,
+        created_by_id=getattr(actor, "id", None), kind=kind, recipients=",".join(recipients),
+        subject=_one_line(subject), body=body, auto_submitted=auto_submitted,
+        about_type=about.type if about else None, about_id=about.id if about else None,
+        about_label=about.label[:255] if about else "", about_path=about.path[:255] if about else "",
+        user_id=user_id, status=MessageStatus.QUEUED.value, attempts=0, next_attempt_at=now, last_error="")
+    db.session.add(message)
+    db.session.flush()
+    db.session.info.setdefault(_PENDING, []).append(message.id)
+    return message
+
+
+def resend(message: OutboxMessage, *, actor: Any, now: datetime) -> OutboxMessage:
+    """Send a message again as a new row (a new Message-ID: the old row keeps its own history). Refused while the
+    message is still waiting or being sent. Writes `mail.resent` to the audit log."""
+    if message.state in (MessageStatus.QUEUED, MessageStatus.SENDING):
+        raise OutboxError(f"Message {message.id} is still {message.status_label.lower()}: it is sent without "
+                          "being asked again.")
+    copy = queue(message.to_list, message.subject, message.body, kind=message.kind, now=now,
+                 about=About(message.about_type, message.about_id, message.about_label, message.about_path)
+                 if message.about_type and message.about_id is not None else None,
+                 user_id=message.user_id, actor=actor, auto_submitted=message.auto_submitted)
+    copy.resent_from_id = message.id
+    audit.record("mail.resent", copy, actor=actor, now=now,
+                 data={"from": message.id, "status_was": message.status, "to": message.recipients,
+                       "subject": message.subject})
+    return copy
+
+
+def build(message: OutboxMessage) -> EmailMessage:
+    """The message as sent: From, To, Subject, Date (when it was written), its Message-ID, Auto-Submitted when
+    nobody asked for it, one plain-text part."""
+    msg = EmailMessage()
+    msg["From"] = current_app.config["MAIL_SENDER"]
+    msg["To"] = ", ".join(message.to_list)
+    msg["Subject"] = message.subject
+    msg["Date"] = format_datetime(message.created_at)
+    msg["Message-ID"] = message.message_id
+    if message.auto_submitted:
+        msg["Auto-Submitted"] = "auto-generated"
+    msg.set_content(message.body)
+    return msg
+
+
+# ------------------------------------------------------------------------------------------------ delivering
+
+
+class _Refused(Exception):
+    """The server answered with an error code; `permanent` for a 5xx."""
+
+    def __init__(self, code: int, reply: bytes | str, what: str):
+        text = reply.decode(errors="replace") if isinstance(reply, bytes) else reply
+        super().__init__(f"{what}: {code} {text}".strip())
+        self.permanent = 500 <= code < 600
+
+
+def _retry_delays() -> list[timedelta]:
+    return [timedelta(minutes=int(m)) for m in str(current_app.config["MAIL_RETRY_MINUTES"]).split(",") if m.strip()]
+
+
+def _talk(msg: EmailMessage, recipients: list[str], reached_body: Callable[[], None]) -> str:
+    """One SMTP conversation; returns the server's answer to the message. Calls `reached_body()` just before the
+    body leaves (after the server said 354 to DATA). Raises _Refused for an error code, OSError or
+    smtplib.SMTPException when the server cannot be reached or stops answering."""
+    cfg = current_app.config
+    sender = parseaddr(cfg["MAIL_SENDER"])[1] or cfg["MAIL_SENDER"]
+    smtp = smtplib.SMTP(timeout=cfg["MAIL_TIMEOUT"])
+    try:
+        code, reply = smtp.connect(cfg["MAIL_SERVER"], cfg["MAIL_PORT"])
+        if code != 220:
+            raise _Refused(code, reply, "the server's greeting")
+        smtp.ehlo_or_helo_if_needed()
+        if cfg.get("MAIL_USE_TLS"):
+            smtp.starttls()
+            smtp.ehlo()
+        if cfg.get("MAIL_USERNAME"):
+            smtp.login(cfg["MAIL_USERNAME"], cfg["MAIL_PASSWORD"])
+        code, reply = smtp.mail(sender)
+        if code != 250:
+            raise _Refused(code, reply, "MAIL FROM")
+        for rcpt in recipients:
+            code, reply = smtp.rcpt(rcpt)
+            if code not in (250, 251):
+                raise _Refused(code, reply, f"RCPT TO {rcpt}")
+        code, reply = smtp.docmd("DATA")
+        if code != 354:
+            raise _Refused(code, reply, "DATA")
+        data = re.sub(rb"(?m)^\.", b"..", msg.as_bytes(policy=SMTP_POLICY))
+        if not data.endswith(b"\r\n"):
+            data += b"\r\n"
+        reached_body()
+        smtp.send(data + b".\r\n")
+        code, reply = smtp.getreply()
+        if code != 250:
+            raise _Refused(code, reply, "the message")
+        return f"{code} {reply.decode(errors='replace')}"
+    finally:
+        try:
+            smtp.quit()
+        except (OSError, smtplib.SMTPException):
+            smtp.close()
+
+
+def _move(message: OutboxMessage, action: MessageAction, values: dict) -> bool:
+    after = LIFECYCLE.next(message.state, action)
+    return swap_state(message, expected=message.status, values={"status": after.value, **values})
+
+
+def deliver(message_id: int, *, now: Callable[[], datetime] = utcnow) -> str | None:
+    """Claim one message and try to send it once. Returns its status afterwards, or None when it was not this
+    call's to send (not due, already claimed or sent, or gone). Commits its own short transactions; holds none
+    while talking to the server. Mail off (MAIL_ENABLED unset): nothing is tried, the message stays queued."""
+    if not current_app.config.get("MAIL_ENABLED"):
+        return None
+    message = db.session.get(OutboxMessage, message_id)
+    if message is None or message.state != MessageStatus.QUEUED or message.next_attempt_at > now():
+        db.session.rollback()
+        return None
+    started = now()
+    number = message.attempts + 1
+    if not _move(message, MessageAction.CLAIM, {"claimed_at": started, "attempts": number}):
+        db.session.rollback()
+        return None
+    attempt = OutboxAttempt(message_id=message.id, number=number, started_at=started, phase="connect")
+    db.session.add(attempt)
+    msg, recipients = build(message), message.to_list
+    attempt_id = message_id_ = message.id
+    db.session.commit()
+
+    def reached_body() -> None:
+        row = db.session.get_one(OutboxAttempt, attempt_id)
+        row.phase = "body"
+        db.session.commit()
+
+    try:
+        reply = _talk(msg, recipients, reached_body)
+    except (_Refused, OSError, smtplib.SMTPException) as exc:
+        db.session.rollback()
+        return _after_failure(message_id_, attempt_id, exc, now())
+    message = db.session.get_one(OutboxMessage, message_id_)
+    attempt = db.session.get_one(OutboxAttempt, attempt_id)
+    attempt.phase, attempt.outcome, attempt.reply, attempt.finished_at = "done", "sent", reply[:2000], now()
+    _move(message, MessageAction.DELIVER, {"sent_at": attempt.finished_at, "last_error": ""})
+    db.session.commit()
+    log.info("mail %s sent to %s: %s", message.id, message.recipients, message.subject)
+    return message.status
+
+
+def _after_failure(message_id: int, attempt_id: int, exc: Exception, at: datetime) -> str:
+    message = db.session.get_one(OutboxMessage, message_id)
+    attempt = db.session.get_one(OutboxAttempt, attempt_id)
+    error = str(exc) or type(exc).__name__
+    if isinstance(exc, smtplib.SMTPResponseException):
+        said = exc.smtp_error
+        error = f"{exc.smtp_code} {said.decode(errors='replace') if isinstance(said, bytes) else said}"
+    if isinstance(exc, TimeoutError) or "timed out" in error:
+        error = f"no answer within {current_app.config['MAIL_TIMEOUT']} s ({error})"
+    answered = isinstance(exc, (_Refused, smtplib.SMTPResponseException))
+    action, outcome = _judge(message, attempt.phase, permanent=getattr(exc, "permanent", False), answered=answered)
+    values: dict = {"last_error": error[:2000]}
+    if action == MessageAction.DEFER:
+        values["next_attempt_at"] = at + _retry_delays()[message.attempts - 1]
+    attempt.outcome, attempt.reply, attempt.finished_at = outcome, error[:2000], at
+    _move(message, action, values)
+    db.session.commit()
+    log.warning("mail %s to %s not sent (attempt %s, %s): %s", message.id, message.recipients, message.attempts,
+                outcome, error)
+    return message.status
+
+
+def _judge(message: OutboxMessage, phase: str, *, permanent: bool,
+           answered: bool = True) -> tuple[MessageAction, str]:
+    """What a failed attempt leads to: the body had left and no answer came -> unconfirmed (never resent alone);
+    a refusal for good (5xx) or the last attempt -> failed; otherwise -> queued again after a delay."""
+    if phase == "body" and not answered:
+        return MessageAction.LOSE_TRACK, "unconfirmed"
+    if permanent or message.attempts > len(_retry_delays()):
+        return MessageAction.GIVE_UP, "failed"
+    return MessageAction.DEFER, "retry"
+
+
+def _sweep(at: datetime) -> int:
+    """Rows left "sending" by a deliverer that stopped (killed, or its process ended) more than
+    OUTBOX_STALE_SECONDS ago: queued again if the body had not left, "unconfirmed" if it had."""
+    cutoff = at - timedelta(seconds=current_app.config["OUTBOX_STALE_SECONDS"])
+    stale = db.session.scalars(select(OutboxMessage).where(
+        OutboxMessage.status == MessageStatus.SENDING.value, OutboxMessage.claimed_at < cutoff)).all()
+    for message in stale:
+        attempt = message.attempt_rows[-1] if message.attempt_rows else None
+        phase = attempt.phase if attempt is not None else "connect"
+        action, outcome = _judge(message, phase, permanent=False, answered=False)
+        error = "the deliverer stopped during the attempt" + (
+            " after the message had left: the server may have it" if phase == "body" else "")
+        values: dict = {"last_error": error}
+        if action == MessageAction.DEFER:
+            values["next_attempt_at"] = at
+        if attempt is not None:
+            attempt.outcome, attempt.reply, attempt.finished_at = outcome, error, at
+        _move(message, action, values)
+    db.session.commit()
+    return len(stale)
+
+
+def deliver_due(now: Callable[[], datetime] = utcnow, *, limit: int = 200) -> int:
+    """Deliver every queued message whose (next) attempt is due, oldest first, after sweeping stale claims; returns
+    how many were sent. What the scheduler runs every minute and `flask mail send` runs on demand."""
+    if not current_app.config.get("MAIL_ENABLED"):
+        return 0
+    _sweep(now())
+    due = db.session.scalars(select(OutboxMessage.id).where(
+        OutboxMessage.status == MessageStatus.QUEUED.value, OutboxMessage.next_attempt_at <= now())
+        .order_by(OutboxMessage.next_attempt_at, OutboxMessage.id).limit(limit)).all()
+    db.session.commit()
+    return sum(deliver(message_id, now=now) == MessageStatus.SENT.value for message_id in due)
+
+
+def deliver_job(ids: list[int]) -> int:
+    """The worker's job (queue "gambit-mail"): deliver the messages a commit wrote; runs in the app context."""
+    return sum(deliver(message_id) == MessageStatus.SENT.value for message_id in ids)
+
+
+def counts(*, about: tuple[str, int] | None = None, user_id: int | None = None) -> dict[str, int]:
+    """How many messages there are in each status, of one record (`about`: ("decision", 4)) or one account."""
+    query = select(OutboxMessage.status, func.count()).group_by(OutboxMessage.status)
+    if about is not None:
+        query = query.where(OutboxMessage.about_type == about[0], OutboxMessage.about_id == about[1])
+    if user_id is not None:
+        query = query.where(OutboxMessage.user_id == user_id)
+    return {status: n for status, n in db.session.execute(query)}
+
+
+def oldest_unsent(at: datetime) -> timedelta | None:
+    """How long the oldest message still waiting (queued or sending) has waited, or None: the readiness check
+    reports it, and says so when it is older than OUTBOX_READY_MINUTES."""
+    oldest = db.session.scalar(select(func.min(OutboxMessage.created_at)).where(
+        OutboxMessage.status.in_([MessageStatus.QUEUED.value, MessageStatus.SENDING.value])))
+    return None if oldest is None else at - oldest
+
+
+# --------------------------------------------------------------------------------------------- dispatching
+
+
+class _Dispatcher:
+    """The background thread of one app in one process: delivers what a commit wrote, then sleeps until the next
+    retry is due (at most a minute) or another commit wakes it."""
+
+    def __init__(self, app: Flask):
+        self.app = app
+        self.wake = threading.Event()
+        self.stopping = False
+        self.thread = threading.Thread(target=self.run, name="gambit-mail-dispatcher", daemon=True)
+        self.thread.start()
+
+    def run(self) -> None:
+        while not self.stopping:
+            self.wake.clear()
+            wait = 60.0
+            with self.app.app_context():
+                try:
+                    deliver_due()
+                    upcoming = db.session.scalar(select(func.min(OutboxMessage.next_attempt_at)).where(
+                        OutboxMessage.status == MessageStatus.QUEUED.value))
+                    db.session.commit()
+                    if upcoming is not None and self.app.config.get("MAIL_ENABLED"):
+                        wait = min(wait, max(1.0, (upcoming - utcnow()).total_seconds()))
+                except Exception:  # the thread must outlive a failure of the database or the server
+                    log.exception("the outbox's delivery thread failed; it tries again in a minute")
+                    db.session.rollback()
+                finally:
+                    db.session.remove()
+            self.wake.wait(wait)
+
+    def stop(self, timeout: float = 30) -> None:
+        self.stopping = True
+        self.wake.set()
+        self.thread.join(timeout)
+
+
+_LOCK = threading.Lock()
+
+
+def _thread_for(app: Flask) -> _Dispatcher:
+    with _LOCK:
+        found = app.extensions.get("gambit_outbox")
+        if found is None or not found.thread.is_alive():
+            found = app.extensions["gambit_outbox"] = _Dispatcher(app)
+        return found
+
+
+def stop_dispatcher(app: Flask) -> None:
+    """Stop this process's delivery thread of `app`, if it runs (tests; an orderly shutdown)."""
+    with _LOCK:
+        found = app.extensions.pop("gambit_outbox", None)
+    if found is not None:
+        found.stop()
+
+
+def dispatch(app: Flask, ids: list[int]) -> str:
+    """Hand messages just committed to a deliverer; returns which: "rq", "thread" or "manual" (OUTBOX_DISPATCH =
+    manual: only `flask mail send` and the scheduler deliver). Never raises: the messages are in the outbox
+    whatever happens here, and the periodic `deliver_due` finds them."""
+    mode = app.config.get("OUTBOX_DISPATCH", "auto")
+    if mode == "manual" or not ids:
+        return "manual"
+    if app.config.get("REDIS_URL"):
+        try:
+            from redis import Redis  # optional at runtime: only with REDIS_URL
+            from rq import Queue
+
+            Queue(QUEUE, connection=Redis.from_url(app.config["REDIS_URL"], socket_timeout=2,
+                                                   socket_connect_timeout=2)).enqueue(
+                deliver_job, ids, job_timeout=max(60, 10 * app.config["MAIL_TIMEOUT"]))
+            return "rq"
+        except Exception as exc:  # Redis down: this process delivers instead
+            log.warning("the mail queue (Redis) cannot be reached (%s): this process delivers the messages", exc)
+    _thread_for(app).wake.set()
+    return "thread"
+
+
+@event.listens_for(Session, "after_commit")
+def _after_commit(session: Session) -> None:
+    ids = session.info.pop(_PENDING, None)
+    if ids:
+        try:
+            app = current_app._get_current_object()  # type: ignore[attr-defined]
+        except RuntimeError:  # no app context: the periodic delivery will find them
+            return
+        dispatch(app, ids)
+
+
+@event.listens_for(Session, "after_soft_rollback")
+def _after_rollback(session: Session, previous_transaction) -> None:
+    # The whole transaction rolled back: its messages are gone. (After a savepoint's rollback the ids are kept: a
+    # deliverer finds nothing for those rolled back, and the rest go out with the commit.)
+    if previous_transaction.parent is None:
+        session.info.pop(_PENDING, None)
+
+
+# --------------------------------------------------------------------------------------------------- CLI
+
+cli = Blueprint("mail_cli", __name__, cli_group="mail")
+
+
+@cli.cli.command("send")
+def send_command() -> None:
+    """Deliver every message of the outbox whose (next) attempt is due, now, and print what is left."""
+    if not current_app.config.get("MAIL_ENABLED"):
+        click.echo("Mail is off (MAIL_ENABLED is not set): nothing was sent; the messages wait in the outbox.")
+        raise SystemExit(1)
+    sent = deliver_due()
+    counts = dict(db.session.execute(select(OutboxMessage.status, func.count()).group_by(OutboxMessage.status)).all())
+    click.echo(f"{sent} message(s) sent. In the outbox: "
+               + ", ".join(f"{counts.get(s.value, 0)} {s.value}" for s in MessageStatus) + ".")
+    if counts.get(MessageStatus.FAILED.value) or counts.get(MessageStatus.UNCONFIRMED.value):
+        click.echo("Failed and unconfirmed messages wait for the secretariat on the Outbox page (re-send).")
