@@ -45,6 +45,7 @@ from sqlalchemy.orm import Mapped, Session, mapped_column, relationship
 from core import audit
 from core.db import Model, db, swap_state, utcnow
 from core.lifecycle import Lifecycle
+from core.validators import is_email
 
 log = logging.getLogger(__name__)
 
@@ -182,9 +183,12 @@ def queue(to: Iterable[str] | str, subject: str, body: str, *, kind: str, now: d
           user_id: int | None = None, actor: Any = None, auto_submitted: bool = False) -> OutboxMessage:
     """Write a message into the outbox, in the caller's transaction: it is delivered once that commits, and never
     if it rolls back. Raises OutboxError when there is nobody to send it to."""
-    recipients = sorted({_one_line(a) for a in ([to] if isinstance(to, str) else to) if a and a.strip()})
+    recipients = sorted({a.strip() for a in ([to] if isinstance(to, str) else to) if a and a.strip()})
     if not recipients:
         raise OutboxError(f"The message '{_one_line(subject)}' has no recipient.")
+    wrong = [a for a in recipients if not is_email(a)]
+    if wrong:  # an address with a line break in it would smuggle in a header of its own
+        raise OutboxError(f"The message '{_one_line(subject)}' cannot go to {wrong[0]!r}: not an email address.")
     message = OutboxMessage(
         message_id=f"<{uuid.uuid4().hex}.{kind}@{_domain()}>", created_at=now,
         created_by_id=getattr(actor, "id", None), kind=kind, recipients=",".join(recipients),
@@ -311,8 +315,9 @@ def deliver(message_id: int, *, now: Callable[[], datetime] = utcnow) -> str | N
         return None
     attempt = OutboxAttempt(message_id=message.id, number=number, started_at=started, phase="connect")
     db.session.add(attempt)
+    db.session.flush()
     msg, recipients = build(message), message.to_list
-    attempt_id = message_id_ = message.id
+    attempt_id, message_id_ = attempt.id, message.id
     db.session.commit()
 
     def reached_body() -> None:

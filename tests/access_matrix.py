@@ -50,6 +50,11 @@ MATRIX: dict[str, list[tuple[str, str, dict[str, int]]]] = {
                            ("POST", "/admin/users/{other_user}", only(("admin",), 422)),
                            ("GET", "/admin/users/999999", only(("admin",), 404))],
     "accounts.set_active": [("POST", "/admin/users/{other_user}/active", only(("admin",), 302))],
+    # The outbox is the secretariat's: every message Gambit wrote, with its delivery.
+    "outbox.index": [("GET", "/admin/outbox/", only(("admin",)))],
+    "outbox.view": [("GET", "/admin/outbox/999999", only(("admin",), 404))],
+    "outbox.resend": [("POST", "/admin/outbox/999999/resend", only(("admin",), 404))],
+    "outbox.send_due": [("POST", "/admin/outbox/send", only(("admin",), 302))],
     "events.index": [("GET", "/events/", everyone(200))],
     "events.public": [("GET", "/events/{slug}", everyone(200)), ("GET", "/events/no-such-call", everyone(404))],
     "events.regulations_text": [("GET", "/events/{slug}/regulations.txt", everyone(200))],

@@ -45,6 +45,20 @@ class Mailbox:
             self.recipients.append(list(envelope.rcpt_tos))
         return "250 OK"
 
+    def wait_for(self, count: int = 1, to: str | None = None, timeout: float = 30) -> list:
+        """The messages (to `to`, if given) once at least `count` of them have arrived: the app delivers from its
+        outbox after the page answered, in a thread of its own."""
+        import time
+
+        def found() -> list:
+            return [m for m in self.messages if to is None or m["To"] == to]
+
+        deadline = time.monotonic() + timeout
+        while len(found()) < count and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert len(found()) >= count, f"{len(found())} message(s) arrived{' to ' + to if to else ''}, {count} expected"
+        return found()
+
 
 @pytest.fixture
 def mailbox():

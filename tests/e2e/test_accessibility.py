@@ -137,6 +137,8 @@ VISITS: list[Visit] = [
     Visit("verify a PDF", "signatures.verify", "/verify", EVERYONE),
     Visit("verify a PDF, refused", "signatures.verify", "/verify", ("visitor",), status=422,
           invalid=Invalid("Verify")),
+    Visit("outbox", "outbox.index", "/admin/outbox/", ("secretariat",)),
+    Visit("outbox, one message", "outbox.view", "/admin/outbox/{message}", ("secretariat",)),
     Visit("trust list", "signatures.trust_list", "/admin/trust", ("secretariat",)),
     Visit("trust list, refused", "signatures.trust_list", "/admin/trust", ("secretariat",), status=422,
           invalid=Invalid("Add to the trust list")),
@@ -221,6 +223,7 @@ def _facts(app) -> dict[str, object]:
     from board.services import current_decision
     from contracts.models import Contract
     from core.db import db
+    from core.outbox import OutboxMessage
     from events.services import get_event
     from scoring.models import Scorecard
 
@@ -241,6 +244,7 @@ def _facts(app) -> dict[str, object]:
             "sponsor_bid": selected.id, "contract": contract.id,
             "milestone": next(m.id for m in contract.milestones if m.payments),
             "scored_bid": scored.bid_id,
+            "message": db.session.scalars(select(OutboxMessage.id).order_by(OutboxMessage.id)).first(),
         }
         db.session.remove()
     return facts

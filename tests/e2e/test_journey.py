@@ -164,8 +164,9 @@ def register(person: Person, who: dict, applicant_type: str, *, screenshot: str 
         person.shot(screenshot)
     page.get_by_role("button", name="Create the account").click()
     expect(flash(page)).to_contain_text(f"Check your email: we sent a message to {who['email']}.")
-    # The account opens from the link emailed to the address (sent before the page answered).
-    message = next(m for m in person.mailbox.messages if m["To"] == who["email"])
+    # The account opens from the link emailed to the address (written with the account, delivered from the outbox
+    # once the page has answered).
+    message = person.mailbox.wait_for(to=who["email"])[0]
     assert message["Subject"] == "Confirm your address to open your Gambit account"
     link = re.search(r"(http://\S+/register/confirm/\S+)", message.get_content())
     assert link, message.get_content()
@@ -506,7 +507,9 @@ def test_journey_from_registration_to_overdue_payment(browser, live_server, mail
         assert registered == 2  # the two confirmations of step 1 and 2, nothing else yet
         page.get_by_role("button", name="Record the decision").click()
         page.wait_for_url(f"**/board/{SLUG}/decision")
-        expect(flash(page)).to_contain_text("The decision is recorded; the call is decided. 2 bidder(s) emailed.")
+        expect(flash(page)).to_contain_text("The decision is recorded; the call is decided. 2 notice(s) to the "
+                                            "bidders are queued. They are being sent now")
+        mailbox.wait_for(registered + 2)
         expect(page.locator("dl.facts")).to_contain_text(fed_title)
         president.shot("07-decision.png")
         # One email per bidder, to its contact.

@@ -1,0 +1,108 @@
+"""Real mail servers for the outbox's tests: one that answers (aiosmtpd) and can be told to refuse a recipient or
+to take its time over the message, one that accepts connections and never says a word, and a port where nothing
+listens."""
+
+from __future__ import annotations
+
+import asyncio
+import email
+import email.policy
+import socket
+import threading
+from contextlib import contextmanager
+
+
+def free_port() -> int:
+    """A port nothing listens on (a server refusing connections, until one is started there)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_until(condition, timeout: float = 30) -> bool:
+    """Whether `condition()` became true within `timeout` seconds (polled): for what a background thread does."""
+    import time
+
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.05)
+    return True
+
+
+class Inbox:
+    """An aiosmtpd handler keeping what it receives. `refuse` answers every RCPT with a 550; `delay` waits that many
+    seconds after taking the message before answering it (the message is kept: the server has it)."""
+
+    def __init__(self, refuse: bool = False, delay: float = 0):
+        self.messages: list = []
+        self.refuse, self.delay = refuse, delay
+
+    async def handle_RCPT(self, server, session, envelope, address, rcpt_options):
+        if self.refuse:
+            return "550 5.1.1 No such mailbox here"
+        envelope.rcpt_tos.append(address)
+        return "250 OK"
+
+    async def handle_DATA(self, server, session, envelope):
+        self.messages.append(email.message_from_bytes(envelope.content, policy=email.policy.default))
+        if self.delay:
+            await asyncio.sleep(self.delay)
+        return "250 2.0.0 Queued as 42"
+
+
+@contextmanager
+def smtp_server(port: int, handler: Inbox):
+    from aiosmtpd.controller import Controller
+
+    controller = Controller(handler, hostname="127.0.0.1", port=port)
+    controller.start()
+    try:
+        yield handler
+    finally:
+        controller.stop()
+
+
+class Staller:
+    """A server that accepts every connection and never answers (no greeting): a mail server that hangs."""
+
+    def __init__(self, port: int):
+        self.sock = socket.socket()
+        self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        self.sock.bind(("127.0.0.1", port))
+        self.sock.listen(8)
+        self.connections: list[socket.socket] = []
+        self.accepted = threading.Event()
+        self.thread = threading.Thread(target=self._accept, daemon=True)
+        self.thread.start()
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                return
+            self.connections.append(conn)
+            self.accepted.set()
+
+    def still_held(self) -> bool:
+        """Whether every accepted connection is still open at the client's end (nothing was closed by it)."""
+        for conn in self.connections:
+            conn.setblocking(False)
+            try:
+                if conn.recv(1, socket.MSG_PEEK) == b"":
+                    return False
+            except BlockingIOError:
+                continue
+        return True
+
+    def close(self) -> None:
+        try:
+            self.sock.shutdown(socket.SHUT_RDWR)  # wakes the thread blocked in accept() (a close alone does not)
+        except OSError:
+            pass
+        self.sock.close()
+        for conn in self.connections:
+            conn.close()
+        self.thread.join(5)
