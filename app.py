@@ -34,6 +34,7 @@ from core.audit import cli as audit_cli
 from core.auth import login_manager
 from core.backup import cli as backup_cli
 from core.db import db
+from core.jobs import cli as jobs_cli
 from core.limiter import init_limiter
 from core.security import init_security
 from core.signature_views import bp as signatures_bp
@@ -96,7 +97,7 @@ def create_app(config: dict | None = None) -> Flask:
 
     for bp in (core_bp, accounts_bp, events_views.bp, bids_views.bp, scoring_bp, board_bp, api_bp,
                audit_cli, backup_cli, users_cli, events_cli, bids_cli, board_cli, demo_cli, signatures_bp,
-               pdf_cli):
+               pdf_cli, jobs_cli):
         app.register_blueprint(bp)
     app.register_blueprint(contracts_bp)
     app.register_blueprint(payments_cli)

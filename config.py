@@ -83,6 +83,9 @@ class Config:
         self.SQLALCHEMY_ENGINE_OPTIONS = {"pool_pre_ping": True}
         self.UPLOAD_DIR = os.environ.get("UPLOAD_DIR", str(INSTANCE_DIR / "uploads"))
         self.REDIS_URL = os.environ.get("REDIS_URL", "")
+        # Put before the name of every RQ queue (core.jobs.QUEUES), so that two installations sharing one Redis do not
+        # take each other's jobs.
+        self.RQ_QUEUE_PREFIX = os.environ.get("RQ_QUEUE_PREFIX", "")
         # Without Redis, a dossier or pack needing more than this many PDFs made renders in a background thread of
         # the web process (the page shows the progress), so that no request runs into the server's timeout.
         self.PDF_INLINE_LIMIT = _int("PDF_INLINE_LIMIT", 4)
