@@ -118,6 +118,9 @@ class Config:
         self.SESSION_IDLE_MINUTES = _int("SESSION_IDLE_MINUTES", 60)
         self.SESSION_ABSOLUTE_HOURS = _int("SESSION_ABSOLUTE_HOURS", 12)
         self.PAYMENT_DUE_SOON_DAYS = _int("PAYMENT_DUE_SOON_DAYS", 14)
+        # The hour (UTC, 0-23) at which `flask scheduler` sends the day's payment reminders; a scheduler started
+        # later in the day sends them at start if no process has yet.
+        self.REMINDER_HOUR_UTC = _int("REMINDER_HOUR_UTC", 7)
         # A bank guarantee lapsing within this many days, with money still owed, is warned about.
         self.GUARANTEE_WARNING_DAYS = _int("GUARANTEE_WARNING_DAYS", 30)
         # Gambit's signing identity (PKCS#12 and its passphrase); unset: a development identity generated into
