@@ -48,7 +48,8 @@ def connection() -> Redis:
 
 def queue_name(name: str) -> str:
     """The name in Redis of one of QUEUES: RQ_QUEUE_PREFIX before it, so that two installations (or two test runs)
-    can share one Redis without taking each other's jobs. Raises ValueError for a queue not in QUEUES."""
+    can share one Redis without taking each other's jobs (enqueue puts it before job ids too). Raises ValueError
+    for a queue not in QUEUES."""
     if name not in QUEUES:
         raise ValueError(f"{name!r} is not one of Gambit's queues {QUEUES}")
     return f"{current_app.config.get('RQ_QUEUE_PREFIX', '')}{name}"
@@ -62,22 +63,23 @@ def queue(name: str, *, redis: Redis | None = None) -> Queue:
 
 
 def enqueue(func: Callable[..., Any] | str, *args: Any, queue_: str, job_id: str | None = None,
-            replace_failed: bool = True, **options: Any) -> Job:
+            **options: Any) -> Job:
     """Put `func(*args)` on the queue `queue_` (one of QUEUES); `func` is a function or its dotted path (the worker
-    imports it). With a stable `job_id`, the job of that id already queued or running is returned instead of a
-    second one; one that failed, stopped or was canceled is replaced when `replace_failed` (else returned as it is).
-    `options` go to RQ (timeout, result_ttl, failure_ttl...).
+    imports it). With a stable `job_id` (RQ_QUEUE_PREFIX is put before it), the job of that id already queued or
+    running is returned instead of a second one (one that failed, stopped or was canceled is replaced). `options`
+    go to RQ (timeout, result_ttl, failure_ttl...).
 
     Raises NoQueueError without REDIS_URL, ValueError for an unknown queue, redis.ConnectionError when Redis cannot
     be reached."""
     redis = connection()
     if job_id is not None:
+        job_id = f"{current_app.config.get('RQ_QUEUE_PREFIX', '')}{job_id}"  # two installations' ids apart too
         from rq.exceptions import NoSuchJobError  # optional at runtime
         from rq.job import Job
 
         try:
             job = Job.fetch(job_id, connection=redis)
-            if not replace_failed or job.get_status() not in ("failed", "stopped", "canceled"):
+            if job.get_status() not in ("failed", "stopped", "canceled"):
                 return job
             job.delete()
         except NoSuchJobError:
