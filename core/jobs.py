@@ -11,7 +11,7 @@ a second at every start of a process that never uses it (the web workers, every 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import click
 from flask import Blueprint, current_app
@@ -84,7 +84,9 @@ def enqueue(func: Callable[..., Any] | str, *args: Any, queue_: str, job_id: str
             job.delete()
         except NoSuchJobError:
             pass
-    return queue(queue_, redis=redis).enqueue_call(func, args=args, job_id=job_id, **options)
+    # RQ takes a function or its dotted path; its type variable takes either, not the union of both.
+    return queue(queue_, redis=redis).enqueue_call(cast("Callable[..., Any]", func), args=args, job_id=job_id,
+                                                   **options)
 
 
 def work(*, burst: bool = False) -> None:
