@@ -289,14 +289,6 @@ def serve(app: Flask, stop: threading.Event) -> None:
         scheduler.shutdown(wait=True)
 
 
-def _log_to_stderr() -> None:
-    if not log.handlers:
-        handler = logging.StreamHandler()
-        handler.setFormatter(logging.Formatter("[%(asctime)s] %(levelname)s %(name)s: %(message)s"))
-        log.addHandler(handler)
-        log.setLevel(logging.INFO)
-
-
 @cli.cli.command("scheduler")
 @click.option("--once", is_flag=True,
               help="Run every job whose current period has not run yet, once, then stop (exit 1 if one failed).")
@@ -304,7 +296,18 @@ def scheduler_command(once: bool) -> None:
     """Run the periodic jobs (payment reminders, ...) on their schedules until stopped (SIGTERM, Ctrl-C); each
     period runs once however many schedulers run. With REDIS_URL set, `flask worker` runs the jobs."""
     app: Flask = current_app._get_current_object()  # type: ignore[attr-defined]
-    _log_to_stderr()
+    # What the scheduler does goes to stderr (the process's log); removed after, for a command run in a test.
+    handler = logging.StreamHandler()
+    handler.setFormatter(logging.Formatter("[%(asctime)s] %(levelname)s %(name)s: %(message)s"))
+    log.addHandler(handler)
+    log.setLevel(logging.INFO)
+    try:
+        _scheduler(app, once=once)
+    finally:
+        log.removeHandler(handler)
+
+
+def _scheduler(app: Flask, *, once: bool) -> None:
     if once:
         ticks = [tick(app, job) for job in registry(app)]
         for t in ticks:
