@@ -83,7 +83,8 @@ def _periodic_jobs(app: Flask) -> None:
                                  f"sent, 0 to 23; {hour!r} is not one.")
     jobs = registry(app)
     jobs.add("payments.remind", Daily(hour=hour), scheduled_reminders)
-    # The mail outbox (core/outbox.py, being written) plugs in here, delivering what is due every minute:
+    # The mail outbox (core/outbox.py, being written) plugs in here, delivering what is due every minute (with
+    # Every from core.scheduler; deliver_due(now) -> int is a job function as it is):
     #   jobs.add("mail.deliver", Every(seconds=60), outbox.deliver_due)
 
 

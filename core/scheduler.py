@@ -1,11 +1,12 @@
 """Periodic jobs: `flask scheduler` runs each job of the app's registry on its schedule, each period exactly once
 however many scheduler processes (and app servers) run.
 
-The timing is APScheduler 3.11's (cron-like and interval triggers in UTC, a missed time run late once rather than
-dropped). RQ 3.0 has periodic jobs of its own (rq.cron.CronScheduler, `rq cron`), but only as an enqueuer into
-Redis: it needs REDIS_URL, which Gambit keeps optional (without it the scheduler must run its jobs in its own
-process), and it reads its cron fields in the machine's local time. Neither library knows whether another process
-already ran a period: that is Gambit's own, and in the database every process shares.
+Why APScheduler 3.11 for the timing (cron-like and interval triggers in UTC, a missed time run late once rather than
+dropped, a thread pool so one slow job does not hold the others): RQ 3.0 has periodic jobs of its own
+(rq.cron.CronScheduler, `rq cron`), but only as an enqueuer into Redis, so it needs REDIS_URL, which Gambit keeps
+optional (without it the scheduler runs its jobs in its own process); it reads its cron fields in the machine's local
+time; and rq.repeat.Repeat re-enqueues one job a fixed number of times, which is no calendar. Neither library knows
+whether another process already ran a period: that is Gambit's own, in the database every process shares.
 
 Exactly once: before a job runs, its run claims its slot, the job's name and the period it covers ("payments.remind",
 "2026-12-03"), by inserting a ScheduledRun row; the unique constraint on (job, slot) lets one insert win, committed
