@@ -1,4 +1,5 @@
-# Gambit. `make run` serves the app with the 2015 call and demo accounts; `make test` runs every test.
+# Gambit. `make run` serves the app with the 2015 call and demo accounts (the development server alone);
+# `make serve` runs it as in production (gunicorn, worker, scheduler); `make test` runs every test.
 # Both set everything up on a fresh machine (virtualenv, Python packages, system packages).
 
 PYTHON ?= python3
@@ -54,14 +55,21 @@ seed: migrate
 run: system-deps seed
 	$(BIN)/flask run --host $(HOST) --port $(PORT)
 
-# Two gunicorn workers share their rate-limit counts (and the RQ queue) through Redis: REDIS_URL defaults to the
-# local Redis that `services` starts; an RQ worker renders the dossiers beside gunicorn (flask board worker).
-# gunicorn.conf.py builds the app once in the master (preload_app; each worker a fork with its own database pool)
-# and freezes what each worker holds (gc.freeze) so the collector stops walking it per request.
+# Gambit in production form, three processes: gunicorn (two workers sharing their rate-limit counts through Redis),
+# `flask worker` (the RQ worker of every queue: dossiers, mail, the scheduler's jobs) and `flask scheduler` (the
+# periodic jobs, payment reminders every day at REMINDER_HOUR_UTC: no cron line). REDIS_URL defaults to the local Redis
+# that `services` starts. The shell waits for gunicorn; when it ends, or on Ctrl-C or SIGTERM, the trap stops all three
+# (SIGTERM: each finishes what it is doing) and waits for them. gunicorn.conf.py builds the app once in the master (preload_app; each worker
+# a fork with its own database pool) and freezes what each worker holds (gc.freeze) so the collector stops walking it
+# per request.
 serve: system-deps migrate services
-	@export REDIS_URL="$${REDIS_URL:-redis://127.0.0.1:6379/0}"; \
-	$(BIN)/flask board worker & \
-	$(BIN)/gunicorn --config gunicorn.conf.py --workers 2 --bind $(HOST):$(PORT) "app:create_app()"
+	@export REDIS_URL="$${REDIS_URL:-redis://127.0.0.1:6379/0}"; pids=""; \
+	trap 'kill $$pids 2>/dev/null; wait' EXIT; \
+	trap 'exit 130' INT TERM; \
+	$(BIN)/flask worker & pids="$$pids $$!"; \
+	$(BIN)/flask scheduler & pids="$$pids $$!"; \
+	$(BIN)/gunicorn --config gunicorn.conf.py --workers 2 --bind $(HOST):$(PORT) "app:create_app()" & web=$$!; \
+	pids="$$pids $$web"; wait $$web
 
 test: system-deps venv node-deps services
 	$(BIN)/pytest

@@ -30,14 +30,19 @@ from board.jobs import cli as board_cli
 from board.views import bp as board_bp
 from config import Config
 from contracts.cli import cli as payments_cli
+from contracts.reminders import scheduled_reminders
 from contracts.views import bp as contracts_bp
 from core.audit import cli as audit_cli
 from core.auth import login_manager
 from core.backup import cli as backup_cli
 from core.db import db
+from core.jobs import cli as jobs_cli
 from core.limiter import init_limiter
 from core.outbox import cli as mail_cli
+from core.outbox import scheduled_delivery
 from core.outbox_views import bp as outbox_bp
+from core.scheduler import Daily, Every, registry
+from core.scheduler import cli as scheduler_cli
 from core.security import init_security
 from core.signature_views import bp as signatures_bp
 from core.signature_views import cli as pdf_cli
@@ -72,6 +77,20 @@ def _provide_hooks() -> None:
     bids_views.declaration_required.provide(declaration_required)
 
 
+def _periodic_jobs(app: Flask) -> None:
+    """Every job `flask scheduler` runs, in one place: a name (with the period, the key that makes each run happen
+    once), a schedule in UTC, and the function (it takes the instant it starts). Names stay stable: the
+    scheduled_run table keys each period by them."""
+    hour = app.config["REMINDER_HOUR_UTC"]
+    if not isinstance(hour, int) or not 0 <= hour <= 23:
+        raise ConfigurationError(f"REMINDER_HOUR_UTC is the hour of the day (UTC) at which the payment reminders are "
+                                 f"sent, 0 to 23; {hour!r} is not one.")
+    jobs = registry(app)
+    jobs.add("payments.remind", Daily(hour=hour), scheduled_reminders)
+    # The outbox's retries, and whatever a process that stopped left unsent (core.outbox).
+    jobs.add("mail.deliver", Every(seconds=60), scheduled_delivery)
+
+
 def _scoring_progress(event) -> str:
     return load_scoring(event).progress()
 
@@ -99,11 +118,12 @@ def create_app(config: dict | None = None) -> Flask:
 
     for bp in (core_bp, accounts_bp, events_views.bp, bids_views.bp, scoring_bp, board_bp, api_bp,
                audit_cli, backup_cli, users_cli, events_cli, bids_cli, board_cli, demo_cli, signatures_bp,
-               pdf_cli, outbox_bp, mail_cli):
+               pdf_cli, jobs_cli, scheduler_cli, outbox_bp, mail_cli):
         app.register_blueprint(bp)
     app.register_blueprint(contracts_bp)
     app.register_blueprint(payments_cli)
     _provide_hooks()
+    _periodic_jobs(app)
     init_limiter(app)
     _errors(app)
 

@@ -83,6 +83,9 @@ class Config:
         self.SQLALCHEMY_ENGINE_OPTIONS = {"pool_pre_ping": True}
         self.UPLOAD_DIR = os.environ.get("UPLOAD_DIR", str(INSTANCE_DIR / "uploads"))
         self.REDIS_URL = os.environ.get("REDIS_URL", "")
+        # Put before the name of every RQ queue (core.jobs.QUEUES), so that two installations sharing one Redis do not
+        # take each other's jobs.
+        self.RQ_QUEUE_PREFIX = os.environ.get("RQ_QUEUE_PREFIX", "")
         # Without Redis, a dossier or pack needing more than this many PDFs made renders in a background thread of
         # the web process (the page shows the progress), so that no request runs into the server's timeout.
         self.PDF_INLINE_LIMIT = _int("PDF_INLINE_LIMIT", 4)
@@ -126,6 +129,9 @@ class Config:
         self.SESSION_IDLE_MINUTES = _int("SESSION_IDLE_MINUTES", 60)
         self.SESSION_ABSOLUTE_HOURS = _int("SESSION_ABSOLUTE_HOURS", 12)
         self.PAYMENT_DUE_SOON_DAYS = _int("PAYMENT_DUE_SOON_DAYS", 14)
+        # The hour (UTC, 0-23) at which `flask scheduler` sends the day's payment reminders; a scheduler started
+        # later in the day sends them at start if no process has yet.
+        self.REMINDER_HOUR_UTC = _int("REMINDER_HOUR_UTC", 7)
         # A bank guarantee lapsing within this many days, with money still owed, is warned about.
         self.GUARANTEE_WARNING_DAYS = _int("GUARANTEE_WARNING_DAYS", 30)
         # Gambit's signing identity (PKCS#12 and its passphrase); unset: a development identity generated into

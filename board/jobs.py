@@ -1,8 +1,9 @@
 """Rendering dossiers outside the request: in a background worker (RQ) when REDIS_URL is set; otherwise in a
 background thread of the web process, or from the command line (`flask board render <slug>`).
 
-The RQ path enqueues one job per dossier snapshot (the job id carries the inputs hash, so a second request for the
-same snapshot waits for the same job); `flask board worker` runs the jobs inside the app. Every path renders the
+The RQ path enqueues one job per dossier snapshot on the "gambit-pdf" queue (core.jobs; the job id carries the inputs
+hash, so a second request for the same snapshot waits for the same job); `flask worker` (or its older name
+`flask board worker`) runs the jobs inside the app. Every path renders the
 bids' dossiers one at a time, committing each as it is made, then the pack: progress is what is stored, which
 every process sees, and an interrupted run loses at most the document it was making.
 """
@@ -18,27 +19,14 @@ from accounts.models import User
 from bids.models import Bid
 from board import services
 from board.rules import DecisionError, dossiers_open
+from core import jobs
 from core.db import db, reading, utcnow
 from events.models import Event
 from events.services import get_event
 
-QUEUE = "gambit-pdf"
+QUEUE = jobs.PDF
 
 cli = Blueprint("board_cli", __name__, cli_group="board")
-
-
-def _redis():
-    # redis and rq are imported only when REDIS_URL is set: the queue is optional at runtime, and importing rq
-    # costs about a second at every start of a process that never uses it.
-    from redis import Redis
-
-    return Redis.from_url(current_app.config["REDIS_URL"])
-
-
-def queue():
-    from rq import Queue  # optional at runtime: only with REDIS_URL (see _redis)
-
-    return Queue(QUEUE, connection=_redis())
 
 
 def render_all(event_id: int, bid_id: int | None, actor_id: int | None, progress=None) -> int:
@@ -100,20 +88,11 @@ def render_job(event_id: int, bid_id: int | None, actor_id: int | None) -> int:
 
 
 def enqueue(event_id: int, bid_id: int | None, actor_id: int | None, digest: str):
-    """The job rendering this snapshot: the one already queued or running, else a new one."""
-    from rq.exceptions import NoSuchJobError  # optional at runtime: only with REDIS_URL (see _redis)
-    from rq.job import Job
-
+    """The job rendering this snapshot: the one already queued or running, else a new one (core.jobs.enqueue with
+    a stable id). Raises what core.jobs.enqueue raises."""
     job_id = f"dossier-{event_id}-{bid_id or 'pack'}-{digest[:24] or 'new'}"
-    try:
-        job = Job.fetch(job_id, connection=_redis())
-        if job.get_status() not in ("failed", "stopped", "canceled"):
-            return job
-        job.delete()
-    except NoSuchJobError:
-        pass
-    return queue().enqueue_call(render_job, args=(event_id, bid_id, actor_id), job_id=job_id, timeout=1800,
-                                result_ttl=600, failure_ttl=3600)
+    return jobs.enqueue(render_job, event_id, bid_id, actor_id, queue_=QUEUE, job_id=job_id, timeout=1800,
+                        result_ttl=600, failure_ttl=3600)
 
 
 # ---- without Redis: one background thread per snapshot and process
@@ -154,13 +133,8 @@ def start_thread(event_id: int, bid_id: int | None, actor_id: int | None, digest
 @cli.cli.command("worker")
 @click.option("--burst", is_flag=True, help="Run the queued jobs, then stop.")
 def worker(burst):
-    """Render dossiers in the background (needs REDIS_URL); run it beside gunicorn."""
-    from rq import Worker  # optional at runtime: only with REDIS_URL (see _redis)
-
-    if not current_app.config.get("REDIS_URL"):
-        raise click.ClickException("set REDIS_URL: without it dossiers render in a thread of the web process, "
-                                   "or with `flask board render`")
-    Worker([queue()], connection=_redis()).work(burst=burst)
+    """The older name of `flask worker` (every queue, dossiers among them); needs REDIS_URL."""
+    jobs.run_worker(burst=burst)
 
 
 @cli.cli.command("render")

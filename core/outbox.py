@@ -42,14 +42,13 @@ from flask import Blueprint, Flask, current_app
 from sqlalchemy import Boolean, ForeignKey, Index, Integer, String, Text, event, func, select
 from sqlalchemy.orm import Mapped, Session, mapped_column, relationship
 
-from core import audit
+from core import audit, jobs
 from core.db import Model, db, swap_state, utcnow
 from core.lifecycle import Lifecycle
 from core.validators import is_email
 
 log = logging.getLogger(__name__)
 
-QUEUE = "gambit-mail"
 _PENDING = "gambit_outbox_pending"  # session.info key: the ids of messages written in the open transaction
 
 
@@ -407,6 +406,13 @@ def deliver_due(now: Callable[[], datetime] = utcnow, *, limit: int = 200) -> in
     return sum(deliver(message_id, now=now) == MessageStatus.SENT.value for message_id in due)
 
 
+def scheduled_delivery(now: datetime) -> str:
+    """The scheduler's job every minute ("mail.deliver"): what is due, retries included. Returns its summary."""
+    if not current_app.config.get("MAIL_ENABLED"):
+        return "mail is off (MAIL_ENABLED is not set): nothing sent"
+    return f"{deliver_due()} message(s) sent"
+
+
 def deliver_job(ids: list[int]) -> int:
     """The worker's job (queue "gambit-mail"): deliver the messages a commit wrote; runs in the app context."""
     return sum(deliver(message_id) == MessageStatus.SENT.value for message_id in ids)
@@ -497,12 +503,8 @@ def dispatch(app: Flask, ids: list[int]) -> str:
         return "manual"
     if app.config.get("REDIS_URL"):
         try:
-            from redis import Redis  # optional at runtime: only with REDIS_URL
-            from rq import Queue
-
-            Queue(QUEUE, connection=Redis.from_url(app.config["REDIS_URL"], socket_timeout=2,
-                                                   socket_connect_timeout=2)).enqueue(
-                deliver_job, ids, job_timeout=max(60, 10 * app.config["MAIL_TIMEOUT"]))
+            with app.app_context():
+                jobs.enqueue(deliver_job, ids, queue_=jobs.MAIL, timeout=max(60, 10 * app.config["MAIL_TIMEOUT"]))
             return "rq"
         except Exception as exc:  # Redis down: this process delivers instead
             log.warning("the mail queue (Redis) cannot be reached (%s): this process delivers the messages", exc)

@@ -12,7 +12,7 @@ import pytest
 from sqlalchemy import select
 from sqlalchemy.orm import selectinload
 
-from core import outbox
+from core import jobs, outbox
 from core.audit import AuditEntry
 from core.db import db, utcnow
 from tests.conftest import csrf_token_from
@@ -276,7 +276,7 @@ def test_with_redis_the_worker_delivers_from_the_mail_queue(live, redis_db):
         live.config.update(MAIL_ENABLED=True, MAIL_SERVER="127.0.0.1", MAIL_PORT=port, REDIS_URL=redis_db,
                            RATELIMIT_ENABLED=False)
         assert _register(live, "olena@example.org").status_code == 302
-        queue = Queue(outbox.QUEUE, connection=Redis.from_url(redis_db))
+        queue = Queue(jobs.MAIL, connection=Redis.from_url(redis_db))
         assert queue.count == 1 and inbox.messages == []  # queued for the worker, not sent by the request
         with live.app_context():
             SimpleWorker([queue], connection=queue.connection).work(burst=True)
