@@ -654,6 +654,14 @@ def _minutes(decision: Decision, *, now: datetime) -> bytes:
     return render_pdf("minutes.html", **minutes_context(decision, now=now, checkpoint=decision_checkpoint(decision)))
 
 
+def minutes_copy(decision: Decision, seen, *, reader: str, now: datetime) -> bytes:
+    """The minutes of `decision` as `reader` may see them (`seen`, a scoring.visibility.Sight that withholds some
+    of the record's scores): rendered for them and not stored, the stored minutes staying the record. Raises
+    core.pdf.PdfError if rendering fails."""
+    return render_pdf("minutes.html", **minutes_context(decision, now=now, checkpoint=decision_checkpoint(decision),
+                                                        seen=seen, reader=reader))
+
+
 def mark_notified(decision: Decision, *, now: datetime) -> None:
     decision.bidders_notified = True
     db.session.flush()

@@ -19,7 +19,7 @@ An API token acts for its account: the same rule, on the same roles.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -188,7 +188,7 @@ class Sight:
         order, ties kept ("2=" stays tied with its equal), "unranked" kept. Raises nothing."""
         rows = list(ranking.get("bids") or [])
         if self.closed is not None:
-            return {**ranking, "bids": []}
+            return {**ranking, "bids": [], "closed": self.closed}
         if not self.withheld:
             return {**ranking, "bids": rows}
         kept = [r for r in rows if r.get("bid") not in self.withheld_ids]
@@ -211,15 +211,18 @@ def _place(label) -> int | None:
     return int(text) if text.isdigit() else None
 
 
-def sight(data: ScoringData, viewer: User | None) -> Sight:
+def sight(data: ScoringData | Callable[[], ScoringData], viewer: User | None) -> Sight:
     """What `viewer` may see of the scores of the call `data` holds (None: the whole, for the documents made once
-    for the Board). Raises nothing."""
-    if viewer is None:
+    for the Board). `data` may be a function that loads it: it is called only when the viewer's roles alone do
+    not open every score (a stored document's lookup stays a few statements for the Board). Only the bids ranked
+    carry scores: they are the ones that can be withheld. Raises nothing."""
+    if viewer is None or (not is_bidder(viewer) and reads_all_scores(viewer.role_set)):
         return Sight.everything()
+    data = data() if callable(data) else data
     closed = closed_to(data, viewer)
     if closed is not None:
         return Sight(closed=closed)
     withheld = tuple(Withheld(b.id, b.title, why, f"{b.title} is withheld from you: you are recused from it "
                                                   f"({_grounds(data, viewer, b)}).")
-                     for b in data.bids if (why := withheld_from(data, viewer, b)))
+                     for b in data.ranked if (why := withheld_from(data, viewer, b)))
     return Sight(withheld=withheld)
