@@ -2,7 +2,7 @@
 load, authorize, validate, call one service, commit, redirect. The ranking in the JSON API is api.ranking.
 
 Bidders never see a score: every page here answers 403 to an account holding the bidder role (unless it is
-also the secretariat's), and the API does the same (scoring.gates).
+also the secretariat's), and the API does the same (scoring.visibility).
 """
 
 from __future__ import annotations
