@@ -109,7 +109,7 @@ class Call:
         for bid, country in ((self.lviv, "UA"), (self.tbilisi, "GE"), (self.madrid, "ES")):
             complete(app, bid, venue_country=country)
         sf.status(event, "scoring")
-        anna = make.user(email=self.emails["wcoc"], roles=("wcoc",), name="Anna Aalto", federation="FIN")
+        self.anna = anna = make.user(email=self.emails["wcoc"], roles=("wcoc",), name="Anna Aalto", federation="FIN")
         bo = sf.member(name="Bo Berg", federation="SWE")
         carla = make.user(email=self.emails["wcoc_recused"], roles=("wcoc",), name="Carla Cruz", federation="UKR")
         eve = make.user(email=self.emails["wcoc_declared"], roles=("wcoc",), name="Eve Evans", federation="NOR")
@@ -136,6 +136,14 @@ class Call:
         with self.app.app_context():
             report = build_ranking(load_scoring(db.session.get(Event, self.event)))
             return {r.bid_id: r.total for r in report.ranking.bids}
+
+    def first_shown(self, member: int):
+        """When the member was first shown other members' scores in the call (None: never)."""
+        from scoring.models import ConflictDeclaration
+
+        with self.app.app_context():
+            return db.session.scalars(select(ConflictDeclaration.scores_first_shown_at).where(
+                ConflictDeclaration.event_id == self.event, ConflictDeclaration.member_id == member)).one()
 
     def lviv_title(self) -> str:
         from bids.models import Bid
@@ -244,6 +252,8 @@ def test_every_output_shows_each_role_what_the_rule_allows_of_the_scores(app, ev
     # While scoring is open: a member with a scorecard still to submit reads no score, on any output.
     call.emails["wcoc_pending"] = "pending@visibility.example.org"
     problems = walk(call, DURING_SCORING, ("wcoc", "wcoc_pending", "board", "admin"), {}, {})
+    assert call.first_shown(call.pending) is None, "nothing was shown to her: no first showing is recorded"
+    assert call.first_shown(call.anna) is not None
     sf.status(event, "deliberation")
     call.decide()
     title = call.lviv_title()
