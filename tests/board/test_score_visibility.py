@@ -35,7 +35,6 @@ LVIV_SCORES = dict(zip("abcdefghij", ("4.5", "4", "3.5", "5", "4", "4.5", "3.5",
 ROLES = ("anon", "bidder", "rival", "wcoc", "wcoc_recused", "wcoc_declared", "board", "board_wcoc_recused",
          "admin", "token_wcoc_recused", "token_bidder", "token_board")
 TOKENS = {"token_wcoc_recused": "wcoc_recused", "token_bidder": "bidder", "token_board": "board"}
-RECUSED = ("wcoc_recused", "wcoc_declared", "board_wcoc_recused", "token_wcoc_recused")
 
 
 def by_role(anon: object, bidders: object, **rest: object) -> dict[str, object]:
@@ -47,7 +46,7 @@ PAGE_OF_THE_BOARD = dict(wcoc=403, wcoc_recused=403, wcoc_declared=403, board=SH
                          admin=SHOWN)
 RANKING = dict(wcoc=SHOWN, wcoc_recused=WITHHELD, wcoc_declared=WITHHELD, board=SHOWN, board_wcoc_recused=WITHHELD,
                admin=SHOWN)
-RECORD = dict(RANKING)
+RECORD = dict(RANKING)  # the decision's record withholds what the ranking does, and says why
 
 # output -> (url, role -> expected); a token holder's cell is None where the output is not the API's.
 OUTPUTS: dict[str, tuple[str, dict[str, object]]] = {
