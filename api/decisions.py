@@ -6,12 +6,15 @@ from __future__ import annotations
 from typing import Any
 
 from api.auth import api_error, api_user
+from api.ranking import BidLeftOut
 from api.routing import operation
 from api.shapes import Day, Instant, Shape
 from board.rules import DecisionMethod
 from board.services import current_decision
 from core.auth import Role
 from events.services import get_event
+from scoring.queries import load_scoring
+from scoring.visibility import sight
 
 
 class SelectedBid(Shape):
@@ -46,6 +49,7 @@ class Decision(Shape):
     grounds: str
     rationale: str
     ranking: Any
+    withheld: list[BidLeftOut]
     reviewed: list[Any]
     recorded_at: Instant
     recorded_by: str
@@ -67,6 +71,9 @@ def decision(slug: str):
     found = current_decision(ev)
     if found is None:
         return api_error(404, "No decision is recorded for this call yet.")
+    seen = sight(load_scoring(ev), api_user())
+    ranking = found.loads("ranking")
+    in_record = {row.get("bid") for row in ranking.get("bids") or []}
     return Decision(
         id=found.id, event=slug, method=found.how, decided_on=found.decided_on,
         selected_bid=SelectedBid(id=found.selected_bid_id, title=found.selected_bid.title),
@@ -74,6 +81,8 @@ def decision(slug: str):
         consultations=[Consulted(member=c["member"], member_id=c.get("member_id"), advice=c["advice"], on=c["on"])
                        for c in found.consulted()],
         grounds=found.grounds, rationale=found.rationale,
-        ranking=found.loads("ranking"), reviewed=found.loads("reviewed"), recorded_at=found.recorded_at,
+        ranking=seen.record_ranking(ranking),
+        withheld=[BidLeftOut(**w.as_dict()) for w in seen.withheld if w.bid_id in in_record],
+        reviewed=found.loads("reviewed"), recorded_at=found.recorded_at,
         recorded_by=found.recorded_by.name, corrects=found.corrects_id,
         correction_reason=found.correction_reason or None, minutes_sha256=found.minutes_sha256)

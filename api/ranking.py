@@ -9,8 +9,9 @@ from api.shapes import DecimalText, Instant, OpenShape, Shape
 from core.db import writes_on_get
 from events.rules import EventStatus
 from events.services import get_event
-from scoring.gates import reads_the_ranking, record_first_showing
+from scoring.gates import record_first_showing
 from scoring.queries import build_ranking, load_scoring
+from scoring.visibility import NOT_A_REVIEWER, reads_the_ranking
 
 
 class EventRef(Shape):
@@ -126,7 +127,7 @@ class Ranking(Shape):
 def ranking(slug: str):
     user = api_user()
     if not reads_the_ranking(user):
-        return api_error(403, "Only the WCOC, the Presidential Board and the secretariat read the ranking.")
+        return api_error(403, NOT_A_REVIEWER)
     event = get_event(slug)
     if event is None:
         return api_error(404, f"No call with the slug {slug!r}.")

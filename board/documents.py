@@ -11,6 +11,7 @@ from bids.rules import home_match, home_match_consequences
 from bids.sections import SECTION_TITLES, findings_by_section
 from bids.services import compliance, document_signatures
 from core.db import db
+from scoring.visibility import Sight
 
 
 def _common(bid: Bid):
@@ -72,13 +73,21 @@ def tally_names(decision) -> dict[str, str]:
     return names
 
 
-def minutes_context(decision, *, now: datetime, checkpoint=None) -> dict:
-    """`checkpoint`: the audit chain's head right after the entry that recorded the decision (printed)."""
+def minutes_context(decision, *, now: datetime, checkpoint=None, seen: Sight | None = None,
+                    reader: str = "") -> dict:
+    """`checkpoint`: the audit chain's head right after the entry that recorded the decision (printed). `seen`:
+    what the `reader` of a copy may see of the scores (scoring.visibility; None: the record as the Board has it),
+    the WCOC's ranking shown accordingly with a sentence for each bid withheld."""
     event = decision.event
     tally = decision.loads("tally")
-    return {"decision": decision, "event": event, "reg": event.regulation, "tally": tally,
+    seen = Sight.everything() if seen is None else seen
+    ranking = decision.loads("ranking")
+    in_record = {row.get("bid") for row in ranking.get("bids") or []}
+    return {"ranking": seen.record_ranking(ranking), "closed": seen.closed, "reader": reader,
+            "withheld": [w.sentence for w in seen.withheld if w.bid_id in in_record],
+            "decision": decision, "event": event, "reg": event.regulation, "tally": tally,
             "names": tally_names(decision),
             "consultations": decision.consulted(), "reviewed": decision.loads("reviewed"),
-            "ranking": decision.loads("ranking"), "generated": now, "identifier": f"DECISION-{decision.id}",
+            "generated": now, "identifier": f"DECISION-{decision.id}",
             "regulation_label": (decision.regulation_version or event.regulation_version).label,
             "version": decision.regulation_version or event.regulation_version, "checkpoint": checkpoint}

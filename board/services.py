@@ -635,6 +635,14 @@ def decision_checkpoint(decision: Decision) -> audit.Checkpoint | None:
     return audit.checkpoint_of(decision, "decision.record", "decision.correct")
 
 
+def minutes_copy(decision: Decision, seen, *, reader: str, now: datetime) -> bytes:
+    """The minutes of `decision` as `reader` may see them (`seen`, a scoring.visibility.Sight that withholds some
+    of the record's scores): rendered for them and not stored, the stored minutes staying the record. Raises
+    core.pdf.PdfError if rendering fails."""
+    return render_pdf("minutes.html", **minutes_context(decision, now=now, checkpoint=decision_checkpoint(decision),
+                                                        seen=seen, reader=reader))
+
+
 def store_minutes(decision: Decision, *, actor: User, now: datetime, upload_dir: str) -> Decision:
     """Render the minutes of a recorded decision and store them with their SHA-256, once (a compare-and-swap on
     the empty hash: made twice at once, the first stored is kept). Run after the decision is committed, so

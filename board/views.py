@@ -38,6 +38,7 @@ from core.storage import StoredFileError, read_verified, refused, send_bytes, se
 from core.templating import register_nav
 from events.models import Event
 from events.views import event_or_404
+from scoring.visibility import sight
 
 bp = Blueprint("board", __name__, url_prefix="/board")
 register_nav(30, (Role.BOARD, Role.ADMIN), "Board", "board.index")
@@ -59,6 +60,20 @@ def _require_open(event):
     _require_no_stake(event)
     if not dossiers_open(event.state):
         abort(403, description="The dossiers open to the Board once the WCOC's scoring is closed.")
+
+
+def _sight(event):
+    """What the caller may see of the call's scores (scoring.visibility; the call's rows are read only when their
+    roles alone do not open every score)."""
+    return sight(lambda: services.scoring_rows(event), current_user._get_current_object())
+
+
+def _require_sight(event, bid_id: int | None):
+    """A dossier (`bid_id`) or the pack (None) carries scores, totals and ranks: a reader from whom some are
+    withheld (a WCOC member's recusal, on an account that also sits on the Board) is not given it."""
+    refused = _sight(event).refusal(None if bid_id is None else [bid_id])
+    if refused:
+        abort(403, description=refused)
 
 
 @bp.route("/")
@@ -246,6 +261,7 @@ def dossier(slug: str, bid_id: int):
                                                lazyload(Bid.documents), lazyload(Bid.versions)])
     if bid is None or bid.event_id != event.id or not bid.state.visible_to_reviewers:
         abort(404)
+    _require_sight(event, bid.id)
     return _current(event, bid)
 
 
@@ -255,6 +271,7 @@ def dossier(slug: str, bid_id: int):
 def pack(slug: str):
     event = event_or_404(slug)
     _require_open(event)
+    _require_sight(event, None)
     return _current(event, None)
 
 
@@ -267,6 +284,7 @@ def stored(slug: str, dossier_id: int):
     found = db.session.get(Dossier, dossier_id)
     if found is None or found.event_id != event.id:
         abort(404)
+    _require_sight(event, found.bid_id)
     return _serve(found)
 
 
@@ -460,6 +478,13 @@ def minutes(slug: str, decision_id: int):
             return render_template("error.html", code=503, message=f"The minutes could not be made: {exc}"), 503
         db.session.commit()
     assert found.minutes_stored_name is not None  # stored just above if it was not already
+    seen = _sight(event)
+    if seen.refusal(row.get("bid") for row in found.loads("ranking").get("bids") or []):
+        try:
+            copy = services.minutes_copy(found, seen, reader=current_user.name, now=utcnow())
+        except PdfError as exc:
+            return render_template("error.html", code=503, message=f"The minutes could not be made: {exc}"), 503
+        return send_bytes(copy, download_name=f"decision-{found.id}-minutes-copy.pdf", as_attachment=False)
     path = services.dossier_dir(_upload_dir()) / found.minutes_stored_name
     return send_verified(path, found.minutes_sha256, what=f"the minutes of decision {found.id}", obj=found,
                          actor=current_user._get_current_object(), now=utcnow(),

@@ -1,27 +1,11 @@
-"""Who reads the scores, and the first showing of them: the gates the WCOC's pages and the ranking in the API
-(api.ranking) both pass through, so neither re-decides them."""
+"""The first showing of other members' scores to a WCOC member, recorded by the WCOC's pages and the ranking in
+the API (api.ranking) alike. Who may read the scores at all is scoring.visibility's rule."""
 
 from __future__ import annotations
 
-from core.auth import Role
 from core.db import db, utcnow, writing
 from scoring import services
 from scoring.queries import ScoringData
-
-# The roles that read the ranking; a bidder never does, whatever else it holds (see is_bidder).
-REVIEWERS = (Role.WCOC, Role.BOARD, Role.ADMIN)
-
-
-def is_bidder(user) -> bool:
-    """Whether the account holds the bidder role without the secretariat's: bidders never see a score.
-    Raises nothing."""
-    roles = user.role_set
-    return Role.BIDDER in roles and Role.ADMIN not in roles
-
-
-def reads_the_ranking(user) -> bool:
-    """Whether the account may read the ranking at all: a reviewer's role, and not a bidder. Raises nothing."""
-    return bool(user.role_set & set(REVIEWERS)) and not is_bidder(user)
 
 
 def record_first_showing(data: ScoringData, viewer) -> str | None:

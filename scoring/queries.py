@@ -30,6 +30,7 @@ from core.exports import csv_cell
 from core.money import format_day
 from events.models import Event
 from events.regulation import Regulation
+from scoring import visibility
 from scoring.models import (
     ConflictDeclaration,
     Scorecard,
@@ -46,11 +47,8 @@ from scoring.rules import (
     conflicted_by_federation,
     declaration_gate_message,
     default_weights,
-    may_see_scores_on_bid,
     passes_gate,
     rank_bids,
-    scores_withheld_reason,
-    scoring_is_over,
 )
 from scoring.sensitivity import Sensitivity, assess_sensitivity
 
@@ -270,27 +268,15 @@ class ScoringData:
                 out.append((other, card, self.recusal(other, bid)))
         return sorted(out, key=lambda t: (t[0].name.casefold(), t[0].id))
 
-    # ---- who may read the scores
+    # ---- who may read the scores (the rule is scoring.visibility's; these ask it on this call's data)
 
     def ranking_closed_to(self, viewer: User) -> str | None:
-        """Why `viewer` may not read any member's scores yet (the ranking, its API, the export, the others'
-        scores beside a scorecard), or None: scoring.rules.scores_withheld_reason on this call's data."""
-        roles = viewer.role_set
-        due = self.due(viewer) if Role.WCOC in roles else []
-        return scores_withheld_reason(
-            reads_all=reads_all_scores(roles), wcoc=Role.WCOC in roles,
-            declared=self.declaration_current(viewer), due=[b.title for b in due],
-            outstanding=[b.title for b in self.outstanding(viewer)] if due else [],
-            scoring_over=scoring_is_over(self.event.status))
+        """Why `viewer` may not read any member's scores yet, or None: scoring.visibility.closed_to."""
+        return visibility.closed_to(self, viewer)
 
     def bid_withheld_from(self, viewer: User, bid: Bid) -> str | None:
-        """Why `viewer` sees nothing of the scores on `bid` (they are recused from it), or None: the one
-        predicate (scoring.rules.may_see_scores_on_bid) the ranking page, the API and the CSV all follow."""
-        reason = self.recusal(viewer, bid)
-        if may_see_scores_on_bid(reads_all=reads_all_scores(viewer.role_set),
-                                 recused=reason is not None):
-            return None
-        return f"you are recused from this bid ({reason}): its scores are not shown to you"
+        """Why `viewer` sees nothing of the scores on `bid`, or None: scoring.visibility.withheld_from."""
+        return visibility.withheld_from(self, viewer, bid)
 
     def scores_shown_first_time(self, viewer: User) -> ConflictDeclaration | None:
         """The viewer's declaration when the scores about to be shown to them are the first they see in this
@@ -324,12 +310,6 @@ class ScoringData:
                 for m, bids in missing) + "."
         return text
 
-
-
-def reads_all_scores(roles) -> bool:
-    """The secretariat and the Board read every score at any time, unless the account also scores as a WCOC member:
-    then the rules of independent scoring bind it like any member (its other roles open nothing early)."""
-    return bool(roles & {Role.ADMIN, Role.BOARD}) and Role.WCOC not in roles
 
 def recusal_reason(member: User, bid: Bid, *, declared: set[int], declared_reason: str) -> str | None:
     """Why `member`'s scores on `bid` never count, or None: the bid is theirs, they belong to its host

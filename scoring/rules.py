@@ -909,9 +909,9 @@ def scorecard_next_status(current: ScorecardStatus | str, action: ScorecardActio
     return SCORECARD_LIFECYCLE.next(current, action)
 
 
-def scoring_is_open(event_status: str) -> bool:
+def scoring_is_open(status: EventStatus) -> bool:
     """Scorecards are filled in, submitted and reopened only while the call is in the scoring state."""
-    return EventStatus(event_status).in_scoring
+    return status.in_scoring
 
 
 def scoring_closed_message(reg: Regulation, event_status_label: str) -> str:
@@ -920,20 +920,20 @@ def scoring_closed_message(reg: Regulation, event_status_label: str) -> str:
             f"(it is now '{event_status_label}').")
 
 
-def weights_change_needs_reason(event_status: str) -> bool:
+def weights_change_needs_reason(status: EventStatus) -> bool:
     """Before scoring opens (the call open or closed) the weights may change freely; from then on a change
     needs a written reason, so that a ranking can always be traced to weights published beforehand."""
-    return not EventStatus(event_status).before_scoring
+    return not status.before_scoring
 
 
-def weights_may_change(event_status: str) -> bool:
+def weights_may_change(status: EventStatus) -> bool:
     """No change of weights once the decision is recorded."""
-    return not EventStatus(event_status).is_decided
+    return not status.is_decided
 
 
-def admission_open(event_status: str) -> bool:
+def admission_open(status: EventStatus) -> bool:
     """A bid that failed the compliance gate may be admitted to scoring until scoring closes."""
-    return not EventStatus(event_status).scoring_over
+    return not status.scoring_over
 
 
 def passes_gate(*, compliant: bool | None, admitted: bool) -> bool:
@@ -952,54 +952,9 @@ def conflicted_by_federation(member_federation: str | None, host_federation: str
     return bool(member_federation) and bool(host_federation) and member_federation == host_federation
 
 
-def scoring_is_over(event_status: str) -> bool:
-    """Scoring has closed: the call is before the Board or decided."""
-    return EventStatus(event_status).scoring_over
-
-
 # Gambit's rule for independent scoring (not an article of the regulations): each WCOC member scores every bid
 # before reading anyone else's scores, and recusal is decided before, never after, reading them.
 INDEPENDENCE = "Gambit's rule for independent scoring"
-
-
-def scores_withheld_reason(*, reads_all: bool, wcoc: bool, declared: bool, due: Sequence[str],
-                           outstanding: Sequence[str], scoring_over: bool) -> str | None:
-    """Why a reader sees no member's scores in the call yet, or None when they may read them.
-
-    The one gate in front of every place scores are shown (the ranking page, the ranking API, the CSV export,
-    the other members' scores beside a scorecard). The secretariat and the Board (`reads_all`) read them at
-    any time. A WCOC member reads them once their declaration of conflicts is current (`declared`) and they
-    have submitted their own scorecard on every bid they are to score (`due`, the titles of the bids they are
-    not recused from; `outstanding`, those of them not submitted yet), or once scoring is over (`scoring_over`:
-    no score can change any more). A member recused from every bid has
-    nothing to submit: they read no score until scoring closes (`scoring_over`), otherwise recusing oneself
-    from everything would open the others' scores at once. Raises nothing.
-    """
-    if reads_all:
-        return None
-    if not wcoc:
-        return "Only the WCOC, the Presidential Board and the secretariat read the ranking."
-    if scoring_over:  # no score can change any more: nothing left to keep independent (recusals still hide bids)
-        return None
-    if not declared:
-        return "Declare your conflicts of interest first; the ranking opens to you once your scorecards are in."
-    if outstanding:
-        return (f"The ranking opens to you once you have submitted your own scorecards (independent first): "
-                f"{len(outstanding)} to go ({', '.join(outstanding)}).")
-    if not due:
-        return (f"{INDEPENDENCE}: you are recused from every bid, so you have no scorecard to submit; the other "
-                "members' scores stay closed to you until scoring closes.")
-    return None
-
-
-def may_see_scores_on_bid(*, reads_all: bool, recused: bool) -> bool:
-    """Whether a reader to whom scores are open (`scores_withheld_reason` is None) sees the scores of one bid.
-
-    A recused member sees nothing of the scores of the bid they are recused from: no total, rank, per-criterion
-    statistic, red flag or scorecard, on the page, in the API and in the CSV alike (with two other members, a
-    minimum and a maximum are their exact scores). The secretariat and the Board read every bid. Raises nothing.
-    """
-    return reads_all or not recused
 
 
 def declaration_change_refused(*, first_shown_at: datetime | None, before: Mapping[int, bool],

@@ -105,7 +105,7 @@ def change_weights(event: Event, weights: Mapping[str, Decimal], *, reason: str 
     are the ones in force, or a change made meanwhile; ValueError/TypeError from `check_weights` for bad weights.
     """
     reg = event.regulation
-    if not weights_may_change(event.status):
+    if not weights_may_change(event.state):
         raise ScoringError(f"{reg.citation('weights')}: the decision is recorded; the weights can no longer "
                            "change.")
     checked = check_weights(reg, weights)
@@ -114,7 +114,7 @@ def change_weights(event: Event, weights: Mapping[str, Decimal], *, reason: str 
     if based_on is not None and based_on != (current.number if current else 0):
         raise ScoringError("The weights were changed by someone else after you opened this page; the page now "
                            "shows the weights in force. Make your change again if it is still needed.")
-    if weights_change_needs_reason(event.status) and not reason:
+    if weights_change_needs_reason(event.state) and not reason:
         raise ScoringError(f"{reg.citation('weights')}: scoring has opened (the call is '{event.state.label}'): "
                            "say why the weights change; the reason is kept with the new version.", field="reason")
     new = {c.key: w for c, w in zip(reg.criteria, checked, strict=True)}
@@ -146,7 +146,7 @@ def admit_bid(bid: Bid, reason: str, *, actor: User, now: datetime) -> None:
     if not reason:
         raise ScoringError("Say why this bid is scored although it failed the compliance gate; the reason is "
                            "shown with the ranking.", field="reason")
-    if not admission_open(event.status):
+    if not admission_open(event.state):
         raise ScoringError(f"{admission}: scoring has closed (the call is '{event.state.label}'); no bid can "
                            "be admitted.")
     if not bid.state.in_contest:
@@ -282,7 +282,7 @@ def record_scores_shown(event: Event, member, *, declared_at: datetime, now: dat
 def _check_may_score(bid: Bid, member) -> None:
     event = bid.event
     reg = event.regulation
-    if not scoring_is_open(event.status):
+    if not scoring_is_open(event.state):
         raise ScoringError(scoring_closed_message(reg, event.state.label))
     if has_stake(member, event):
         raise Recused("You own or entered a bid in this call: you do not score in it.")
@@ -387,7 +387,7 @@ def reopen_scorecard(card: Scorecard, *, actor: User, now: datetime) -> None:
     reg = event.regulation
     if getattr(actor, "id", None) != card.member_id:
         raise ScoringError("Only its author can reopen a scorecard.")
-    if not scoring_is_open(event.status):
+    if not scoring_is_open(event.state):
         raise ScoringError(f"{reg.citation('evaluation_method')}: scoring is closed (the call is "
                            f"'{event.state.label}'); a "
                            "submitted scorecard can no longer be reopened.")

@@ -2,7 +2,7 @@
 load, authorize, validate, call one service, commit, redirect. The ranking in the JSON API is api.ranking.
 
 Bidders never see a score: every page here answers 403 to an account holding the bidder role (unless it is
-also the secretariat's), and the API does the same (scoring.gates).
+also the secretariat's), and the API does the same (scoring.visibility).
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ from events.services import get_event
 from scoring import reading, services
 from scoring.charts import criteria_chart, first_places_chart
 from scoring.forms import AdmitForm, ConflictsForm, scale, score_text, scorecard_form, weights_form
-from scoring.gates import REVIEWERS, is_bidder, record_first_showing
+from scoring.gates import record_first_showing
 from scoring.queries import (
     ScoringData,
     build_ranking,
@@ -49,6 +49,7 @@ from scoring.rules import (
     weights_change_needs_reason,
     weights_may_change,
 )
+from scoring.visibility import REVIEWERS, is_bidder
 
 bp = Blueprint("scoring", __name__)
 
@@ -193,7 +194,7 @@ def my_scorecards(slug: str):
     done = data.submitted_count(me)
     return render_template("scoring/my_scorecards.html", event=event, rows=rows, due=due, done=done,
                            excluded=data.excluded, ranking_closed=data.ranking_closed_to(me),
-                           decl=data.declaration(me), scoring_open=scoring_is_open(event.status))
+                           decl=data.declaration(me), scoring_open=scoring_is_open(event.state))
 
 
 def _particulars(bid: Bid) -> dict:
@@ -227,7 +228,7 @@ def _render_scorecard(event, bid, data: ScoringData, form, *, card, stale=None, 
         particulars=particulars, reference=reference, texts=texts, others=others,
         hidden_because=data.ranking_closed_to(me),
         scale=scale(reg), anchors=reg.scoring.anchors, reopen_form=EmptyForm(),
-        scoring_open=scoring_is_open(event.status),
+        scoring_open=scoring_is_open(event.state),
         weights={w.key: w for w in weight_shares(reg, data.weights)}), status
 
 
@@ -425,8 +426,8 @@ def weights(slug: str):
         form.fill(weights_of(reg, current), current.number if current else 0)
     shares = weight_shares(reg, weights_of(reg, current))
     return render_template("scoring/weights.html", event=event, reg=reg, form=form, versions=versions,
-                           current=current, shares=shares, notice=notice, may_change=weights_may_change(event.status),
-                           needs_reason=weights_change_needs_reason(event.status)), \
+                           current=current, shares=shares, notice=notice, may_change=weights_may_change(event.state),
+                           needs_reason=weights_change_needs_reason(event.state)), \
         (422 if request.method == "POST" else 200)
 
 
@@ -439,7 +440,7 @@ def _render_admission(event, forms=None, status=200):
         failed = last.blocking_findings if last else []
         rows.append((bid, last, failed, forms.get(bid.id) or AdmitForm(prefix=f"bid{bid.id}")))
     return render_template("scoring/admission.html", event=event, rows=rows,
-                           admission_open=admission_open(event.status)), status
+                           admission_open=admission_open(event.state)), status
 
 
 @bp.route("/events/<slug>/scoring/admission")

@@ -13,14 +13,13 @@ from scoring.rules import (
     admission_open,
     conflicted_by_federation,
     is_scored,
-    may_see_scores_on_bid,
     passes_gate,
     scorecard_next_status,
     scoring_is_open,
-    scoring_is_over,
     weights_change_needs_reason,
     weights_may_change,
 )
+from scoring.visibility import may_see_scores_on_bid
 
 STATES = ("open", "closed", "scoring", "deliberation", "decided")
 
@@ -49,10 +48,11 @@ def test_every_pair_of_the_table_is_a_real_state_and_action():
 
 @pytest.mark.parametrize("state", STATES)
 def test_what_each_state_of_the_call_allows(state):
-    assert scoring_is_open(state) is (state == "scoring")
-    assert weights_change_needs_reason(state) is (state not in ("open", "closed"))
-    assert weights_may_change(state) is (state != "decided")
-    assert admission_open(state) is (state in ("open", "closed", "scoring"))
+    status = EventStatus(state)
+    assert scoring_is_open(status) is (state == "scoring")
+    assert weights_change_needs_reason(status) is (state not in ("open", "closed"))
+    assert weights_may_change(status) is (state != "decided")
+    assert admission_open(status) is (state in ("open", "closed", "scoring"))
 
 
 @pytest.mark.parametrize("in_contest, compliant, admitted, scored", [
@@ -81,7 +81,6 @@ def test_a_recused_member_never_sees_the_scores_of_that_bid(reads_all, recused, 
 @pytest.mark.parametrize("state", STATES)
 def test_the_call_rules_of_scoring_follow_the_groups_of_the_calls_status(state):
     status = EventStatus(state)
-    assert scoring_is_open(state) is status.in_scoring
-    assert weights_change_needs_reason(state) is not status.before_scoring
-    assert admission_open(state) is not status.scoring_over
-    assert scoring_is_over(state) is status.scoring_over
+    assert scoring_is_open(status) is status.in_scoring
+    assert weights_change_needs_reason(status) is not status.before_scoring
+    assert admission_open(status) is not status.scoring_over
