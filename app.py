@@ -46,9 +46,9 @@ from core.outbox_views import bp as outbox_bp
 from core.scheduler import Daily, Every, registry
 from core.scheduler import cli as scheduler_cli
 from core.security import init_security
-from core.storage import StorageError
 from core.signature_views import bp as signatures_bp
 from core.signature_views import cli as pdf_cli
+from core.storage import StorageError
 from core.templating import init_templating
 from core.urls import BaseUrlError, parse_base_url
 from core.views import bp as core_bp
