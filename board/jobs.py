@@ -89,10 +89,30 @@ def render_job(event_id: int, bid_id: int | None, actor_id: int | None) -> int:
 
 def enqueue(event_id: int, bid_id: int | None, actor_id: int | None, digest: str):
     """The job rendering this snapshot: the one already queued or running, else a new one (core.jobs.enqueue with
-    a stable id). Raises what core.jobs.enqueue raises."""
+    a stable id). When Redis cannot be reached, a background thread of this process renders it instead
+    (start_thread, as without REDIS_URL), with a warning in the log: the page gets its PDF all the same. Returns
+    something with `get_status()`."""
+    from redis.exceptions import ConnectionError as RedisConnectionError  # optional at runtime (core.jobs)
+    from redis.exceptions import TimeoutError as RedisTimeoutError
+
     job_id = f"dossier-{event_id}-{bid_id or 'pack'}-{digest[:24] or 'new'}"
-    return jobs.enqueue(render_job, event_id, bid_id, actor_id, queue_=QUEUE, job_id=job_id, timeout=1800,
-                        result_ttl=600, failure_ttl=3600)
+    try:
+        return jobs.enqueue(render_job, event_id, bid_id, actor_id, queue_=QUEUE, job_id=job_id, timeout=1800,
+                            result_ttl=600, failure_ttl=3600)
+    except (RedisConnectionError, RedisTimeoutError) as exc:
+        current_app.logger.warning("Redis (REDIS_URL) cannot be reached (%s): the PDF is rendered in a background "
+                                   "thread of this web process instead of by `flask worker`.", exc)
+        return ThreadJob(start_thread(event_id, bid_id, actor_id, digest or "new"))
+
+
+class ThreadJob:
+    """A background thread's state (start_thread) answering like an RQ job, for the page that shows progress."""
+
+    def __init__(self, state: dict):
+        self.state = state
+
+    def get_status(self) -> str:
+        return self.state["status"]
 
 
 # ---- without Redis: one background thread per snapshot and process
