@@ -131,12 +131,16 @@ def _close(s: socket.socket) -> None:
 
 @contextlib.contextmanager
 def postgres_database() -> Iterator[str]:
-    """A fresh PostgreSQL database on 127.0.0.1:5432 (the one the house runs), dropped afterwards; yields its URL.
-    Fails the test when PostgreSQL is not running, as the Redis tests do."""
+    """A fresh PostgreSQL database on the server DATABASE_URL names when it names one, else on 127.0.0.1:5432 (the
+    one the house runs), dropped afterwards; yields its URL. Fails the test when PostgreSQL is not running, as the
+    Redis tests do when Redis is not."""
     import sqlalchemy as sa
 
+    server = os.environ.get("DATABASE_URL", "")
+    server = server.replace("postgresql://", "postgresql+psycopg://", 1) if server.startswith("postgresql") \
+        else POSTGRES
     name = f"gambit_faults_{uuid.uuid4().hex[:8]}"
-    admin = sa.create_engine(POSTGRES, isolation_level="AUTOCOMMIT")
+    admin = sa.create_engine(server, isolation_level="AUTOCOMMIT")
     try:
         with admin.connect() as conn:
             conn.exec_driver_sql(f"CREATE DATABASE {name}")

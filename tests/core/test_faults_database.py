@@ -48,9 +48,10 @@ def proxied(tmp_path):
     """(app, proxy, direct engine): the app reaches a fresh PostgreSQL database only through the proxy; the engine
     reads it directly, to see what was really committed."""
     with postgres_database() as url:
-        proxy = Proxy("127.0.0.1", 5432)
+        server = sa.make_url(url)
+        proxy = Proxy(server.host or "127.0.0.1", server.port or 5432)
         direct = sa.create_engine(url)
-        through = sa.make_url(url).set(port=proxy.port).render_as_string(hide_password=False)
+        through = server.set(host="127.0.0.1", port=proxy.port).render_as_string(hide_password=False)
         app = make_app(through, tmp_path)
         try:
             yield app, proxy, direct
@@ -140,3 +141,26 @@ def test_sqlite_locked_past_its_busy_timeout_gives_a_503_and_then_serves(tmp_pat
         assert db.session.execute(sa.text("SELECT count(*) FROM bid_document")).scalar_one() == 1
         db.session.remove()
         db.engine.dispose()
+
+
+def test_sqlite_on_a_disk_turned_read_only_gives_a_503(tmp_path):
+    """The file system under the database remounted read-only (a real tmpfs): every request that writes gets the
+    503, whether SQLite says "readonly database", "unable to open database file" or "disk I/O error"."""
+    from tests.faults import remount_read_only, tmpfs
+
+    with tmpfs(tmp_path / "disk", size="16m") as disk:
+        app = make_app(f"sqlite:///{disk / 'gambit.sqlite3'}", tmp_path)
+        try:
+            client = app.test_client()
+            assert login(client, BIDDER).status_code == 302
+            bid_id = start_bid(client)
+            with app.app_context():
+                db.engine.dispose()  # no connection opened before the fault: each request opens its own
+            remount_read_only(disk)
+            assert_unavailable(upload(client, bid_id, "signed_letter", valid_pdf(), "letter.pdf"))
+            folder = tmp_path / "uploads" / "bids" / str(bid_id)
+            assert not folder.exists() or list(folder.iterdir()) == []
+        finally:
+            with app.app_context():
+                db.session.remove()
+                db.engine.dispose()
