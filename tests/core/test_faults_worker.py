@@ -1,4 +1,4 @@
-"""A real `flask board worker` (RQ, on a redis-server of the test's own) killed with SIGKILL, with its work-horse,
+"""A real `flask worker` (RQ, on a redis-server of the test's own) killed with SIGKILL, with its work-horse,
 while it renders the documents of the board pack: nothing is half-written, the Board's page says the worker
 stopped and where things stand, and the next worker finishes the pack from the documents already made."""
 
@@ -86,7 +86,7 @@ def test_a_worker_killed_while_making_the_pack_loses_nothing_and_the_next_worker
 
     def start_worker() -> subprocess.Popen:
         log = open(tmp_path / f"worker{len(workers)}.log", "wb")  # noqa: SIM115 (the process writes it)
-        process = subprocess.Popen([sys.executable, "-m", "flask", "board", "worker"], cwd=ROOT, env=env,
+        process = subprocess.Popen([sys.executable, "-m", "flask", "worker"], cwd=ROOT, env=env,
                                    stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
         log.close()
         workers.append(process)
