@@ -5,9 +5,11 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from flask import Flask, abort, jsonify, render_template, request
+from flask import Flask, abort, g, jsonify, render_template, request
+from flask_login import AnonymousUserMixin
 from flask_migrate import Migrate
 from flask_wtf.csrf import CSRFError, CSRFProtect
+from sqlalchemy.exc import DBAPIError, SQLAlchemyError
 from werkzeug.routing import IntegerConverter
 
 # Every model, so SQLAlchemy's metadata (and Alembic) see the whole schema.
@@ -35,7 +37,7 @@ from contracts.views import bp as contracts_bp
 from core.audit import cli as audit_cli
 from core.auth import login_manager
 from core.backup import cli as backup_cli
-from core.db import db
+from core.db import db, unavailable_message
 from core.jobs import cli as jobs_cli
 from core.limiter import init_limiter
 from core.outbox import cli as mail_cli
@@ -46,6 +48,7 @@ from core.scheduler import cli as scheduler_cli
 from core.security import init_security
 from core.signature_views import bp as signatures_bp
 from core.signature_views import cli as pdf_cli
+from core.storage import StorageError
 from core.templating import init_templating
 from core.urls import BaseUrlError, parse_base_url
 from core.views import bp as core_bp
@@ -191,3 +194,27 @@ def _errors(app: Flask) -> None:
 
     for code in messages:
         app.register_error_handler(code, handler)
+
+    def unavailable(exc):
+        """The database refused, cut or is locked past its timeout, or the upload folder refused a file: a 503
+        saying nothing was saved (the transaction is rolled back, and with it any file it stored; SQLAlchemy has
+        invalidated a cut connection, so the pool hands out a new one next time). Another database error is a
+        bug: re-raised, it becomes the 500 page."""
+        message = str(exc) if isinstance(exc, StorageError) else unavailable_message(exc)
+        if message is None:
+            raise exc
+        try:
+            db.session.rollback()
+        except SQLAlchemyError:
+            db.session.remove()
+        app.logger.warning("503 on %s %s: %s", request.method, request.path, exc.__class__.__name__,
+                           exc_info=not isinstance(exc, StorageError))
+        if request.path.startswith("/api/"):
+            return jsonify({"error": message, "status": 503}), 503
+        # Shown as to someone logged out: loading the logged-in user (or reading the row the rollback expired)
+        # would need the database that just failed. Flask-Login keeps the request's user in g._login_user.
+        g._login_user = AnonymousUserMixin()
+        return render_template("error.html", code=503, message=message), 503
+
+    for exc_class in (DBAPIError, StorageError):
+        app.register_error_handler(exc_class, unavailable)

@@ -89,10 +89,106 @@ def render_job(event_id: int, bid_id: int | None, actor_id: int | None) -> int:
 
 def enqueue(event_id: int, bid_id: int | None, actor_id: int | None, digest: str):
     """The job rendering this snapshot: the one already queued or running, else a new one (core.jobs.enqueue with
-    a stable id). Raises what core.jobs.enqueue raises."""
+    a stable id). When Redis cannot be reached, a background thread of this process renders it instead
+    (start_thread, as without REDIS_URL), with a warning in the log: the page gets its PDF all the same. Returns
+    something with `get_status()`."""
+    from redis.exceptions import ConnectionError as RedisConnectionError  # optional at runtime (core.jobs)
+    from redis.exceptions import TimeoutError as RedisTimeoutError
+
     job_id = f"dossier-{event_id}-{bid_id or 'pack'}-{digest[:24] or 'new'}"
-    return jobs.enqueue(render_job, event_id, bid_id, actor_id, queue_=QUEUE, job_id=job_id, timeout=1800,
-                        result_ttl=600, failure_ttl=3600)
+    try:
+        restarted = _replace_abandoned(job_id)
+        return jobs.enqueue(render_job, event_id, bid_id, actor_id, queue_=QUEUE, job_id=job_id, timeout=1800,
+                            result_ttl=600, failure_ttl=3600, meta={"restarted": restarted})
+    except (RedisConnectionError, RedisTimeoutError) as exc:
+        current_app.logger.warning("Redis (REDIS_URL) cannot be reached (%s): the PDF is rendered in a background "
+                                   "thread of this web process instead of by `flask worker`.", exc)
+        return ThreadJob(start_thread(event_id, bid_id, actor_id, digest or "new"))
+
+
+def _replace_abandoned(job_id: str) -> bool:
+    """Whether the job of this id lost its worker before it finished (see abandoned); such a job is deleted when
+    RQ still shows it queued or started, so that core.jobs.enqueue makes a new one (a job RQ failed for it is
+    replaced by core.jobs.enqueue itself). Raises redis.ConnectionError when Redis cannot be reached."""
+    from rq.exceptions import NoSuchJobError  # optional at runtime (core.jobs)
+    from rq.job import Job
+
+    redis = jobs.connection()
+    try:  # core.jobs.enqueue puts RQ_QUEUE_PREFIX before a stable job id
+        job = Job.fetch(f"{current_app.config.get('RQ_QUEUE_PREFIX', '')}{job_id}", connection=redis)
+    except NoSuchJobError:
+        return False
+    if job.get_status() in ("queued", "started") and abandoned(job):
+        current_app.logger.warning("The worker rendering %s stopped before it finished (its process is gone or "
+                                   "its heartbeat lapsed): the job is queued again.", job.id)
+        _forget(job)
+        return True
+    return _abandoned_before(job)
+
+
+def abandoned(job) -> bool:
+    """Whether a job taken by a worker has lost it (the worker killed, its machine gone), so that waiting for the
+    job would be waiting forever. RQ's own account first: a started job whose heartbeat lapsed (about a minute and
+    a half after its worker stopped) is moved to the failed registry (AbandonedJobError). Sooner: a worker that
+    took it (one of the job's executions) whose registration has expired, or, on the worker's own machine, whose
+    process no longer exists. A job still waiting in the queue has no execution and is not abandoned."""
+    from rq.registry import StartedJobRegistry  # optional at runtime (core.jobs)
+
+    StartedJobRegistry(queue=jobs.queue(QUEUE, redis=job.connection)).cleanup()
+    if job.get_status(refresh=True) == "failed":
+        return True
+    return any(_worker_gone(execution.worker_name, job.connection) for execution in job.get_executions())
+
+
+def _worker_gone(name: str, redis) -> bool:
+    import os
+    import socket
+
+    from rq import Worker  # optional at runtime (core.jobs)
+
+    if not name:
+        return False
+    worker = Worker.find_by_key(Worker.redis_worker_namespace_prefix + name, connection=redis)
+    if worker is None:
+        return True
+    if worker.hostname == socket.gethostname() and worker.pid:
+        try:
+            os.kill(worker.pid, 0)
+        except ProcessLookupError:
+            return True
+        except PermissionError:  # a process of another user has that id: the worker's, or not; RQ will tell
+            return False
+    return False
+
+
+def _forget(job) -> None:
+    """Delete a job with every trace a dead worker left of it (its executions in the started registry, its entry
+    in the queue's intermediate list), so that none of them is later taken for the new job of the same id."""
+    from rq.intermediate_queue import IntermediateQueue  # optional at runtime (core.jobs)
+    from rq.registry import StartedJobRegistry
+
+    q = jobs.queue(QUEUE, redis=job.connection)
+    StartedJobRegistry(queue=q).remove_executions(job)
+    IntermediateQueue(q.key, connection=job.connection).remove(job.id)
+    job.delete()
+
+
+def _abandoned_before(job) -> bool:
+    """A failed job that RQ failed for having lost its worker (rather than for an error of the rendering)."""
+    if job.get_status() != "failed":
+        return False
+    result = job.latest_result()
+    return result is not None and "AbandonedJobError" in (result.exc_string or "")
+
+
+class ThreadJob:
+    """A background thread's state (start_thread) answering like an RQ job, for the page that shows progress."""
+
+    def __init__(self, state: dict):
+        self.state = state
+
+    def get_status(self) -> str:
+        return self.state["status"]
 
 
 # ---- without Redis: one background thread per snapshot and process

@@ -54,9 +54,8 @@ from scoring.queries import build_ranking, load_scoring
 
 
 def dossier_dir(upload_dir: str) -> Path:
-    path = Path(upload_dir) / "dossiers"
-    path.mkdir(parents=True, exist_ok=True)
-    return path
+    """The folder of the stored dossiers, packs and minutes (store_file makes it when it stores the first one)."""
+    return Path(upload_dir) / "dossiers"
 
 
 def ranking_report(event: Event, *, full: bool = False):

@@ -241,13 +241,14 @@ def _current(event, bid):
             job = jobs.enqueue(event.id, bid.id if bid else None, current_user.id, digest)
         status = job.get_status()
         error = None
+        restarted = bool((getattr(job, "meta", None) or {}).get("restarted"))  # its worker stopped half-way
     else:
         state = jobs.start_thread(event.id, bid.id if bid else None, current_user.id, digest or "new")
-        status, error = state["status"], state["error"]
+        status, error, restarted = state["status"], state["error"], False
     total = len(services.scoring_rows(event).ranked) + 1 if bid is None else 1
     return render_template("board/preparing.html", event=event, what=what, status=status,
                            error=status == "failed", rendering=status == "started", reason=error,
-                           done=total - to_make, total=total), 202
+                           done=total - to_make, total=total, restarted=restarted), 202
 
 
 @bp.route("/<slug>/bids/<int:bid_id>/dossier.pdf")

@@ -170,3 +170,41 @@ def swap_state(row: Any, *, expected: Any, values: Mapping[str, Any], column: st
         .execution_options(synchronize_session=False))
     db.session.refresh(row)
     return rowcount(result) == 1
+
+
+DATABASE_UNREACHABLE = ("The database cannot be reached just now; nothing was saved. Try again in a minute; if it "
+                        "lasts, tell the secretariat.")
+DATABASE_BUSY = ("The database is too busy just now to take this; nothing was saved. Try again in a minute; if it "
+                 "lasts, tell the secretariat.")
+
+# PostgreSQL's SQLSTATEs of a transaction that may succeed if tried again: serialization failure, deadlock, lock
+# not available, statement cancelled (timeout), and an administrator's shutdown.
+_PG_BUSY = {"40001", "40P01", "55P03", "57014", "57P01", "57P02", "57P03"}
+
+
+def unavailable_message(exc: BaseException) -> str | None:
+    """What to tell the person when a database error means "not now" rather than a fault of Gambit's: the
+    connection refused, cut or invalidated (DATABASE_UNREACHABLE), or the database locked or busy past its timeout
+    (DATABASE_BUSY); None for any other error (a bug, shown as a 500). Takes SQLAlchemy's DBAPIError family."""
+    from sqlalchemy.exc import DBAPIError, InterfaceError
+
+    if not isinstance(exc, DBAPIError):
+        return None
+    if exc.connection_invalidated or isinstance(exc, InterfaceError):
+        return DATABASE_UNREACHABLE
+    orig = exc.orig
+    if isinstance(orig, sqlite3.OperationalError):
+        text = str(orig).lower()
+        if "locked" in text or "busy" in text:
+            return DATABASE_BUSY
+        if "unable to open" in text or "disk i/o" in text or "readonly" in text:
+            return DATABASE_UNREACHABLE
+        return None
+    sqlstate = getattr(orig, "sqlstate", "") or ""
+    module = type(orig).__module__ or ""
+    if sqlstate.startswith("08") or (module.startswith("psycopg") and not sqlstate
+                                     and type(orig).__name__ in ("OperationalError", "InterfaceError")):
+        return DATABASE_UNREACHABLE  # psycopg's own connection errors carry no SQLSTATE, or class 08
+    if sqlstate in _PG_BUSY:
+        return DATABASE_BUSY
+    return None

@@ -1,4 +1,5 @@
-"""Rate limits (Flask-Limiter): in memory by default, in Redis when REDIS_URL is set so workers share counts.
+"""Rate limits (Flask-Limiter): in memory by default, in Redis when REDIS_URL is set so workers share counts
+(in memory again, per process, while that Redis cannot be reached).
 
 One Limiter per app (several apps live side by side in the tests); views name their limit with `rate_limited`
 and create_app applies them: each blueprint holding a limited view gets one limit whose value is a callable
@@ -45,6 +46,13 @@ def init_limiter(app) -> Limiter:
     start (MEMORY_STORE_WARNING). Raises KeyError if a limited view's blueprint is not registered."""
     app.config.setdefault("RATELIMIT_STORAGE_URI", app.config.get("REDIS_URL") or "memory://")
     app.config.setdefault("RATELIMIT_STRATEGY", "fixed-window")
+    # Redis gone (REDIS_URL set, the server down): the limits are counted in this process's memory instead, with
+    # one warning from Flask-Limiter ("Rate limit storage unreachable - falling back to in-memory storage"), and
+    # Redis is used again once it answers (checked with a growing pause, up to half a minute); pages never fail
+    # for it. A connection that cannot be made within a second counts as down, rather than holding the request.
+    app.config.setdefault("RATELIMIT_IN_MEMORY_FALLBACK_ENABLED", True)
+    if str(app.config["RATELIMIT_STORAGE_URI"]).startswith("redis"):
+        app.config.setdefault("RATELIMIT_STORAGE_OPTIONS", {"socket_connect_timeout": 1, "socket_timeout": 1})
     limiter = Limiter(key_func=get_remote_address, app=app, default_limits=[], headers_enabled=True)
     for blueprint in sorted({endpoint.partition(".")[0] for endpoint in LIMITS}):
         # Counted per endpoint (the limit is not shared), as a limit decorating each view would be.

@@ -5,6 +5,7 @@ time anyone opens it."""
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import re
 import secrets
@@ -14,6 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from flask import Response, render_template
+from sqlalchemy import event as sa_event
+from sqlalchemy.orm import Session
 from werkzeug.datastructures import Headers
 
 from core import audit
@@ -30,14 +33,59 @@ def display_name(filename: str | None, default: str) -> str:
     return cleaned if cleaned not in ("", ".", "..") else default
 
 
+class StorageError(RuntimeError):
+    """The upload folder refused a file (full, read-only, not writable): nothing of it was kept. The message says
+    which, for the person whose document it was."""
+
+
+_STORE_REASONS = {
+    errno.ENOSPC: "the server's upload folder is full",
+    errno.EDQUOT: "the server's upload folder is over its quota",
+    errno.EROFS: "the server's upload folder is read-only",
+    errno.EACCES: "the server may not write into its upload folder",
+    errno.EPERM: "the server may not write into its upload folder",
+}
+
+
+def storage_message(exc: OSError) -> str:
+    reason = _STORE_REASONS.get(exc.errno or 0, f"the server's upload folder refused it ({exc.strerror or exc})")
+    return f"The document could not be stored: {reason}. Nothing was recorded; tell the secretariat."
+
+
 def store_file(folder: Path | str, content: bytes, *, suffix: str = ".pdf") -> str:
     """Write `content` into `folder` (made if missing) under a name the server makes (32 random hex digits and
-    `suffix`), never the uploader's, and return that name. Raises OSError when the file cannot be written."""
+    `suffix`), never the uploader's, and return that name. Raises StorageError when the file cannot be written
+    (a partly written file is removed first).
+
+    The file belongs to the current transaction of `db.session`: if that transaction ends without a commit (rolled
+    back, the connection cut at COMMIT, the session closed), the file is removed, so no file is left without the
+    row that records it."""
     folder = Path(folder)
-    folder.mkdir(parents=True, exist_ok=True)
     name = f"{secrets.token_hex(16)}{suffix}"
-    (folder / name).write_bytes(content)
+    path = folder / name
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(content)
+    except OSError as exc:
+        path.unlink(missing_ok=True)
+        raise StorageError(storage_message(exc)) from exc
+    db.session().info.setdefault(_PENDING, []).append(path)
     return name
+
+
+_PENDING = "gambit_files_pending"
+
+
+@sa_event.listens_for(Session, "after_commit")
+def _files_kept(session: Session) -> None:
+    session.info.pop(_PENDING, None)  # their rows are committed
+
+
+@sa_event.listens_for(Session, "after_transaction_end")
+def _files_dropped(session: Session, transaction) -> None:
+    if transaction.parent is None:  # the outermost transaction ended without a commit: its files go
+        for path in session.info.pop(_PENDING, []):
+            path.unlink(missing_ok=True)
 
 
 class StoredFileError(RuntimeError):
