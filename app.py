@@ -188,9 +188,12 @@ def _errors(app: Flask) -> None:
             message = messages.get(code, "Error")
         if code == 500:
             db.session.rollback()
+        # RFC 9110: a 405 names the methods the resource has.
+        headers = {"Allow": ", ".join(sorted(exc.valid_methods))} if code == 405 and getattr(
+            exc, "valid_methods", None) else {}
         if request.path.startswith("/api/"):
-            return jsonify({"error": message, "status": code}), code
-        return render_template("error.html", code=code, message=message), code
+            return jsonify({"error": message, "status": code}), code, headers
+        return render_template("error.html", code=code, message=message), code, headers
 
     for code in messages:
         app.register_error_handler(code, handler)

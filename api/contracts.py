@@ -200,8 +200,12 @@ def contract_milestones(contract_id: int):
     found = _visible_contract(contract_id)
     if found is None:
         return api_error(404, f"No contract {contract_id} that you may see.")
+    raw = request.args.get("as_of")
+    if raw is not None and not raw.strip():  # the document declares a date: present and empty is not one
+        return api_error(400, "as_of must be a date written YYYY-MM-DD, for example 2015-06-30 (you gave an empty "
+                              "value; leave as_of out for today).")
     try:
-        as_of = parse_as_of(request.args.get("as_of"), utcnow().date())
+        as_of = parse_as_of(raw, utcnow().date())
     except ValueError as exc:
         return api_error(400, str(exc))
     soon = due_soon_days()

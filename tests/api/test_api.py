@@ -26,3 +26,12 @@ def test_openapi_document_describes_every_api_route(client, app):
             path = rule.rule[len("/api/v1"):].replace("<", "{").replace(">", "}")
             path = path.replace("{int:", "{")
             assert path in documented, f"{rule.rule} is not in the OpenAPI document"
+
+
+def test_a_method_the_resource_does_not_have_is_405_with_the_allow_header(client):
+    """RFC 9110 15.5.6: a 405 carries Allow, on the API (JSON) and on pages alike."""
+    api = client.post("/api/v1/events")
+    assert api.status_code == 405 and api.headers["Allow"] == "GET, HEAD, OPTIONS"
+    assert api.get_json() == {"error": "That action is not available here.", "status": 405}
+    page = client.delete("/login")
+    assert page.status_code == 405 and page.headers["Allow"] == "GET, HEAD, OPTIONS, POST"
