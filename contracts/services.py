@@ -54,6 +54,7 @@ from core.pdf import looks_like_pdf, pdf_problem, render_pdf
 from core.signing import Inspection, SigningError, inspect_pdf, load_identity, sign_issued
 from core.storage import StoredFileError, display_name, read_verified, store_file
 from events.models import RegulationVersion
+from events.services import lock_call
 from events.regulation import deduction_rule
 from finance.rules import contract_article
 
@@ -88,6 +89,14 @@ def _move(contract: Contract, action: ContractAction, **values) -> ContractStatu
         raise ContractError(f"{contract.reference} changed at the same moment (it is now "
                             f"{contract.state.label.lower()}); reload the page.")
     return after
+
+
+def _lock_call(contract: Contract) -> None:
+    """Take the call's lock (events.services.lock_call) before a change to the contract, its payments or its
+    deductions, and read the contract again: what is checked next is the state as it now is (an issue and a
+    countersignature, two deductions, a payment and a deduction at once are made one after the other)."""
+    lock_call(contract.bid.event)
+    db.session.refresh(contract)
 
 
 def _check_selected(bid: Bid) -> None:
@@ -319,6 +328,7 @@ def issue_contract(contract: Contract, *, due_dates: Mapping[str, date | None], 
     entry before these, and `contract.issue` records it as `pdf_checkpoint`. `render` is called as
     render(contract, terms, draft=False, checkpoint=Checkpoint).
     """
+    _lock_call(contract)
     _transition(contract, ContractAction.ISSUE)  # refuse early; the move itself is made below
     bid = contract.bid
     _check_selected(bid)
@@ -425,6 +435,7 @@ def sign_contract(contract: Contract, *, filename: str, content: bytes, max_byte
     (contracts.rules.countersign_problem); its signatures are recorded as read, stored under a server-made name,
     SHA-256 recorded. Raises ContractError with a message for the person uploading. Writes `contract.sign` to the
     audit log."""
+    _lock_call(contract)
     _transition(contract, ContractAction.SIGN)  # refuse early; the move itself is made below
     name = display_name(filename, "signed.pdf")
     if not content:
@@ -572,6 +583,7 @@ def record_payment(milestone: Milestone, *, amount: Decimal, received_on: date, 
     if received_on > now.date():
         raise ContractError(f"The day the money was received cannot be after today ({format_day(now.date())}).",
                             "received_on")
+    _lock_call(milestone.contract)  # a deduction reads what is left of a prize balance inside the same lock
     _lock(milestone)
     found = _existing(milestone.id, key)  # the other writer we waited for may have been this same form
     if found is not None:
@@ -613,6 +625,7 @@ def reverse_payment(payment: Payment, *, reason: str, idempotency_key: str, acto
     reason = (reason or "").strip()
     if not reason:
         raise ContractError("Give the reason for the reversal; it stays on record with it.", "reason")
+    _lock_call(milestone.contract)
     _lock(milestone)
     found = _existing(milestone.id, key)
     if found is not None:
@@ -643,6 +656,7 @@ def record_result(contract: Contract, *, outcome: MatchOutcome, actor: User, now
     Raises ContractError when the contract is not in force, a result is already recorded, or the result does
     not fit the schedule (`errors` names the fields). Writes `match.result` to the audit log.
     """
+    _lock_call(contract)
     if not contract.state.in_force:
         raise ContractError(f"{contract.reference} is {contract.state.label.lower()}: record the result on the "
                             "contract in force.")
@@ -689,7 +703,8 @@ def record_deduction(contract: Contract, *, federation: str, rule_key: str, amou
 
     Raises ContractError (with `errors` by field) when the contract is not in force, no result is recorded yet,
     the rule is unknown, or `contracts.rules.check_deduction` refuses the amount or the reason. Writes
-    `prize.deduction` to the audit log."""
+    `prize.deduction` to the audit log. Takes the call's lock first: what is left is read inside it."""
+    _lock_call(contract)
     if not contract.state.in_force:
         raise ContractError(f"{contract.reference} is {contract.state.label.lower()}: record deductions on the "
                             "contract in force.")
@@ -733,6 +748,7 @@ def return_deduction(contract: Contract, deduction_id: int, *, decided_on: date 
     Raises ContractError (with `errors` by field) when the contract is not in force, the deduction is not one of
     its prize balances', its rule does not return it, it was already returned, or the day or the reason is
     missing or wrong. Writes `prize.deduction_returned` to the audit log."""
+    _lock_call(contract)
     if not contract.state.in_force:
         raise ContractError(f"{contract.reference} is {contract.state.label.lower()}: record it on the contract in "
                             "force.")
