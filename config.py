@@ -115,6 +115,9 @@ class Config:
         self.SESSION_IDLE_MINUTES = _int("SESSION_IDLE_MINUTES", 60)
         self.SESSION_ABSOLUTE_HOURS = _int("SESSION_ABSOLUTE_HOURS", 12)
         self.PAYMENT_DUE_SOON_DAYS = _int("PAYMENT_DUE_SOON_DAYS", 14)
+        # Gambit's sanity check of the days entered for a payment, a deduction or a signature: no more than this
+        # many days after today (nor before the call existed). Not a regulation: a typing slip caught.
+        self.SANE_DATE_DAYS_AHEAD = _int("SANE_DATE_DAYS_AHEAD", 366)
         # A bank guarantee lapsing within this many days, with money still owed, is warned about.
         self.GUARANTEE_WARNING_DAYS = _int("GUARANTEE_WARNING_DAYS", 30)
         # Gambit's signing identity (PKCS#12 and its passphrase); unset: a development identity generated into
