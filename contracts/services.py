@@ -342,7 +342,6 @@ def issue_contract(contract: Contract, *, due_dates: Mapping[str, date | None], 
     entry before these, and `contract.issue` records it as `pdf_checkpoint`. `render` is called as
     render(contract, terms, draft=False, checkpoint=Checkpoint).
     """
-    _lock_call(contract)
     _transition(contract, ContractAction.ISSUE)  # refuse early; the move itself is made below
     bid = contract.bid
     _check_selected(bid)
@@ -377,6 +376,14 @@ def issue_contract(contract: Contract, *, due_dates: Mapping[str, date | None], 
     contract.pdf_sha256 = hashlib.sha256(pdf).hexdigest()
     contract.pdf_size = len(pdf)
     contract.pdf_stored_name = _store(upload_dir, bid.id, pdf)
+    # The call's lock is taken once the PDF is made (no lock is held while it renders); the move and the
+    # supersession below are checked against the state as it is inside it.
+    _lock_call(contract)
+    if old is not None:
+        db.session.refresh(old)
+        if not old.state.in_force:
+            raise ContractError(f"{old.reference}, which this correction replaces, is {old.state.label.lower()}; "
+                                "prepare the correction again from the version in force.")
     _move(contract, ContractAction.ISSUE)
     rows = {}
     for i, m in enumerate(planned):

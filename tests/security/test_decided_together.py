@@ -309,3 +309,56 @@ def test_two_deductions_at_once_cannot_together_exceed_what_is_left(live):
     assert isinstance(refused, services.ContractError), refused
     assert str(refused) == ("Art. 3.8.4: the deductions cannot exceed the prize balance still due, €1,000.00 (you "
                             "entered €5,000.00).")
+
+
+def test_issuing_a_correction_and_countersigning_the_version_it_replaces_at_once_end_consistently(live, signing_ca):
+    """The correction supersedes version 1 while version 1's countersignature is filed: one after the other, never
+    a signature filed on a superseded version nor a correction issued over a version that changed under it."""
+    from accounts.models import User
+    from contracts import queries, services
+    from contracts.models import Contract
+    from core import signing, trust
+    from core.audit import AuditEntry
+    from tests.contracts.factories_contracts import fake_render, proposed_dates
+    from tests.signing import sign, trusted_signer
+
+    contract_id, admin_id, _ = _signed_off_result(live)
+    with live.app_context():
+        v1 = db.session.get(Contract, contract_id)
+        admin = db.session.get(User, admin_id)
+        trust.add_certificate(signing.pem(signing_ca.ca), actor=admin, now=utcnow())
+        v2 = services.prepare_correction(v1, reason="The stipends are paid at the closing ceremony.", actor=admin,
+                                         now=datetime(2015, 12, 3, tzinfo=UTC))
+        countersigned = sign(queries.pdf_path(live.config["UPLOAD_DIR"], v1).read_bytes(),
+                             trusted_signer(signing_ca), field="Organizer")
+        db.session.commit()
+        v2_id = v2.id
+
+    def issue():
+        draft = db.session.get(Contract, v2_id)
+        return services.issue_contract(draft, due_dates=proposed_dates(draft), actor=db.session.get(User, admin_id),
+                                       now=datetime(2015, 12, 3, 12, tzinfo=UTC),
+                                       upload_dir=live.config["UPLOAD_DIR"], render=fake_render).id
+
+    def countersign():
+        return services.sign_contract(db.session.get(Contract, contract_id), filename="signed.pdf",
+                                      content=countersigned, max_bytes=10**7, upload_dir=live.config["UPLOAD_DIR"],
+                                      actor=db.session.get(User, admin_id), now=utcnow()).id
+
+    issued, signed = race(live, issue, countersign,
+                          stop_before=lambda s: s.lstrip().startswith("UPDATE contract SET status"))
+    for outcome in (issued, signed):
+        assert not isinstance(outcome, Exception) or isinstance(outcome, services.ContractError), repr(outcome)
+    with live.app_context():
+        rows = {c.id: c for c in db.session.scalars(select(Contract))}
+        in_force = [c for c in rows.values() if c.state.in_force]
+        assert len(in_force) == 1
+        actions = [a for a in db.session.scalars(select(AuditEntry.action).where(
+            AuditEntry.object_type == "Contract").order_by(AuditEntry.id))
+            if a in ("contract.sign", "contract.supersede")]
+        if rows[contract_id].signed_at is not None:  # a signature is filed only while its version is in force
+            assert actions[0] == "contract.sign", actions
+        if rows[v2_id].status == "issued":
+            assert rows[contract_id].status == "superseded"
+        else:
+            assert rows[contract_id].status == "signed" and isinstance(issued, services.ContractError)
