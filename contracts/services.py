@@ -56,8 +56,8 @@ from core.signing import Inspection, SigningError, inspect_pdf, load_identity, s
 from core.storage import StoredFileError, display_name, read_verified, store_file
 from core.validators import implausible_day
 from events.models import RegulationVersion
-from events.services import lock_call
 from events.regulation import deduction_rule
+from events.services import lock_call
 from finance.rules import contract_article
 
 Renderer = Callable[..., bytes]

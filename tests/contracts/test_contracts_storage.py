@@ -8,7 +8,7 @@ from contracts import queries
 from contracts.models import Contract
 from core.audit import AuditEntry
 from core.db import db
-from tests.contracts.test_contracts_pages import as_user, get
+from tests.contracts.test_contracts_pages import as_user
 from tests.pdfs import javascript_pdf, valid_pdf
 from tests.signing import sign, trusted_signer
 

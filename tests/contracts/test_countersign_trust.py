@@ -65,7 +65,7 @@ def test_the_secretariat_accepts_an_untrusted_countersignature_only_explicitly_w
         assert entry.data_dict["accepted_untrusted"] == reason
     page = get(admin, f"/contracts/{contract_id}").replace("&#39;", "'")
     assert "Countersignature: signed by Mallory Selfmade (Nobody in particular)" in page
-    assert f"The organizer's signature is not trusted; the secretariat accepted it explicitly (" in page
+    assert "The organizer's signature is not trusted; the secretariat accepted it explicitly (" in page
     assert reason in page
 
 
