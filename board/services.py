@@ -322,6 +322,7 @@ def record_president_ruling(bid: Bid, *, grounds: str, reason: str, actor: User,
     """Art. 16 on a sponsor's bid whose consultation has no answer: the FIDE President's final decision, with its
     ground (not covered, or an unforeseen event) and reason (bids.services checks who, which and why); only while
     no decision is in force: after it, the record is what the decision saw. Raises BidError."""
+    lock_call(bid.event)  # the decision waits: it reads what the ruling changes inside the same lock
     if current_decision(bid.event) is not None:
         raise BidError("The decision is recorded: no case can be added to what it saw (a correction of the "
                        "decision starts from the record as it stands).", "reason")
