@@ -106,7 +106,10 @@ def _check_day(contract: Contract, day: date, *, what: str, now: datetime, field
     """Gambit's sanity check of a day entered for the contract (core.validators.implausible_day): not before the
     call existed, not far in the future (`days_ahead`: the SANE_DATE_DAYS_AHEAD setting unless given). Raises
     ContractError naming `field`."""
-    problem = implausible_day(day, what=what, earliest=contract.bid.event.created_at.date(),
+    # The call existed from when it was loaded into Gambit, or, for a call loaded after the fact (an earlier
+    # season's), at the latest by its own bid deadline.
+    earliest = min(contract.bid.event.created_at.date(), contract.regulation.event.bid_deadline.date())
+    problem = implausible_day(day, what=what, earliest=earliest,
                               earliest_is="this call existed", today=now.date(),
                               days_ahead=queries.sane_days_ahead() if days_ahead is None else days_ahead)
     if problem:

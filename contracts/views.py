@@ -302,8 +302,8 @@ def sign(contract_id: int):
         return redirect(back)
     upload = form.file.data
     if not valid or upload is None or not getattr(upload, "filename", ""):
-        flash("Choose the countersigned contract (PDF) to upload.", "error")
-        return redirect(back)
+        form.file.errors = [*form.file.errors, "Choose the countersigned contract (PDF) to upload."]
+        return _render_view(contract, sign_form=form, status=422)  # what was typed is kept
     content = upload.stream.read(max_bytes + 1)
     try:
         services.sign_contract(contract, filename=upload.filename, content=content, max_bytes=max_bytes,

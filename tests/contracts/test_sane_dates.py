@@ -53,9 +53,12 @@ def test_a_deduction_dated_before_the_call_or_far_in_the_future_is_refused(app, 
         assert db.session.scalars(select(PrizeDeduction.decided_on)).one() == date(2015, 10, 20)
 
 
-def test_a_countersignature_dated_before_the_call_existed_is_refused(app, event, people, cf, signing_ca):  # noqa: F811
+def test_a_countersignature_dated_before_the_call_existed_is_refused(app, practice, people, cf,  # noqa: F811
+                                                                     signing_ca):
     """The signer's software wrote the day of signing; one before the call existed is a clock (or a key) to check.
-    Here the call's record says it was created after today, so today's signature is dated before it."""
+    Here a practice call (its bid deadline ahead) whose record says it was created after today: today's signature
+    is dated before it."""
+    event = practice
     import io
 
     from contracts import queries
@@ -69,6 +72,7 @@ def test_a_countersignature_dated_before_the_call_existed_is_refused(app, event,
     with app.app_context():
         trust.add_certificate(signing.pem(signing_ca.ca), actor=None, now=utcnow())
         db.session.get(Event, event).created_at = later
+        existed = min(later.date(), db.session.get(Event, event).regulation.event.bid_deadline.date())
         issued = queries.pdf_path(app.config["UPLOAD_DIR"], db.session.get(Contract, contract_id)).read_bytes()
         db.session.commit()
     signed = sign(issued, trusted_signer(signing_ca, "Anna Organizer", "Lviv Chess"), field="Organizer")
@@ -78,7 +82,7 @@ def test_a_countersignature_dated_before_the_call_existed_is_refused(app, event,
     assert response.status_code == 422
     today = utcnow().date()
     assert (f"Sanity check: the day Anna Organizer (Lviv Chess) signed cannot be {format_day(today)} (you entered "
-            f"{today.isoformat()}): that is before this call existed ({format_day(later)}). Check the date."
+            f"{today.isoformat()}): that is before this call existed ({format_day(existed)}). Check the date."
             ) in response.get_data(as_text=True)
     with app.app_context():
         assert db.session.get(Contract, contract_id).status == "issued"
