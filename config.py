@@ -132,6 +132,9 @@ class Config:
         # The hour (UTC, 0-23) at which `flask scheduler` sends the day's payment reminders; a scheduler started
         # later in the day sends them at start if no process has yet.
         self.REMINDER_HOUR_UTC = _int("REMINDER_HOUR_UTC", 7)
+        # Gambit's sanity check of the days entered for a payment, a deduction or a signature: no more than this
+        # many days after today (nor before the call existed). Not a regulation: a typing slip caught.
+        self.SANE_DATE_DAYS_AHEAD = _int("SANE_DATE_DAYS_AHEAD", 366)
         # A bank guarantee lapsing within this many days, with money still owed, is warned about.
         self.GUARANTEE_WARNING_DAYS = _int("GUARANTEE_WARNING_DAYS", 30)
         # Gambit's signing identity (PKCS#12 and its passphrase); unset: a development identity generated into

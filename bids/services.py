@@ -37,7 +37,7 @@ from core.pdf import pdf_problem
 from core.signing import inspect_pdf
 from core.storage import display_name, store_file
 from events.models import Event
-from events.services import on_amendment
+from events.services import lock_call, on_amendment
 
 
 class BidError(ValueError):
@@ -290,6 +290,9 @@ def _transition(bid: Bid, action: BidAction, *, actor: User, now: datetime, valu
     """The one guarded transition of a bid: `lifecycle.check_transition` (who acts, the call's state, the deadline,
     the status), then a compare-and-swap on the status read (and on `revision` when given), then the audit entry.
     Raises BidError with the guard's sentence, or when the bid changed at the same moment."""
+    # The call's lock: its state (closed, scoring opened) cannot change between the guard and the swap.
+    lock_call(bid.event)
+    db.session.refresh(bid)
     before = bid.state
     try:
         after = lifecycle.check_transition(before, action, situation(bid, actor, now, by_decision=by_decision))
@@ -404,6 +407,9 @@ def admit_late_bid(bid: Bid, *, reason: str, actor: User, now: datetime) -> None
     can be submitted until scoring opens. The call's bidding procedure, not an article of the regulations.
     Raises BidError (field "reason") with the refusal of `bids.lifecycle.late_admission_refusal`."""
     reason = (reason or "").strip()
+    # The call's lock, the one scoring's opening takes: the call's state is checked as it is when admitting.
+    lock_call(bid.event)
+    db.session.refresh(bid)
     refusal = lifecycle.late_admission_refusal(bid.state, situation(bid, actor, now))
     if refusal:
         raise BidError(refusal)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from wtforms import DateField, RadioField, SelectField, TextAreaField
+from wtforms import DateField, HiddenField, RadioField, SelectField, TextAreaField
 from wtforms.validators import DataRequired, Length, Optional
 
 from bids.consultation import RULING_GROUNDS
@@ -33,9 +33,13 @@ class DecisionForm(BaseForm):
         validators=[Optional(), Length(max=5000)],
         description="Required for the President's decision. A tied vote is not a reason: the bidding procedure says "
                     "how a tie is broken.")
+    # The votes the page showed (board.services.votes_fingerprint): refused if they changed before the record.
+    votes_seen = HiddenField()
 
 
 class CorrectionForm(DecisionForm):
+    # The decision the page showed in force, the one this correction corrects: a repeat or a stale page is refused.
+    corrects = HiddenField()
     correction_reason = TextAreaField("What this correction mends", validators=[
         DataRequired("Say what the correction mends."), Length(max=5000)])
 

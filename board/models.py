@@ -114,6 +114,9 @@ class Decision(Model):
     selected_bid_id: Mapped[int] = mapped_column(ForeignKey("bid.id"))
     decided_on: Mapped[date] = mapped_column(Date)
     tally: Mapped[str] = mapped_column(Text)            # JSON: votes per bid, abstentions, recusals
+    # JSON: the votes the tally counted, [{vote, member, name, bid}] (bid null: abstained), read inside the call's
+    # lock; "[]" for a President's decision with no votes, or a record made before they were kept.
+    votes: Mapped[str] = mapped_column(Text, default="[]", server_default="[]")
     # The President's decision (Art. 15.5): why no Board meeting could be held ("" for a board vote), and the WCOC
     # members consulted as JSON [{member, member_id, advice, on}] (`on`: the ISO day each was consulted).
     no_meeting_reason: Mapped[str] = mapped_column(Text, default="", server_default="")

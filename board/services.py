@@ -49,7 +49,7 @@ from core.storage import store_file
 from events.models import Event
 from events.rules import EventStatus
 from events.rules import TransitionError as EventTransitionError
-from events.services import change_event_status
+from events.services import change_event_status, lock_call
 from scoring.queries import build_ranking, load_scoring
 
 
@@ -322,6 +322,7 @@ def record_president_ruling(bid: Bid, *, grounds: str, reason: str, actor: User,
     """Art. 16 on a sponsor's bid whose consultation has no answer: the FIDE President's final decision, with its
     ground (not covered, or an unforeseen event) and reason (bids.services checks who, which and why); only while
     no decision is in force: after it, the record is what the decision saw. Raises BidError."""
+    lock_call(bid.event)  # the decision waits: it reads what the ruling changes inside the same lock
     if current_decision(bid.event) is not None:
         raise BidError("The decision is recorded: no case can be added to what it saw (a correction of the "
                        "decision starts from the record as it stands).", "reason")
@@ -383,6 +384,7 @@ def cast_vote(event: Event, member, bid: Bid | None, *, now: datetime) -> Vote:
     the bid is not in the contest, or a first vote of the same member was recorded at the same moment."""
     if Role.BOARD not in member.role_set:
         raise DecisionError("Only members of the Presidential Board vote.")
+    lock_call(event)  # a vote and the decision that counts it never interleave: the state is read inside the lock
     if not voting_open(event):
         raise DecisionError("The Board votes once the WCOC's scoring is closed and until the decision.")
     if has_stake(member, event):
@@ -426,8 +428,42 @@ def board_members(event: Event):
 def _counted_votes(event: Event, bids: list[Bid]) -> tuple[list[Vote], list[str]]:
     """The votes that count (members not recused from `bids`) and the names of the recused members."""
     recused = {m.id: m.name for m in board_members(event) if recused_from_vote(event, m, bids)}
-    votes = db.session.scalars(select(Vote).where(Vote.event_id == event.id).order_by(Vote.id)).all()
+    votes = db.session.scalars(select(Vote).where(Vote.event_id == event.id).order_by(Vote.id)
+                               .execution_options(populate_existing=True)).all()
     return [v for v in votes if v.member_id not in recused], list(recused.values())
+
+
+def votes_counted(votes: list[Vote]) -> list[dict]:
+    """The votes a tally counts, as the decision stores them: [{vote, member, name, bid}] (bid None: abstained)."""
+    return [{"vote": v.id, "member": v.member_id, "name": v.member.name, "bid": v.bid_id}
+            for v in sorted(votes, key=lambda v: v.id)]
+
+
+def votes_fingerprint(event: Event, bids: list[Bid] | None = None) -> str:
+    """What the page that records the decision shows of the votes, as one string its form sends back (the
+    SHA-256 of the votes counted, ids and choices): the decision is refused when the votes changed since."""
+    bids = bids_before_board(event) if bids is None else bids
+    votes, _ = _counted_votes(event, bids)
+    return _fingerprint(votes_counted(votes))
+
+
+def _fingerprint(counted: list[dict]) -> str:
+    return sha256(json.dumps([[c["vote"], c["member"], c["bid"]] for c in counted]).encode())
+
+
+VOTES_CHANGED = ("The votes changed since this page was loaded (now: {now}); nothing was recorded. Reload the page, "
+                 "read the tally again and record the decision.")
+
+
+def already_corrected(decision: Decision) -> str:
+    """The refusal of a correction of a decision that is no longer in force: when and by whom it was corrected."""
+    by = db.session.scalars(select(Decision).where(Decision.corrects_id == decision.id)).first()
+    if by is None:
+        return (f"Decision {decision.id} is no longer in force; nothing was recorded by this correction. Reload the "
+                "page to see the decision in force.")
+    return (f"This decision was already corrected at {by.recorded_at:%H:%M} UTC on {by.recorded_at:%-d %B %Y} by "
+            f"{by.recorded_by.name} (decision {by.id}); nothing was recorded by this correction. Reload the page to "
+            "see the correction.")
 
 
 def current_tally(event: Event, bids: list[Bid] | None = None) -> Tally:
@@ -521,7 +557,7 @@ def _move_bids(contest: list[Bid], selected: Bid, decision: Decision, *, actor: 
 def record_decision(event: Event, *, method: str, selected: Bid, rationale: str, decided_on: date,
                     consultations: list[tuple[User, str, date | None]], actor: User, now: datetime,
                     no_meeting_reason: str = "", upload_dir: str = "", corrects: Decision | None = None,
-                    correction_reason: str = "") -> Decision:
+                    correction_reason: str = "", votes_seen: str | None = None) -> Decision:
     """Record the decision of Art. 15.5 (or, with `corrects`, a correction of the decision in force): the one
     decision in force for the call.
 
@@ -541,18 +577,30 @@ def record_decision(event: Event, *, method: str, selected: Bid, rationale: str,
     last vote.
 
     Nothing is rendered here: the board pack must be current (ensure_pack, in an earlier transaction), and the
-    minutes are made after the commit (store_minutes). `upload_dir` is unused, kept for callers. Raises
-    DecisionError when a rule is not met; the message says which.
+    minutes are made after the commit (store_minutes). `upload_dir` is unused, kept for callers.
+
+    Everything is checked inside the call's lock (events.services.lock_call, the one cast_vote takes), and the
+    record stores the votes it counted (ids and choices). `votes_seen`: the fingerprint of the votes the page
+    showed (votes_fingerprint); the decision is refused when they changed since. A correction of a decision that
+    is no longer in force (corrected already: a form sent twice, or a stale page) is refused saying when and by
+    whom it was corrected. Raises DecisionError when a rule is not met; the message says which.
     """
     rationale = (rationale or "").strip()
     try:
         how = DecisionMethod(method)
     except ValueError:
         raise DecisionError("Choose how the decision was taken.", "method") from None
+    # One lock with the votes (cast_vote): no vote changes between the tally read here and the commit.
+    lock_call(event)
     if corrects is None and event.state is not EventStatus.DELIBERATION:
         raise DecisionError(ALREADY_DECIDED)
     if corrects is not None:
-        if corrects.event_id != event.id or event.state is not EventStatus.DECIDED:
+        db.session.refresh(corrects)
+        if corrects.event_id != event.id:
+            raise DecisionError("Only the decision in force of a decided call can be corrected.")
+        if corrects.state is not DecisionStatus.IN_FORCE:
+            raise DecisionError(already_corrected(corrects))
+        if event.state is not EventStatus.DECIDED:
             raise DecisionError("Only the decision in force of a decided call can be corrected.")
         DECISION_LIFECYCLE.next(corrects.state, DecisionAction.SUPERSEDE)
         if not correction_reason.strip():
@@ -564,6 +612,10 @@ def record_decision(event: Event, *, method: str, selected: Bid, rationale: str,
         check_consultation(selected.consultation_state, selected.title,
                            article=event.regulation.consultation.article)
     no_meeting_reason = (no_meeting_reason or "").strip()
+    counted = votes_counted(_counted_votes(event, contest)[0])
+    if votes_seen is not None and votes_seen != _fingerprint(counted):
+        raise DecisionError(VOTES_CHANGED.format(now=current_tally(event, contest).names(
+            {b.id: b.title for b in contest}) or "no votes"))
     the_tally = _check_method(event, how, selected, contest, decided_on, consultations, no_meeting_reason,
                               actor=actor, now=now)
     report = ranking_report(event)
@@ -593,7 +645,7 @@ def record_decision(event: Event, *, method: str, selected: Bid, rationale: str,
                                 "was recorded by this correction. Reload the page to see the decision in force.")
     decision = Decision(
         event_id=event.id, method=how.value, selected_bid_id=selected.id, decided_on=decided_on,
-        tally=json.dumps(the_tally.as_dict() if the_tally else {}),
+        tally=json.dumps(the_tally.as_dict() if the_tally else {}), votes=json.dumps(counted),
         no_meeting_reason="" if how.by_vote else no_meeting_reason,
         consultations=json.dumps([] if how.by_vote else [
             {"member": m.name, "member_id": m.id, "advice": a.strip(), "on": on.isoformat() if on else None}
@@ -621,7 +673,7 @@ def record_decision(event: Event, *, method: str, selected: Bid, rationale: str,
                  data={"method": how.value, "selected": selected.id, "reviewed": reviewed,
                        "no_meeting_reason": decision.no_meeting_reason,
                        "consultations": decision.loads("consultations"), "decided_on": decided_on,
-                       "corrects": corrects.id if corrects else None})
+                       "corrects": corrects.id if corrects else None, "votes": counted})
     if corrects is None:
         mark_notified(decision, messages=queue_notices(decision, actor=actor, now=now), now=now)
     return decision

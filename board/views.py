@@ -194,6 +194,11 @@ def _decision_form(event, bids, form_class=DecisionForm, **kwargs):
     form.selected.choices = choices([("", "Choose…")] + [(str(b.id), b.title) for b in bids])
     if form.decided_on.data is None and request.method == "GET":
         form.decided_on.data = utcnow().date()
+    if request.method == "GET":  # what the page shows is what its form names: the votes, the decision in force
+        form.votes_seen.data = services.votes_fingerprint(event, bids)
+        if "corrects" in form:
+            current = services.current_decision(event)
+            form.corrects.data = str(current.id) if current is not None else ""
     return form
 
 
@@ -357,7 +362,8 @@ def decide(slug: str):
             decision = services.record_decision(
                 event, method=form.method.data, selected=selected, rationale=form.rationale.data or "",
                 decided_on=form.decided_on.data, consultations=_consultations(request.form),
-                no_meeting_reason=form.no_meeting_reason.data or "", actor=actor, now=utcnow())
+                no_meeting_reason=form.no_meeting_reason.data or "", actor=actor, now=utcnow(),
+                votes_seen=form.votes_seen.data or None)
         except (DecisionError, PdfError) as exc:
             db.session.rollback()
             _form_error(form, exc)
@@ -444,14 +450,20 @@ def correct(slug: str):
     form = _decision_form(event, services.bids_decided(event), CorrectionForm)
     if not (form.validate_on_submit() and form.selected.data.isdigit()):
         return _decision_page(event, form, 422)
+    # The decision the page showed in force, named by the form: sent twice, or from a stale page, it is refused.
+    named = db.session.get(Decision, int(form.corrects.data)) if (form.corrects.data or "").isdigit() else None
+    if named is None or named.event_id != event.id:
+        form.form_errors.append("The form does not say which decision it corrects (the page is out of date); "
+                                "nothing was recorded. Reload the page and enter the correction again.")
+        return _decision_page(event, form, 409)
     actor = current_user._get_current_object()
     try:
         decision = services.record_decision(
             event, method=form.method.data, selected=db.session.get_one(Bid, int(form.selected.data)),
             rationale=form.rationale.data or "", decided_on=form.decided_on.data,
             consultations=_consultations(request.form), no_meeting_reason=form.no_meeting_reason.data or "",
-            actor=actor, now=utcnow(), corrects=current,
-            correction_reason=form.correction_reason.data or "")
+            actor=actor, now=utcnow(), corrects=named,
+            correction_reason=form.correction_reason.data or "", votes_seen=form.votes_seen.data or None)
     except DecisionError as exc:
         db.session.rollback()
         _form_error(form, exc)

@@ -39,6 +39,13 @@ class CorrectionForm(ContractOptionsForm):
 
 class SignForm(BaseForm):
     file = FileField("The countersigned contract (PDF)")
+    accept_untrusted = TextAreaField(
+        "Accept an organizer's signature that is not trusted, because…", validators=[Length(max=2000)],
+        description="Only if the organizer's certificate is not on the trust list (nor issued by one on it) and you "
+                    "accept the signature all the same: say why. The reason is recorded in the audit log and shown "
+                    "with the signature. Leave it empty otherwise.")
+    # The version of the contract the page showed (contracts.services.contract_version).
+    seen = HiddenField()
 
 
 class PaymentForm(BaseForm):

@@ -61,6 +61,8 @@ class Contract(Model):
                         name="closed_has_time_and_reason"),
         CheckConstraint("(replaces_id IS NULL) = (correction_reason IS NULL)", name="correction_has_reason"),
         CheckConstraint("version >= 1", name="version"),
+        CheckConstraint("(signature_accepted_reason IS NULL) = (signature_accepted_at IS NULL)",
+                        name="signature_acceptance_whole"),
         UniqueConstraint("bid_id", "version", name="uq_contract_bid_id_version"),
     )
 
@@ -90,6 +92,11 @@ class Contract(Model):
     # The countersigned PDF's signatures (core.signing.Inspection as JSON): Gambit's and the organizer's; judged
     # again when the trust list changes, so not frozen.
     signed_pdf_signatures: Mapped[str | None] = mapped_column(Text)
+    # An organizer's signature that is not trusted makes the contract signed only when the secretariat accepts it
+    # explicitly: why, when and who (shown wherever the signature is shown).
+    signature_accepted_reason: Mapped[str | None] = mapped_column(Text)
+    signature_accepted_at: Mapped[datetime | None]
+    signature_accepted_by_id: Mapped[int | None] = mapped_column(ForeignKey("user.id"))
     superseded_at: Mapped[datetime | None]
     discarded_at: Mapped[datetime | None]
     # Closed because a correction of the Board's decision selected another bid: when, and which decision.
@@ -103,6 +110,7 @@ class Contract(Model):
     replaces: Mapped[Contract | None] = relationship(remote_side=[id], foreign_keys=[replaces_id])
     created_by: Mapped[User | None] = relationship(foreign_keys=[created_by_id])
     issued_by: Mapped[User | None] = relationship(foreign_keys=[issued_by_id])
+    signature_accepted_by: Mapped[User | None] = relationship(foreign_keys=[signature_accepted_by_id])
     milestones: Mapped[list[Milestone]] = relationship(
         back_populates="contract", order_by="Milestone.position", lazy="selectin")
 

@@ -39,6 +39,12 @@ def due_soon_days() -> int:
     return int(current_app.config["PAYMENT_DUE_SOON_DAYS"])
 
 
+def sane_days_ahead() -> int:
+    """How many days after today a payment, deduction or signature may be dated (the SANE_DATE_DAYS_AHEAD setting,
+    which config.py defaults): Gambit's sanity check. Raises nothing inside an app."""
+    return int(current_app.config["SANE_DATE_DAYS_AHEAD"])
+
+
 def guarantee_warning_days() -> int:
     """How many days before a guarantee lapses the tracker warns (the GUARANTEE_WARNING_DAYS setting, which
     config.py defaults). Raises nothing inside an app."""

@@ -1019,6 +1019,19 @@ def countersign_problem(*, name: str, reference: str, issued_sha256: str, issued
     return None
 
 
+def countersign_trust_problem(*, name: str, reference: str, signatures, accepted_reason: str) -> str | None:
+    """Why the organizer's countersignature does not make the contract signed, or None when it does: at least one
+    of `signatures` (core.signing.SignatureInfo, those added after Gambit's) must be trusted (its certificate, or
+    one that issued it, on the secretariat's trust list, valid when checked, not known revoked), unless the
+    secretariat accepts an untrusted one explicitly, with a reason (`accepted_reason`)."""
+    if any(s.trusted for s in signatures) or accepted_reason.strip():
+        return None
+    words = "; ".join(s.words() for s in signatures)
+    return (f"{name}: the organizer's signature is not trusted ({words}), so {reference} stays issued, not signed. "
+            "Add the organizer's certificate (or the certification authority's that issued it) to the trust list "
+            "and upload the file again, or accept this signature explicitly and say why.")
+
+
 # ------------------------------------------------------------------------------- deductions from a prize
 
 

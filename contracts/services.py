@@ -39,6 +39,7 @@ from contracts.rules import (
     check_result,
     contract_terms,
     countersign_problem,
+    countersign_trust_problem,
     deduction_parts,
     missing_bid_facts,
     missing_due_dates,
@@ -53,8 +54,10 @@ from core.pdf import looks_like_pdf, pdf_problem, render_pdf
 from core.signing import Inspection, SigningError, inspect_pdf, load_identity, sign_issued
 from core.storage import StoredFileError, display_name, read_verified, store_file
 from core.urls import path_for
+from core.validators import implausible_day
 from events.models import RegulationVersion
 from events.regulation import deduction_rule
+from events.services import lock_call
 from finance.rules import contract_article
 
 Renderer = Callable[..., bytes]
@@ -88,6 +91,29 @@ def _move(contract: Contract, action: ContractAction, **values) -> ContractStatu
         raise ContractError(f"{contract.reference} changed at the same moment (it is now "
                             f"{contract.state.label.lower()}); reload the page.")
     return after
+
+
+def _lock_call(contract: Contract) -> None:
+    """Take the call's lock (events.services.lock_call) before a change to the contract, its payments or its
+    deductions, and read the contract again: what is checked next is the state as it now is (an issue and a
+    countersignature, two deductions, a payment and a deduction at once are made one after the other)."""
+    lock_call(contract.bid.event)
+    db.session.refresh(contract)
+
+
+def _check_day(contract: Contract, day: date, *, what: str, now: datetime, field: str,
+               days_ahead: int | None = None) -> None:
+    """Gambit's sanity check of a day entered for the contract (core.validators.implausible_day): not before the
+    call existed, not far in the future (`days_ahead`: the SANE_DATE_DAYS_AHEAD setting unless given). Raises
+    ContractError naming `field`."""
+    # The call existed from when it was loaded into Gambit, or, for a call loaded after the fact (an earlier
+    # season's), at the latest by its own bid deadline.
+    earliest = min(contract.bid.event.created_at.date(), contract.regulation.event.bid_deadline.date())
+    problem = implausible_day(day, what=what, earliest=earliest,
+                              earliest_is="this call existed", today=now.date(),
+                              days_ahead=queries.sane_days_ahead() if days_ahead is None else days_ahead)
+    if problem:
+        raise ContractError(problem, field, errors={field: problem})
 
 
 def _check_selected(bid: Bid) -> None:
@@ -353,6 +379,14 @@ def issue_contract(contract: Contract, *, due_dates: Mapping[str, date | None], 
     contract.pdf_sha256 = hashlib.sha256(pdf).hexdigest()
     contract.pdf_size = len(pdf)
     contract.pdf_stored_name = _store(upload_dir, bid.id, pdf)
+    # The call's lock is taken once the PDF is made (no lock is held while it renders); the move and the
+    # supersession below are checked against the state as it is inside it.
+    _lock_call(contract)
+    if old is not None:
+        db.session.refresh(old)
+        if not old.state.in_force:
+            raise ContractError(f"{old.reference}, which this correction replaces, is {old.state.label.lower()}; "
+                                "prepare the correction again from the version in force.")
     _move(contract, ContractAction.ISSUE)
     rows = {}
     for i, m in enumerate(planned):
@@ -419,12 +453,18 @@ def _carry_over(old: Contract, rows: Mapping[str, Milestone], payments: list[Pay
 
 
 def sign_contract(contract: Contract, *, filename: str, content: bytes, max_bytes: int, upload_dir: str, actor: User,
-                  now: datetime) -> Contract:
+                  now: datetime, seen: str | None = None, accept_untrusted: str = "") -> Contract:
     """File the countersigned PDF of an issued contract: checked by its content (core.pdf.pdf_problem) and its
     size; it must keep the PDF Gambit issued byte for byte and add at least one valid signature
     (contracts.rules.countersign_problem); its signatures are recorded as read, stored under a server-made name,
-    SHA-256 recorded. Raises ContractError with a message for the person uploading. Writes `contract.sign` to the
-    audit log."""
+    SHA-256 recorded. The organizer's signature must be trusted (contracts.rules.countersign_trust_problem), or
+    the secretariat accepts it explicitly with a reason (`accept_untrusted`), which the contract and the audit log
+    keep and every showing of the signature repeats; its date must pass Gambit's sanity check of days. `seen`: the
+    version of the contract the page showed (contract_version); refused when it changed since. Raises
+    ContractError with a message for the person uploading. Writes `contract.sign` to the audit log."""
+    _lock_call(contract)
+    if seen is not None and seen != contract_version(contract):
+        raise ContractError(_changed_since(contract), "file")
     _transition(contract, ContractAction.SIGN)  # refuse early; the move itself is made below
     name = display_name(filename, "signed.pdf")
     if not content:
@@ -457,6 +497,24 @@ def sign_contract(contract: Contract, *, filename: str, content: bytes, max_byte
         inspection=inspection, gambit_key_sha256=hashlib.sha256(gambit_key).hexdigest())
     if problem:
         raise ContractError(problem, "file")
+    ours = hashlib.sha256(gambit_key).hexdigest()
+    theirs = [s for s in inspection.signatures if s.revision_end > len(issued) and s.public_key_sha256 != ours]
+    accepted = (accept_untrusted or "").strip()
+    problem = countersign_trust_problem(name=name, reference=contract.reference, signatures=theirs,
+                                        accepted_reason=accepted)
+    if problem:
+        raise ContractError(problem, "accept_untrusted")
+    for s in theirs:
+        if s.signed_at is not None:
+            # The date the signer's software wrote: checked against the call's existence only. `now` is the time
+            # the file is filed, which may be entered later than the signing (a paper trail keyed in afterwards),
+            # so no upper bound is drawn from it.
+            _check_day(contract, s.signed_at.date(), what=f"the day {s.signer} signed", now=s.signed_at,
+                       field="file", days_ahead=0)
+    trusted = any(s.trusted for s in theirs)
+    contract.signature_accepted_reason = None if trusted else accepted
+    contract.signature_accepted_at = None if trusted else now
+    contract.signature_accepted_by_id = None if trusted else getattr(actor, "id", None)
     contract.signed_pdf_signatures = json.dumps(inspection.as_dict())
     contract.signed_pdf_sha256 = hashlib.sha256(content).hexdigest()
     contract.signed_pdf_size = len(content)
@@ -467,8 +525,22 @@ def sign_contract(contract: Contract, *, filename: str, content: bytes, max_byte
     _move(contract, ContractAction.SIGN)
     audit.record("contract.sign", contract, actor=actor, now=now,
                  data={"reference": contract.reference, "signed_pdf_sha256": contract.signed_pdf_sha256,
-                       "name": name, "bytes": len(content), "signatures": inspection.words()})
+                       "name": name, "bytes": len(content), "signatures": inspection.words(),
+                       "accepted_untrusted": contract.signature_accepted_reason})
     return contract
+
+
+def contract_version(contract: Contract) -> str:
+    """The version of a contract a page shows, which its forms send back (status and the issued PDF's SHA-256):
+    a countersignature from a stale page, or sent twice, is refused."""
+    return f"{contract.id}:{contract.status}:{contract.pdf_sha256 or ''}"
+
+
+def _changed_since(contract: Contract) -> str:
+    when = contract.signed_at or contract.superseded_at or contract.closed_at
+    at = f" at {when:%H:%M} UTC on {format_day(when)}" if when else ""
+    return (f"{contract.reference} changed since this page was loaded: it is now {contract.state.label.lower()}"
+            f"{at}. Nothing was stored; reload the page to see it.")
 
 
 def recheck_contract_signatures(*, actor: User, now: datetime, upload_dir: str) -> int:
@@ -572,6 +644,8 @@ def record_payment(milestone: Milestone, *, amount: Decimal, received_on: date, 
     if received_on > now.date():
         raise ContractError(f"The day the money was received cannot be after today ({format_day(now.date())}).",
                             "received_on")
+    _check_day(milestone.contract, received_on, what="the day the money was received", now=now, field="received_on")
+    _lock_call(milestone.contract)  # a deduction reads what is left of a prize balance inside the same lock
     _lock(milestone)
     found = _existing(milestone.id, key)  # the other writer we waited for may have been this same form
     if found is not None:
@@ -613,6 +687,7 @@ def reverse_payment(payment: Payment, *, reason: str, idempotency_key: str, acto
     reason = (reason or "").strip()
     if not reason:
         raise ContractError("Give the reason for the reversal; it stays on record with it.", "reason")
+    _lock_call(milestone.contract)
     _lock(milestone)
     found = _existing(milestone.id, key)
     if found is not None:
@@ -643,6 +718,7 @@ def record_result(contract: Contract, *, outcome: MatchOutcome, actor: User, now
     Raises ContractError when the contract is not in force, a result is already recorded, or the result does
     not fit the schedule (`errors` names the fields). Writes `match.result` to the audit log.
     """
+    _lock_call(contract)
     if not contract.state.in_force:
         raise ContractError(f"{contract.reference} is {contract.state.label.lower()}: record the result on the "
                             "contract in force.")
@@ -689,10 +765,12 @@ def record_deduction(contract: Contract, *, federation: str, rule_key: str, amou
 
     Raises ContractError (with `errors` by field) when the contract is not in force, no result is recorded yet,
     the rule is unknown, or `contracts.rules.check_deduction` refuses the amount or the reason. Writes
-    `prize.deduction` to the audit log."""
+    `prize.deduction` to the audit log. Takes the call's lock first: what is left is read inside it."""
+    _lock_call(contract)
     if not contract.state.in_force:
         raise ContractError(f"{contract.reference} is {contract.state.label.lower()}: record deductions on the "
                             "contract in force.")
+    _check_day(contract, decided_on, what="the day the deduction was decided", now=now, field="decided_on")
     milestone = prize_balance_milestone(contract, federation)
     if milestone is None:
         raise ContractError("Record the match result first: a deduction is made from a player's prize balance, "
@@ -733,6 +811,7 @@ def return_deduction(contract: Contract, deduction_id: int, *, decided_on: date 
     Raises ContractError (with `errors` by field) when the contract is not in force, the deduction is not one of
     its prize balances', its rule does not return it, it was already returned, or the day or the reason is
     missing or wrong. Writes `prize.deduction_returned` to the audit log."""
+    _lock_call(contract)
     if not contract.state.in_force:
         raise ContractError(f"{contract.reference} is {contract.state.label.lower()}: record it on the contract in "
                             "force.")

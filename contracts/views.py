@@ -155,7 +155,14 @@ def new(bid_id: int):
 @bp.route("/contracts/<int:contract_id>")
 @login_required
 def view(contract_id: int):
-    contract = load_contract(contract_id)
+    return _render_view(load_contract(contract_id))
+
+
+def _render_view(contract, sign_form: SignForm | None = None, status: int | None = None):
+    """The contract's page; `sign_form`: a refused countersignature shown again with what was typed."""
+    if sign_form is None:
+        sign_form = SignForm()
+        sign_form.seen.data = services.contract_version(contract)
     as_of, error = _as_of()
     is_admin = current_user.has_role(Role.ADMIN)
     terms = services.build_terms(contract) if contract.state is ContractStatus.DRAFT else None
@@ -164,10 +171,11 @@ def view(contract_id: int):
         is_admin=is_admin, versions=queries.versions_of(contract.bid_id) if is_admin else
         [c for c in queries.versions_of(contract.bid_id) if c.state.visible_to_organizer],
         in_force=queries.in_force(contract.bid_id), result=queries.match_result(contract.bid.event_id),
-        draft_terms=terms, form=EmptyForm(), sign_form=SignForm(), max_mb=current_app.config["MAX_UPLOAD_MB"],
+        draft_terms=terms, form=EmptyForm(), sign_form=sign_form, max_mb=current_app.config["MAX_UPLOAD_MB"],
         due_soon_days=queries.due_soon_days(), actions=allowed_actions(contract.status),
         countersigned=services.signed_pdf_inspection(contract),
-        reminders=outbox.counts(about=("contract", contract.id)) if is_admin else {}), (400 if error else 200)
+        reminders=outbox.counts(about=("contract", contract.id)) if is_admin else {}), \
+        (status or (400 if error else 200))
 
 
 @bp.route("/contracts/<int:contract_id>/preview")
@@ -296,16 +304,19 @@ def sign(contract_id: int):
         return redirect(back)
     upload = form.file.data
     if not valid or upload is None or not getattr(upload, "filename", ""):
-        flash("Choose the countersigned contract (PDF) to upload.", "error")
-        return redirect(back)
+        form.file.errors = [*form.file.errors, "Choose the countersigned contract (PDF) to upload."]
+        return _render_view(contract, sign_form=form, status=422)  # what was typed is kept
     content = upload.stream.read(max_bytes + 1)
     try:
         services.sign_contract(contract, filename=upload.filename, content=content, max_bytes=max_bytes,
-                               upload_dir=current_app.config["UPLOAD_DIR"], actor=current_user, now=utcnow())
+                               upload_dir=current_app.config["UPLOAD_DIR"], actor=current_user, now=utcnow(),
+                               seen=form.seen.data or None, accept_untrusted=form.accept_untrusted.data or "")
     except services.ContractError as exc:
         db.session.rollback()
-        flash(str(exc), "error")
-        return redirect(back)
+        # shown again with the reason typed (a file input cannot be refilled: choose it again)
+        contract = load_contract(contract_id)
+        (form[exc.field].errors.append(str(exc)) if exc.field in form else form.form_errors.append(str(exc)))
+        return _render_view(contract, sign_form=form, status=422)
     db.session.commit()
     assert contract.signed_pdf_sha256 is not None  # stored just above
     flash(f"{contract.reference} is signed: the countersigned PDF is on file (SHA-256 "

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from flask import current_app, has_request_context, request
 from flask_sqlalchemy import SQLAlchemy
-from sqlalchemy import DateTime, MetaData, TypeDecorator, event, update
+from sqlalchemy import DateTime, MetaData, TypeDecorator, event, select, update
 from sqlalchemy.engine import CursorResult, Engine, Result
 from sqlalchemy.orm import DeclarativeBase, registry
 
@@ -208,3 +208,21 @@ def unavailable_message(exc: BaseException) -> str | None:
     if sqlstate in _PG_BUSY:
         return DATABASE_BUSY
     return None
+
+
+def lock_row(row: Any) -> None:
+    """Serialise every writer whose change depends on `row`, to the end of the transaction, then read the row again
+    so that what the caller checks next is what was committed before it got the lock.
+
+    PostgreSQL: SELECT ... FOR UPDATE on the row (a second writer waits there until the first commits or rolls
+    back). SQLite: a writing transaction already holds the database's one write lock from its start (BEGIN
+    IMMEDIATE); a no-op UPDATE of the row makes sure of it in a transaction begun as reading. Raises what the
+    database raises (a lock wait that times out)."""
+    model = type(row)
+    db.session.flush()  # the caller's pending changes are written before the row is read again
+    if db.session.get_bind().dialect.name == "sqlite":
+        db.session.execute(update(model).where(model.id == row.id).values(id=model.id)
+                           .execution_options(synchronize_session=False))
+    else:
+        db.session.execute(select(model.id).where(model.id == row.id).with_for_update())
+    db.session.refresh(row)

@@ -9,7 +9,7 @@ problem it is (`NotADateError`, `NoSuchDayError`) and limits and examples are pa
 from __future__ import annotations
 
 import re
-from datetime import date
+from datetime import date, timedelta
 from decimal import Decimal
 from functools import lru_cache
 from typing import TypeGuard
@@ -17,7 +17,7 @@ from typing import TypeGuard
 from babel import Locale
 from email_validator import EmailNotValidError, validate_email
 
-from core.money import CENTS
+from core.money import CENTS, format_day
 
 # ---------------------------------------------------------------------------------------------- countries
 
@@ -129,3 +129,18 @@ def parse_day(value: object) -> date:
         return date.fromisoformat(value)
     except ValueError:
         raise NoSuchDayError(f"{value!r} is not a real date") from None
+
+
+def implausible_day(day: date, *, what: str, earliest: date, earliest_is: str, today: date, days_ahead: int
+                    ) -> str | None:
+    """Gambit's sanity check of a day given for a record (a payment, a deduction, a signature): not before
+    `earliest` (the call existed; `earliest_is` says what that day is), and not more than `days_ahead` days after
+    `today` (the SANE_DATE_DAYS_AHEAD setting). Not a rule of the regulations, so the sentence says it is a sanity
+    check and cites no article. Returns the refusal, quoting the day as entered, or None. Raises nothing."""
+    if day < earliest:
+        return (f"Sanity check: {what} cannot be {format_day(day)} (you entered {day.isoformat()}): that is before "
+                f"{earliest_is} ({format_day(earliest)}). Check the date.")
+    if day > today + timedelta(days=days_ahead):
+        return (f"Sanity check: {what} cannot be {format_day(day)} (you entered {day.isoformat()}): that is more "
+                f"than {days_ahead} days after today ({format_day(today)}). Check the date.")
+    return None

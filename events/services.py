@@ -11,7 +11,7 @@ from sqlalchemy import bindparam, func, select
 from accounts.models import User
 from core import audit
 from core.auth import Role
-from core.db import db, swap_state
+from core.db import db, lock_row, swap_state
 from events.models import Amendment, Event, RegulationVersion
 from events.regulation import Regulation, amendment_authority
 from events.rules import EventStatus, TransitionError, check_transition, snapshot_changes
@@ -196,12 +196,24 @@ def set_signal_blocker_required(event: Event, required: bool, *, actor: User, no
     return True
 
 
+def lock_call(event: Event) -> Event:
+    """The one lock of what is decided together in a call: its votes and decision (and the decision's
+    corrections), late admissions, the call's own moves (the close, scoring's opening), submissions, and the
+    contract's issue, countersignature, payments and deductions. Every service that changes one of those takes it
+    first (core.db.lock_row: the call's row, FOR UPDATE on PostgreSQL; SQLite's write lock), then checks the state
+    as it now is: the event row is read again here, and whatever the caller reads next is read inside the lock.
+    Returns the event. Raises what the database raises when the wait times out."""
+    lock_row(event)
+    return event
+
+
 def change_event_status(event: Event, action: str, *, actor: User | None, now: datetime, reason: str = "",
                         by_decision: bool = False) -> EventStatus:
     """Move the call along its TRANSITIONS table, guarded by `events.rules.check_transition` (the secretariat by
     hand, or a command run on the server with no actor; "decide" only from the decision, `by_decision`), with a
     compare-and-swap on the status read: of two changes at the same moment, one wins and the other is refused.
     Raises events.rules.TransitionError when not allowed or changed meanwhile."""
+    lock_call(event)
     before = event.state
     by_admin = actor is None or Role.ADMIN in actor.role_set
     after = check_transition(before, action, by_admin=by_admin, by_decision=by_decision)

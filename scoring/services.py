@@ -22,6 +22,7 @@ from core import audit
 from core.db import db, rowcount
 from events.models import Event
 from events.rules import EventStatus
+from events.services import lock_call
 from scoring.models import ConflictDeclaration, Scorecard, ScorecardScore, ScorecardVersion, WeightsVersion
 from scoring.queries import current_weights_version, declaration_of, recusal_for, weights_of
 from scoring.rules import (
@@ -141,7 +142,8 @@ def admit_bid(bid: Bid, reason: str, *, actor: User, now: datetime) -> None:
     contest, passed the gate already, was admitted already, or scoring has closed.
     """
     reason = (reason or "").strip()
-    event = bid.event
+    event = lock_call(bid.event)  # scoring's close waits, and the state below is the call's as it now is
+    db.session.refresh(bid)
     admission = event.regulation.citation("scoring_admission")
     if not reason:
         raise ScoringError("Say why this bid is scored although it failed the compliance gate; the reason is "

@@ -175,7 +175,7 @@ MATRIX.update({
     "contracts.issue": [("GET", "/contracts/{contract}/issue", only(("admin",), 302)),
                         ("POST", "/contracts/{contract}/issue", only(("admin",), 302))],
     "contracts.discard": [("POST", "/contracts/{contract}/discard", only(("admin",), 302))],
-    "contracts.sign": [("POST", "/contracts/{contract}/sign", only(("admin",), 302))],
+    "contracts.sign": [("POST", "/contracts/{contract}/sign", only(("admin",), 422))],
     "contracts.correct": [("GET", "/contracts/{contract}/correct", only(("admin",))),
                           ("POST", "/contracts/{contract}/correct", only(("admin",), 422))],
     "contracts.milestone": [("GET", "/contracts/{own_contract}/milestones/{own_milestone}", OWNER_AND_ADMIN),

@@ -250,14 +250,16 @@ def test_a_decision_is_never_edited_only_corrected(app, scored, make):
     again = admin.post("/board/fwwcm-2015/decision", data={"method": "board_vote", "selected": str(scored["lviv"]),
                                                            "decided_on": "2015-06-20"})
     assert again.status_code == 422
+    with app.app_context():
+        first = str(db.session.scalars(select(Decision.id)).one())
     refused = admin.post("/board/fwwcm-2015/decision/correct", data={
-        "method": "board_vote", "selected": str(scored["lviv"]), "decided_on": "2015-02-30",
+        "method": "board_vote", "selected": str(scored["lviv"]), "decided_on": "2015-02-30", "corrects": first,
         "rationale": "Kept as typed", "correction_reason": "The date of the meeting was 22 June."})
     assert refused.status_code == 422
     html = refused.get_data(as_text=True)
     assert "Kept as typed" in html and "The date of the meeting was 22 June." in html  # nothing lost
     admin.post("/board/fwwcm-2015/decision/correct", data={
-        "method": "board_vote", "selected": str(scored["lviv"]), "decided_on": "2015-06-22",
+        "method": "board_vote", "selected": str(scored["lviv"]), "decided_on": "2015-06-22", "corrects": first,
         "correction_reason": "The date of the meeting was 22 June."})
     with app.app_context():
         decisions = db.session.scalars(select(Decision).order_by(Decision.id)).all()

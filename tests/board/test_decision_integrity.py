@@ -194,13 +194,14 @@ def test_a_correction_closes_the_old_winners_contract_before_a_new_one(app, scor
         db.session.rollback()
     # A correction "by board vote" for a bid with no vote is refused, as a first decision would be.
     refused = admin_client.post("/board/fwwcm-2015/decision/correct", data={
-        "method": "board_vote", "selected": str(scored["tbilisi"]), "decided_on": "2015-06-20",
+        "method": "board_vote", "selected": str(scored["tbilisi"]), "decided_on": "2015-06-20", "corrects": str(first),
         "rationale": "Tbilisi.", "correction_reason": "The Board chose Tbilisi."})
     assert refused.status_code == 422
     assert "so it is Ukrainian Chess Federation — Lviv, UA; you chose Georgian" in refused.get_data(as_text=True)
     president, _ = _client(app, make, roles=("board",), federation="NOR", is_president=True)
     response = president.post("/board/fwwcm-2015/decision/correct", data={
         "method": "president", "selected": str(scored["tbilisi"]), "decided_on": utcnow().date().isoformat(),
+        "corrects": str(first),
         "rationale": "Tbilisi, viewed as a whole.", "correction_reason": "The Board could not meet; I decided.",
         "no_meeting_reason": "The Board could not meet before the guarantee lapsed.",
         f"consulted_on_{scored['members'][0]}": "2015-06-24", f"advice_{scored['members'][0]}": "Tbilisi."})
@@ -253,7 +254,10 @@ def test_a_superseded_decision_cannot_be_corrected_again(app, scored, make):
                 selected=db.session.get(Bid, scored["lviv"]), rationale="", decided_on=date(2015, 6, 22),
                 consultations=[], actor=db.session.get(User, admin), now=NOW, corrects=stale,
                 correction_reason="The date was 22 June.")
-        assert str(exc.value) == "a decision already superseded by a correction cannot be corrected"
+        by = db.session.get(User, admin).name
+        assert str(exc.value) == (
+            f"This decision was already corrected at 12:00 UTC on 25 June 2015 by {by} (decision {first + 1}); "
+            "nothing was recorded by this correction. Reload the page to see the correction.")
         db.session.rollback()
         assert db.session.scalar(select(func.count()).where(Decision.status == "in_force")) == 1
 

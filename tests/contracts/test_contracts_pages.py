@@ -140,27 +140,32 @@ def test_the_countersigned_pdf_is_uploaded_and_a_correction_links_what_it_replac
     admin = as_user(app, people["admin"])
     response = admin.post(f"/contracts/{contract_id}/sign", data={
         "file": (__import__("io").BytesIO(b"not a pdf"), "signed.pdf")}, content_type="multipart/form-data")
-    assert response.status_code == 302
+    assert response.status_code == 422
+    assert "is not a PDF" in response.get_data(as_text=True)
     response.close()
-    assert "is not a PDF" in get(admin, f"/contracts/{contract_id}")
     page = get(admin, f"/contracts/{contract_id}")
     assert "Countersignature: none yet." in page and "Gambit test signer (FIDE test)" in page
     # A rewrite (here a fresh, unsigned PDF) is refused with the reason.
     response = admin.post(f"/contracts/{contract_id}/sign", data={
         "file": (__import__("io").BytesIO(valid_pdf()), "rewrite.pdf")}, content_type="multipart/form-data")
-    response.close()
     assert ("rewrite.pdf does not contain the contract Gambit issued: it was made anew (printed to PDF, scanned or "
-            "re-saved), so FIDE&#39;s signed version is gone and it carries no signature at all.") in get(
-                admin, f"/contracts/{contract_id}")
+            "re-saved), so FIDE&#39;s signed version is gone and it carries no signature at all.") in \
+        response.get_data(as_text=True)
+    response.close()
     with app.app_context():
         issued = queries.pdf_path(app.config["UPLOAD_DIR"], db.session.get(Contract, contract_id)).read_bytes()
     signed = sign(issued, trusted_signer(signing_ca, "Anna Organizer", "Lviv Chess"), field="Organizer")
+    # The test CA is not on the trust list here: the signature is accepted only explicitly, with a reason.
     response = admin.post(f"/contracts/{contract_id}/sign", data={
-        "file": (__import__("io").BytesIO(signed), "signed.pdf")},
+        "file": (__import__("io").BytesIO(signed), "signed.pdf"),
+        "accept_untrusted": "Lviv Chess's CA is being added; the signatory confirmed by letter of 2 July."},
         content_type="multipart/form-data")
+    assert response.status_code == 302, response.get_data(as_text=True)[-2000:]
     response.close()
     page = get(admin, f"/contracts/{contract_id}")
     assert "Countersigned PDF filed" in page
+    assert ("The organizer's signature is not trusted; the secretariat accepted it explicitly" in page
+            and "the signatory confirmed by letter of 2 July." in page)
     # Both signatures, in words (the test CA is not on the trust list here).
     assert re.search(r"Gambit \(FIDE secretariat\): signed by Gambit test signer \(FIDE test\) on .*, intact, not "
                      r"trusted", page)

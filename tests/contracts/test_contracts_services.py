@@ -335,8 +335,12 @@ def test_the_countersigned_pdf_is_checked_stored_and_hashed(app, contract, admin
         services.sign_contract(contract, filename="scan.pdf", content=b"%PDF-" + b"0" * 2**20, max_bytes=2**20,
                                upload_dir=upload, actor=admin, now=LATER)
     content = sign(queries.pdf_path(upload, contract).read_bytes(), trusted_signer(signing_ca), field="Organizer")
+    from core import signing, trust
+
+    trust.add_certificate(signing.pem(signing_ca.ca), actor=admin, now=LATER)  # the organizer's CA is trusted
     services.sign_contract(contract, filename="../../etc/signed.pdf", content=content, max_bytes=10**6,
                            upload_dir=upload, actor=admin, now=LATER)
+    assert contract.signature_accepted_reason is None
     assert contract.status == "signed" and contract.signed_pdf_original_name == "signed.pdf"
     assert queries.pdf_path(upload, contract, signed=True).read_bytes() == content
     assert contract.signed_pdf_sha256 == hashlib.sha256(content).hexdigest()
