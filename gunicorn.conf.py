@@ -1,13 +1,35 @@
-"""gunicorn settings for `make serve` (gunicorn reads ./gunicorn.conf.py by itself)."""
+"""gunicorn settings for `make serve` and the container image (gunicorn reads ./gunicorn.conf.py by itself)."""
 
 import gc
+import os
 
+from config import log_format
 from core.db import db
 
 # The app is built once, in the master, and every worker is a fork of it: a worker is ready the moment it is
 # forked (building the app imports WeasyPrint, pyHanko and numpy, seconds on a busy machine), and the pages of what
 # the master built stay shared between the workers.
 preload_app = True
+
+# gunicorn's access log is off (its default; said here so nobody turns it on by habit): the app writes one line per
+# request itself (core.logs, logger "gambit.request"), which carries what gunicorn's cannot: the request id also
+# sent back in X-Request-ID, the user's id, and the same JSON shape as every other line.
+accesslog = None
+
+# gunicorn's own messages (start, workers booting, timeouts) go through the app's handler (core.logs.Handler on the
+# root logger), so they come out in the same LOG_FORMAT: JSON lines in production. gunicorn merges this into its
+# defaults key by key, so the defaults' console handlers are replaced, not added to.
+logconfig_dict = {
+    "root": {"level": os.environ.get("LOG_LEVEL", "INFO").strip().upper(), "handlers": ["gambit"]},
+    "loggers": {
+        "gunicorn.error": {"level": "INFO", "handlers": [], "propagate": True},
+        "gunicorn.access": {"level": "INFO", "handlers": [], "propagate": False},
+    },
+    "handlers": {
+        "gambit": {"()": "core.logs.Handler",
+                   "log_format": log_format(os.environ.get("LOG_FORMAT"), os.environ.get("GAMBIT_ENV"))},
+    },
+}
 
 
 def pre_fork(server, worker):
