@@ -5,11 +5,17 @@ import os
 
 from config import log_format
 from core.db import db
+from core.logs import QUIET
 
 # The app is built once, in the master, and every worker is a fork of it: a worker is ready the moment it is
 # forked (building the app imports WeasyPrint, pyHanko and numpy, seconds on a busy machine), and the pages of what
 # the master built stay shared between the workers.
 preload_app = True
+
+# Which X-Forwarded-* headers to believe is decided in one place, the app's PROXY_FIX_HOPS (werkzeug's ProxyFix).
+# gunicorn's own handling would otherwise take X-Forwarded-Proto from any client connecting from 127.0.0.1 (its
+# default forwarded_allow_ips), https included, even with PROXY_FIX_HOPS=0.
+secure_scheme_headers: dict[str, str] = {}
 
 # gunicorn's access log is off (its default; said here so nobody turns it on by habit): the app writes one line per
 # request itself (core.logs, logger "gambit.request"), which carries what gunicorn's cannot: the request id also
@@ -24,6 +30,7 @@ logconfig_dict = {
     "loggers": {
         "gunicorn.error": {"level": "INFO", "handlers": [], "propagate": True},
         "gunicorn.access": {"level": "INFO", "handlers": [], "propagate": False},
+        **{name: {"level": "WARNING"} for name in QUIET},
     },
     "handlers": {
         "gambit": {"()": "core.logs.Handler",

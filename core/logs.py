@@ -24,9 +24,9 @@ REQUEST_ID_HEADER = "X-Request-ID"
 # characters no log reader or header parser can misread (no newline, quote or space).
 REQUEST_ID = re.compile(r"[A-Za-z0-9._:-]{1,128}")
 FORMATS = ("json", "text")
-# Libraries that narrate their work at INFO (WeasyPrint's rendering steps, fontTools' subsetting): only their
-# warnings are worth a line.
-QUIET = ("weasyprint", "fontTools")
+# Libraries that narrate their work at INFO (WeasyPrint's rendering steps, fontTools' subsetting, Alembic's plugins
+# as they load): only their warnings are worth a line. gunicorn.conf.py quiets them too, from its start.
+QUIET = ("weasyprint", "fontTools", "alembic.runtime.plugins")
 TEXT_FORMAT = "%(asctime)s %(levelname)s %(name)s [%(request_id)s] %(message)s"
 
 request_log = logging.getLogger("gambit.request")

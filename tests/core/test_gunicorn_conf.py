@@ -66,3 +66,9 @@ def test_gunicorns_own_messages_come_out_as_the_apps_json_lines(monkeypatch, cap
         root.handlers[:] = saved[0]
         root.setLevel(saved[1])
         error_log.handlers.clear()
+
+
+def test_gunicorn_believes_no_forwarded_header_itself():
+    """PROXY_FIX_HOPS decides alone (tests/core/test_proxy_fix.py); gunicorn's default would believe
+    X-Forwarded-Proto from any local client."""
+    assert _conf().secure_scheme_headers == {}
