@@ -76,7 +76,7 @@ def test_the_apps_processes_share_one_image_settings_and_volumes(compose):
     first = services["app"]
     for name in APP_SERVICES:
         service = services[name]
-        for key in ("image", "build", "env_file", "environment", "volumes", "secrets"):
+        for key in ("image", "build", "env_file", "environment", "volumes", "secrets", "logging"):
             assert service[key] == first[key], f"{name} differs from app in {key}"
     assert first["environment"]["GAMBIT_ENV"] == "production"
     assert first["environment"]["REDIS_URL"].startswith("redis://redis:")
