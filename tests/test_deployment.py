@@ -1,16 +1,20 @@
 """The container image (Dockerfile) and compose.yaml, read as files: no Docker engine runs here, and the docker
-client has no `compose` plugin to validate them with (`docker compose config`), so these tests check what matters
-for a deployment that works: every service is there, the app's processes share one image, settings and volumes,
-secrets come only from the env file, health checks exist, and every `flask` command they run exists.
+client has no `compose` plugin to validate them with (`docker compose config`). So compose.yaml is validated
+against the Compose Specification's JSON schema (tests/deployment_data/compose-spec.json, from
+github.com/compose-spec/compose-spec schema/compose-spec.json at 170098ba07d9, Apache-2.0), and these tests check
+what matters for a deployment that works: every service is there, the app's processes share one image, settings
+and volumes, secrets come only from the env file, health checks exist, and every `flask` command they run exists.
 `make lint` runs hadolint on the Dockerfile."""
 
 from __future__ import annotations
 
+import json
 import re
 import shlex
 from pathlib import Path
 
 import click
+import jsonschema_rs
 import pytest
 import yaml
 from flask.cli import FlaskGroup, ScriptInfo
@@ -65,6 +69,12 @@ def _env_file(name: str) -> dict[str, str]:
             key, _, value = line.partition("=")
             pairs[key.strip()] = value
     return pairs
+
+
+def test_compose_yaml_follows_the_compose_specification(compose):
+    schema = json.loads((ROOT / "tests" / "deployment_data" / "compose-spec.json").read_text())
+    errors = [str(error) for error in jsonschema_rs.validator_for(schema).iter_errors(compose)]
+    assert errors == []
 
 
 def test_every_service_is_there(compose):
