@@ -23,13 +23,14 @@ secure_scheme_headers: dict[str, str] = {}
 accesslog = None
 
 # gunicorn's own messages (start, workers booting, timeouts) go through the app's handler (core.logs.Handler on the
-# root logger), so they come out in the same LOG_FORMAT: JSON lines in production. gunicorn merges this into its
-# defaults key by key, so the defaults' console handlers are replaced, not added to.
+# root logger), so they come out in the same LOG_FORMAT: JSON lines in production (an --error-logfile is superseded).
+# gunicorn merges this into its defaults key by key, so the defaults' console handlers are replaced, not added to;
+# gunicorn.access is left out, so that an access log asked for on the command line (--access-logfile, as
+# tests/security/test_shared_limits.py does) still works as gunicorn writes it.
 logconfig_dict = {
     "root": {"level": os.environ.get("LOG_LEVEL", "INFO").strip().upper(), "handlers": ["gambit"]},
     "loggers": {
         "gunicorn.error": {"level": "INFO", "handlers": [], "propagate": True},
-        "gunicorn.access": {"level": "INFO", "handlers": [], "propagate": False},
         **{name: {"level": "WARNING"} for name in QUIET},
     },
     "handlers": {
