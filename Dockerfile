@@ -31,6 +31,8 @@ COPY --from=build /opt/venv /opt/venv
 # The code belongs to root and is only read: the app's user writes nowhere but /var/lib/gambit (and /tmp).
 WORKDIR /app
 COPY . /app
+# Compiled once here: the app's user cannot write __pycache__ into /app, and each process would compile again.
+RUN python -m compileall -q /app
 
 # The instance folder and the uploads are where compose.yaml mounts its named volumes; the app's user owns both
 # folders, and a new named volume takes that ownership from the image. Production by default: the app refuses to start without
