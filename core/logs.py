@@ -24,6 +24,7 @@ REQUEST_ID_HEADER = "X-Request-ID"
 # characters no log reader or header parser can misread (no newline, quote or space).
 REQUEST_ID = re.compile(r"[A-Za-z0-9._:-]{1,128}")
 FORMATS = ("json", "text")
+CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 # Libraries that narrate their work at INFO (WeasyPrint's rendering steps, fontTools' subsetting, Alembic's plugins
 # as they load): only their warnings are worth a line. gunicorn.conf.py quiets them too, from its start.
 QUIET = ("weasyprint", "fontTools", "alembic.runtime.plugins")
@@ -37,6 +38,10 @@ def request_id_from(header: str | None) -> str:
     if header and REQUEST_ID.fullmatch(header):
         return header
     return uuid.uuid4().hex
+
+
+def _printable(text: str) -> str:
+    return CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
 
 
 def _user_id() -> Any:
@@ -115,6 +120,7 @@ def init_logging(app: Flask) -> None:
         response.headers[REQUEST_ID_HEADER] = g.request_id
         started = g.get("request_started")
         duration_ms = round((time.perf_counter() - started) * 1000, 1) if started is not None else None
-        request_log.info("%s %s %s", request.method, request.path, response.status_code,
+        # The path is the client's: its control characters are escaped, so that a text line cannot be split in two.
+        request_log.info("%s %s %s", request.method, _printable(request.path), response.status_code,
                          extra={"status": response.status_code, "duration_ms": duration_ms})
         return response

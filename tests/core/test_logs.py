@@ -128,3 +128,11 @@ def test_a_second_app_replaces_the_handler_instead_of_doubling_every_line(anothe
     capsys.readouterr()
     client.get("/healthz")
     assert len(_json_lines(capsys.readouterr().err)) == 1
+
+
+def test_a_newline_in_the_path_cannot_forge_a_text_line(another_app, capsys):
+    client = another_app(LOG_FORMAT="text").test_client()
+    capsys.readouterr()
+    client.get("/nothing%0A2026-12-03 00:00:00,000 INFO gambit.request [forged] GET /admin 200")
+    (line,) = capsys.readouterr().err.splitlines()
+    assert "GET /nothing\\x0a2026-12-03" in line and line.endswith(" 404")
