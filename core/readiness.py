@@ -12,13 +12,15 @@ from __future__ import annotations
 import logging
 import tempfile
 from collections.abc import Callable
+from datetime import timedelta
 from pathlib import Path
 
 import redis
 from flask import Flask
 from sqlalchemy import text
 
-from core.db import db
+from core.db import db, utcnow
+from core.outbox import oldest_unsent
 from core.signing import SigningError, load_identity
 
 log = logging.getLogger(__name__)
@@ -73,12 +75,26 @@ def check_signing(app: Flask) -> str | None:
     return "ok (development identity)" if identity.development else "ok"
 
 
+def check_outbox(app: Flask) -> str | None:
+    """The age of the oldest message still waiting to be sent; not ready once it passes OUTBOX_READY_MINUTES (the
+    worker or the scheduler is not running, or the mail server has refused for that long)."""
+    age = oldest_unsent(utcnow())
+    if age is None:
+        return "ok (nothing waiting)"
+    minutes = int(age / timedelta(minutes=1))
+    limit = app.config["OUTBOX_READY_MINUTES"]
+    if minutes >= limit:
+        raise NotReady(f"the oldest unsent message has waited {minutes} min (OUTBOX_READY_MINUTES is {limit})")
+    return f"ok (oldest unsent: {minutes} min)"
+
+
 # name -> check, in the order the answer lists them.
 CHECKS: dict[str, Callable[[Flask], str | None]] = {
     "database": check_database,
     "redis": check_redis,
     "upload_folder": check_upload_folder,
     "signing": check_signing,
+    "outbox": check_outbox,
 }
 
 

@@ -2,6 +2,7 @@
 (a Redis port nobody listens on, an upload folder that is a file, a signing identity that is not there)."""
 
 import socket
+from datetime import timedelta
 
 import pytest
 
@@ -23,7 +24,7 @@ def test_ready_names_every_check(another_app, signing_ca):
     response = app.test_client().get("/readyz")
     assert response.status_code == 200
     assert response.get_json() == {"status": "ok", "checks": {"database": "ok", "redis": "ok", "upload_folder": "ok",
-                                                              "signing": "ok"}}
+                                                              "signing": "ok", "outbox": "ok (nothing waiting)"}}
 
 
 def test_without_redis_url_redis_is_not_checked_and_a_development_identity_is_said(another_app):
@@ -31,7 +32,7 @@ def test_without_redis_url_redis_is_not_checked_and_a_development_identity_is_sa
     response = app.test_client().get("/readyz")
     assert response.status_code == 200
     assert response.get_json()["checks"] == {"database": "ok", "upload_folder": "ok",
-                                             "signing": "ok (development identity)"}
+                                             "signing": "ok (development identity)", "outbox": "ok (nothing waiting)"}
 
 
 def test_a_redis_nobody_listens_on_is_503_naming_redis(another_app):
@@ -100,10 +101,10 @@ def test_a_check_that_breaks_unexpectedly_is_a_503_not_a_500(another_app, monkey
     def broken(app):
         raise KeyError("a setting the check expected")
 
-    monkeypatch.setitem(readiness.CHECKS, "outbox", broken)
+    monkeypatch.setitem(readiness.CHECKS, "broken", broken)
     response = another_app().test_client().get("/readyz")
     assert response.status_code == 503
-    assert response.get_json()["checks"]["outbox"] == "error: KeyError"
+    assert response.get_json()["checks"]["broken"] == "error: KeyError"
     assert response.get_json()["checks"]["database"] == "ok"
 
 
@@ -111,3 +112,29 @@ def test_healthz_stays_a_liveness_check_when_a_part_is_not_ready(another_app):
     client = another_app(REDIS_URL=_dead_redis_url()).test_client()
     assert client.get("/readyz").status_code == 503
     assert client.get("/healthz").status_code == 200
+
+
+def _queue(app, waited: timedelta):
+    from core import outbox
+    from core.db import db, utcnow
+
+    with app.app_context():
+        outbox.queue("federation@example.org", "Notice", "Body", kind="test", now=utcnow() - waited)
+        db.session.commit()
+
+
+def test_the_outbox_reports_the_age_of_its_oldest_unsent_message(app, client):
+    assert client.get("/readyz").get_json()["checks"]["outbox"] == "ok (nothing waiting)"
+    _queue(app, timedelta(minutes=5))
+    response = client.get("/readyz")
+    assert response.status_code == 200
+    assert response.get_json()["checks"]["outbox"] == "ok (oldest unsent: 5 min)"
+
+
+def test_a_message_waiting_longer_than_outbox_ready_minutes_is_503(app, client):
+    _queue(app, timedelta(minutes=app.config["OUTBOX_READY_MINUTES"] + 1))
+    response = client.get("/readyz")
+    assert response.status_code == 503
+    assert response.get_json()["checks"]["outbox"] == \
+        f"error: the oldest unsent message has waited {app.config['OUTBOX_READY_MINUTES'] + 1} min " \
+        f"(OUTBOX_READY_MINUTES is {app.config['OUTBOX_READY_MINUTES']})"
