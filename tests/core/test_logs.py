@@ -136,3 +136,17 @@ def test_a_newline_in_the_path_cannot_forge_a_text_line(another_app, capsys):
     client.get("/nothing%0A2026-12-03 00:00:00,000 INFO gambit.request [forged] GET /admin 200")
     (line,) = capsys.readouterr().err.splitlines()
     assert "GET /nothing\\x0a2026-12-03" in line and line.endswith(" 404")
+
+
+def test_the_schedulers_lines_come_out_once_each_as_json(another_app):
+    """`flask scheduler` writes through the app's handler: a second handler of its own wrote every line twice, the
+    second time as text among the JSON lines."""
+    from core.scheduler import Daily, registry
+    from tests.scheduling import working
+
+    app = another_app(LOG_FORMAT="json")
+    registry(app).add("test.working", Daily(hour=7), working)
+    result = app.test_cli_runner().invoke(args=["scheduler", "--once"])
+    assert result.exit_code == 0, result.output
+    records = [r for r in _json_lines(result.stderr) if r["logger"] == "gambit.scheduler"]
+    assert len([r for r in records if r["message"].startswith("test.working ")]) == 1
