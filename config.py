@@ -73,6 +73,13 @@ def _database_url() -> str:
     return url
 
 
+def log_format(setting: str | None, gambit_env: str | None) -> str:
+    """The LOG_FORMAT setting, else "json" in production (GAMBIT_ENV=production) and "text" elsewhere. create_app
+    decides with it, and so does gunicorn.conf.py, so that gunicorn's own messages come out like the app's."""
+    default = "json" if gambit_env == "production" else "text"
+    return (setting or default).strip().lower()
+
+
 class Config:
     """Read once at start-up; `create_app(config={...})` overrides any key (tests do)."""
 
@@ -148,6 +155,15 @@ class Config:
         # Production (GAMBIT_ENV=production) refuses to start without it.
         self.BASE_URL = os.environ.get("BASE_URL", "")
         self.GAMBIT_ENV = os.environ.get("GAMBIT_ENV", "development")
+        # Logs: one JSON object per line ("json") or a readable line ("text"), each with its request's id
+        # (core.logs); the level applies to the root logger.
+        # Unset: decided by GAMBIT_ENV once create_app has applied its overrides (log_format above).
+        self.LOG_FORMAT = os.environ.get("LOG_FORMAT", "")
+        self.LOG_LEVEL = os.environ.get("LOG_LEVEL", "INFO").strip().upper()
+        # How many reverse proxies stand in front of Gambit and set X-Forwarded-For/-Proto/-Host/-Prefix: exactly
+        # that many are believed (werkzeug's ProxyFix). 0, the default, believes none: a client could otherwise
+        # claim https or another address just by sending the header.
+        self.PROXY_FIX_HOPS = _int("PROXY_FIX_HOPS", 0)
         self.PREFERRED_URL_SCHEME = os.environ.get("PREFERRED_URL_SCHEME", "http")
         self.SESSION_COOKIE_HTTPONLY = True
         self.SESSION_COOKIE_SAMESITE = "Lax"

@@ -297,15 +297,10 @@ def scheduler_command(once: bool) -> None:
     """Run the periodic jobs (payment reminders, ...) on their schedules until stopped (SIGTERM, Ctrl-C); each
     period runs once however many schedulers run. With REDIS_URL set, `flask worker` runs the jobs."""
     app: Flask = current_app._get_current_object()  # type: ignore[attr-defined]
-    # What the scheduler does goes to stderr (the process's log); removed after, for a command run in a test.
-    handler = logging.StreamHandler()
-    handler.setFormatter(logging.Formatter("[%(asctime)s] %(levelname)s %(name)s: %(message)s"))
-    log.addHandler(handler)
+    # What the scheduler does goes to stderr through the app's own handler (core.logs, on the root logger: JSON lines
+    # in production, each line once); at INFO at least, since its lines are the record of what ran.
     log.setLevel(logging.INFO)
-    try:
-        _scheduler(app, once=once)
-    finally:
-        log.removeHandler(handler)
+    _scheduler(app, once=once)
 
 
 def _scheduler(app: Flask, *, once: bool) -> None:

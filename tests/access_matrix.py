@@ -25,6 +25,7 @@ def logged_in(ok: int = 200) -> dict[str, int]:
 MATRIX: dict[str, list[tuple[str, str, dict[str, int]]]] = {
     "core.home": [("GET", "/", everyone(200))],
     "core.healthz": [("GET", "/healthz", everyone(200))],
+    "core.readyz": [("GET", "/readyz", everyone(200))],
     "static": [("GET", "/static/css/gambit.css", everyone(200))],
     # Anyone may check a PDF Gambit issued and download its certificate; the trust list is the secretariat's.
     "signatures.verify": [("GET", "/verify", everyone(200)), ("POST", "/verify", everyone(422))],

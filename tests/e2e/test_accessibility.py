@@ -148,6 +148,7 @@ VISITS: list[Visit] = [
 EXCLUDED: dict[str, str] = {
     "static": "static files",
     "core.healthz": "a plain-text health check for the load balancer",
+    "core.readyz": "a JSON readiness check for the load balancer or the orchestrator",
     "bids.document": "an uploaded PDF, sent as a download",
     "board.dossier": "a PDF",
     "board.pack": "a PDF",
