@@ -38,7 +38,7 @@ from email.utils import format_datetime, parseaddr
 from typing import Any
 
 import click
-from flask import Blueprint, Flask, current_app
+from flask import Blueprint, Flask, current_app, has_request_context
 from sqlalchemy import Boolean, ForeignKey, Index, Integer, String, Text, event, func, select
 from sqlalchemy.orm import Mapped, Session, mapped_column, relationship
 
@@ -495,8 +495,9 @@ def stop_dispatcher(app: Flask) -> None:
 
 
 def dispatch(app: Flask, ids: list[int]) -> str:
-    """Hand messages just committed to a deliverer; returns which: "rq", "thread" or "manual" (OUTBOX_DISPATCH =
-    manual: only `flask mail send` and the scheduler deliver). Never raises: the messages are in the outbox
+    """Hand messages just committed to a deliverer; returns which: "rq", "thread" (in a request, without Redis or
+    when it cannot be reached) or "manual" (OUTBOX_DISPATCH = manual, or outside a request without Redis: only
+    `flask mail send` and the scheduler deliver). Never raises: the messages are in the outbox
     whatever happens here, and the periodic `deliver_due` finds them."""
     mode = app.config.get("OUTBOX_DISPATCH", "auto")
     if mode == "manual" or not ids:
@@ -508,6 +509,10 @@ def dispatch(app: Flask, ids: list[int]) -> str:
             return "rq"
         except Exception as exc:  # Redis down: this process delivers instead
             log.warning("the mail queue (Redis) cannot be reached (%s): this process delivers the messages", exc)
+    if not has_request_context():
+        # A command or a job (`flask payments remind`, the scheduler, the worker) ends when its work is done: a
+        # thread of it would be cut off mid-delivery. The scheduler's "mail.deliver" and `flask mail send` deliver.
+        return "manual"
     _thread_for(app).wake.set()
     return "thread"
 

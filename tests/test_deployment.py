@@ -202,9 +202,11 @@ def test_every_flask_command_the_deployment_runs_exists(app):
             ("mail", "send")} <= commands
     # As `flask` finds them: the app's commands and the installed plugins' (Flask-Migrate's `db`).
     group = FlaskGroup(create_app=lambda: app, set_debug_flag=False)
-    ctx = click.Context(group, obj=ScriptInfo(create_app=lambda: app, set_debug_flag=False))
-    for words in sorted(commands):
-        command = group.get_command(ctx, words[0])
-        assert command is not None, f"`flask {words[0]}` does not exist"
-        if isinstance(command, click.Group) and len(words) > 1:
-            assert command.get_command(ctx, words[1]) is not None, f"`flask {' '.join(words)}` does not exist"
+    # The context is closed at the end: get_command pushes the app's context onto it, which would otherwise stay
+    # pushed for every later test of the session (and their CLI runs would use this app).
+    with click.Context(group, obj=ScriptInfo(create_app=lambda: app, set_debug_flag=False)) as ctx:
+        for words in sorted(commands):
+            command = group.get_command(ctx, words[0])
+            assert command is not None, f"`flask {words[0]}` does not exist"
+            if isinstance(command, click.Group) and len(words) > 1:
+                assert command.get_command(ctx, words[1]) is not None, f"`flask {' '.join(words)}` does not exist"

@@ -66,6 +66,8 @@ NO_TEXT_FIELDS = {
     "contracts.calendar_link": "a button",
     "events.settings": "a checkbox",
     "signatures.verify": "a file",
+    "outbox.resend": "a button",
+    "outbox.send_due": "a button",
     "signatures.trust_list": "a file",
     "signatures.remove_trusted": "a button",
 }
