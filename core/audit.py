@@ -271,8 +271,8 @@ def _row_problem(label: str, binding: AuditRow, current: str | None) -> str | No
                 "deleted beneath the chain")
     if evidence.row_digest(current) == binding.digest:
         return None
-    return (f"{label}: {_differences(binding.form, current)} ({where} recorded a row with digest "
-            f"{binding.digest[:16]}…) — changed beneath the chain")
+    return (f"{label}: {_differences(binding.form, current)}; {where} recorded a row with digest "
+            f"{binding.digest[:16]}… — changed beneath the chain")
 
 
 def latest_binding(object_type: str, object_id: str) -> tuple[AuditRow | None, AuditEntry | None, bool]:

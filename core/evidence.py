@@ -9,6 +9,16 @@ column's value: Decimal as text, dates and instants in ISO form, instants in UTC
 `row_digest` its SHA-256. Digests are computed from the row as read back from the database after the flush, so
 the digest recorded and the digest `flask audit verify` recomputes from the table go through the same types.
 
+The evidence models: BidDocument, BidVersion (bids); Vote, Decision, Dossier (board); Scorecard, ScorecardScore,
+ScorecardVersion, ConflictDeclaration, WeightsVersion (scoring); Contract, Milestone, Payment (payments, reversals
+and carried-over payments), PrizeDeduction, MatchResult, Reminder (contracts); Amendment (events). Not evidence,
+though audit entries name them: User, UserRole and ApiToken (identities: their last-login and last-used instants
+and counters change on every request without an entry of their own); Bid (a working draft saved field by field;
+what was submitted is frozen in BidVersion, which is evidence); Event (the call's state, moved by one guarded
+transition and cited by every bound row through its id); RegulationVersion (its snapshot is fingerprinted by its
+own SHA-256, which the bound decisions, contracts and bid versions cite); TrustedCertificate (the trust list,
+whose removal deletes the row after its entry); DossierView (reading receipts).
+
 Which rows an entry binds: every evidence row the session inserted, changed (in an evidence column) or deleted
 since the last entry it wrote, and the entry's own object when its table was changed by an UPDATE statement in
 the same transaction (a compare-and-swap). A row merely read is never bound again, so an entry about it (a

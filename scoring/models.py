@@ -46,6 +46,10 @@ class WeightsVersion(Model):
     """A change of the weights of Art. 15.5, kept for good: rankings cite the number."""
 
     __tablename__ = "weights_version"
+    # Evidence (core.evidence): bound to the audit entry that writes the row; new columns go at the end.
+    __evidence__: ClassVar[tuple[str, ...]] = ('event_id', 'number', 'weights', 'reason', 'event_status',
+            'created_by_id', 'created_at')
+    __evidence_excluded__: ClassVar[dict[str, str]] = {}
     __table_args__ = (UniqueConstraint("event_id", "number", name="uq_weights_version_number"),
                       CheckConstraint("number >= 1", name="number"))
 

@@ -23,7 +23,8 @@ EVIDENCE_TABLES = {
     'Dossier': 'dossier', 'Scorecard': 'scorecard', 'ScorecardScore': 'scorecard_score',
     'ScorecardVersion': 'scorecard_version', 'ConflictDeclaration': 'conflict_declaration', 'Contract': 'contract',
     'Milestone': 'contract_milestone', 'Payment': 'contract_payment', 'Reminder': 'contract_reminder',
-    'MatchResult': 'match_result', 'PrizeDeduction': 'prize_deduction',
+    'MatchResult': 'match_result', 'PrizeDeduction': 'prize_deduction', 'WeightsVersion': 'weights_version',
+    'Amendment': 'regulation_amendment',
 }
 
 

@@ -62,7 +62,7 @@ def test_a_payment_amount_edited_in_its_table_is_named_by_audit_verify(app, even
     result = _verify(app, runner)
     assert result.exit_code == 1
     assert "audit log intact" in result.output  # the chain itself is whole: only the evidence shows the edit
-    assert (f"payment {payment_id}: amount is 5000.00 in the table, 4000.00 in the audit log (the audit log (entry "
+    assert (f"payment {payment_id}: amount is 5000.00 in the table, 4000.00 in the audit log; the audit log (entry "
             f"{entry_id}) recorded a row with digest") in result.output
     assert "— changed beneath the chain" in result.output
     assert "evidence BROKEN: 1 finding(s)" in result.output
