@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 from datetime import date, datetime
-
 from typing import ClassVar
 
 from sqlalchemy import (

@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 from datetime import date, datetime
 from decimal import Decimal
-
 from typing import ClassVar
 
 from sqlalchemy import (

@@ -64,7 +64,7 @@ class AuditRow(Model):
     form: Mapped[str] = mapped_column(Text, default="")
 
 
-def evidence_models() -> dict[str, type]:
+def evidence_models() -> dict[str, Any]:
     """Every evidence model by its class name (the object type its audit entries record)."""
     return {m.class_.__name__: m.class_ for m in Model.registry.mappers if "__evidence__" in vars(m.class_)}
 
@@ -87,7 +87,7 @@ def _value(value: Any) -> Any:
     raise TypeError(f"cannot put {type(value).__name__} in an evidence digest")
 
 
-def row_form(model: type, values: dict[str, Any]) -> str:
+def row_form(model: Any, values: dict[str, Any]) -> str:
     """The canonical form of one evidence row: JSON [type, [[column, value], ...]] in the model's `__evidence__`
     order (the id first). Raises KeyError for a missing column, TypeError for a value of an unknown type."""
     columns = ("id", *model.__evidence__)
@@ -104,7 +104,7 @@ def form_values(form: str) -> dict[str, Any]:
     return dict(json.loads(form)[1]) if form else {}
 
 
-def current_forms(model: type, ids: Iterable[int] | None = None) -> dict[int, str]:
+def current_forms(model: Any, ids: Iterable[int] | None = None) -> dict[int, str]:
     """The canonical form of each of `model`'s rows now in its table (those of `ids`, or all)."""
     table = model.__table__
     columns = [table.c.id, *(table.c[c] for c in model.__evidence__)]
@@ -117,7 +117,7 @@ def current_forms(model: type, ids: Iterable[int] | None = None) -> dict[int, st
     return {row.id: row_form(model, row._asdict()) for row in db.session.execute(query.order_by(table.c.id))}
 
 
-def file_columns(model: type) -> list[tuple[str, str]]:
+def file_columns(model: Any) -> list[tuple[str, str]]:
     """(name column, SHA-256 column) of each stored file an evidence row names: `<x>stored_name` beside
     `<x>sha256` or `<x>pdf_sha256` (the convention core.backup reads too), both evidence columns."""
     columns = ("id", *model.__evidence__)
@@ -184,20 +184,20 @@ def _forget(session: Session, transaction) -> None:
             session.info.pop(key, None)
 
 
-def written_here(session: Session, obj: Any) -> bool:
+def written_here(session: Any, obj: Any) -> bool:
     """Whether the current transaction wrote `obj` and no audit entry has bound it yet."""
     return (any(row is obj for row in session.info.get(_WRITTEN, ())) or type(obj) in session.info.get(_UPDATED, ())
             or (type(obj).__name__, str(obj.id)) in session.info.get(_DELETED, ()))
 
 
-def take_bindings(session: Session, obj: Any) -> list[Binding]:
+def take_bindings(session: Any, obj: Any) -> list[Binding]:
     """The bindings the next audit entry records (see the module's docstring), read back from the database; the
     session forgets them. Call after a flush."""
     written = session.info.pop(_WRITTEN, [])
     deleted = session.info.pop(_DELETED, set())
     if is_evidence(obj) and type(obj) in session.info.get(_UPDATED, ()):
         written.append(obj)
-    wanted: dict[type, set[int]] = {}
+    wanted: dict[Any, set[int]] = {}
     for row in written:
         state = inspect(row)
         if state.persistent and row.id is not None:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import dataclasses
 import json
 from datetime import date, datetime
-
 from typing import ClassVar
 
 from sqlalchemy import Boolean, CheckConstraint, Date, ForeignKey, String, Text, UniqueConstraint, false
