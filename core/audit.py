@@ -24,7 +24,7 @@ import click
 from flask import Blueprint, current_app
 from flask.cli import with_appcontext
 from sqlalchemy import ForeignKey, String, Text, inspect, select, text
-from sqlalchemy.orm import Mapped, mapped_column
+from sqlalchemy.orm import Mapped, defer, mapped_column
 
 from core import evidence
 from core.db import Model, db
@@ -259,9 +259,17 @@ def _shown(value: Any) -> str:
     return text_ if len(text_) <= 80 else f"{text_[:77]}…"
 
 
-def _row_problem(label: str, binding: AuditRow, current: str | None) -> str | None:
+def _recorded_form(binding: Any) -> str | None:
+    """The canonical form a binding recorded (read only when needed: it can be long), or None when it does not
+    hash to the binding's digest (the index was edited)."""
+    form = binding.form if isinstance(binding, AuditRow) else db.session.scalar(
+        select(AuditRow.form).where(AuditRow.id == binding.id))
+    return form if form is not None and evidence.row_digest(form) == binding.digest else None
+
+
+def _row_problem(label: str, binding: Any, current: str | None) -> str | None:
     """What is wrong with a row (its current canonical form, None when it is not in its table) against its latest
-    binding, or None."""
+    binding (an AuditRow, or a row of its columns without the form), or None."""
     where = f"the audit log (entry {binding.entry_id})"
     if binding.digest == DELETED:
         if current is None:
@@ -272,8 +280,11 @@ def _row_problem(label: str, binding: AuditRow, current: str | None) -> str | No
                 "deleted beneath the chain")
     if evidence.row_digest(current) == binding.digest:
         return None
-    return (f"{label}: {_differences(binding.form, current)}; {where} recorded a row with digest "
-            f"{binding.digest[:16]}… — changed beneath the chain")
+    recorded = _recorded_form(binding)
+    differences = (_differences(recorded, current) if recorded is not None else
+                   "its recorded form in the bindings index (audit_row) was edited too")
+    return (f"{label}: {differences}; {where} recorded a row with digest {binding.digest[:16]}… — changed beneath "
+            "the chain")
 
 
 def latest_binding(object_type: str, object_id: str) -> tuple[AuditRow | None, AuditEntry | None, bool]:
@@ -282,7 +293,7 @@ def latest_binding(object_type: str, object_id: str) -> tuple[AuditRow | None, A
     found = db.session.execute(
         select(AuditRow, AuditEntry).join(AuditEntry, AuditRow.entry_id == AuditEntry.id)
         .where(AuditRow.object_type == object_type, AuditRow.object_id == object_id, AuditRow.entry_id.is_not(None))
-        .order_by(AuditRow.entry_id.desc()).limit(1)).first()
+        .order_by(AuditRow.entry_id.desc()).limit(1).options(defer(AuditRow.form))).first()
     if found is not None:
         return found[0], found[1], False
     legacy = db.session.scalar(select(AuditRow.id).where(
@@ -344,17 +355,15 @@ def verify_evidence(upload_dir: Path | str | None = None) -> EvidenceReport:
     folder = Path(upload_dir) if upload_dir is not None else None
     stored = _stored(folder)
     indexed: dict[int, dict[str, str]] = {}
-    latest: dict[tuple[str, str], AuditRow] = {}
     legacy: set[tuple[str, str]] = set()
-    for row in db.session.scalars(select(AuditRow).order_by(AuditRow.entry_id, AuditRow.id)):
+    latest: dict[tuple[str, str], Any] = {}
+    for row in db.session.execute(select(AuditRow.id, AuditRow.entry_id, AuditRow.object_type, AuditRow.object_id,
+                                         AuditRow.digest).order_by(AuditRow.entry_id, AuditRow.id)):
         key = (row.object_type, row.object_id)
         if row.entry_id is None:
             legacy.add(key)
             continue
         indexed.setdefault(row.entry_id, {})[f"{row.object_type}:{row.object_id}"] = row.digest
-        if row.digest != DELETED and evidence.row_digest(row.form) != row.digest:
-            problems.append(f"audit entry {row.entry_id}: its recorded form of {_label(*key)} does not match the "
-                            "digest it recorded — the bindings index (audit_row) was edited")
         latest[key] = row
     for entry_id, rows in db.session.execute(select(AuditEntry.id, AuditEntry.rows).where(
             AuditEntry.rows.is_not(None) | AuditEntry.id.in_(list(indexed)))):
@@ -378,8 +387,13 @@ def verify_evidence(upload_dir: Path | str | None = None) -> EvidenceReport:
             problem = _row_problem(label, binding, form)
             if problem:
                 problems.append(problem)
-            now, logged = evidence.form_values(form), evidence.form_values(binding.form)
-            for name_col, sha_col in evidence.file_columns(model):
+            columns = evidence.file_columns(model)
+            if not columns:
+                continue
+            now = evidence.form_values(form)
+            # The row as the log recorded it: the same as now unless it was changed (then read from the index).
+            logged = now if problem is None else evidence.form_values(_recorded_form(binding) or "")
+            for name_col, sha_col in columns:
                 if not now.get(name_col):
                     continue
                 files += 1
