@@ -40,7 +40,7 @@ from datetime import date, datetime
 from decimal import Decimal
 from typing import Any
 
-from sqlalchemy import ForeignKey, Index, String, Text, event, inspect, select
+from sqlalchemy import Index, String, Text, event, inspect, select
 from sqlalchemy.orm import Mapped, Session, mapped_column
 
 from core.db import Model, db
@@ -57,7 +57,9 @@ class AuditRow(Model):
     __table_args__ = (Index("ix_audit_row_object", "object_type", "object_id", "entry_id"),)
 
     id: Mapped[int] = mapped_column(primary_key=True)
-    entry_id: Mapped[int | None] = mapped_column(ForeignKey("audit_entry.id"), index=True)
+    # No foreign key: this is an index checked against the entries' MACs (`flask audit verify` names a binding
+    # whose entry is gone), and deleting entries must stay possible for the chain to show it, not be refused here.
+    entry_id: Mapped[int | None] = mapped_column(index=True)
     object_type: Mapped[str] = mapped_column(String(40))
     object_id: Mapped[str] = mapped_column(String(64))
     digest: Mapped[str] = mapped_column(String(64))

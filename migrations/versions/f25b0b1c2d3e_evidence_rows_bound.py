@@ -39,7 +39,6 @@ def upgrade():
         sa.Column('object_id', sa.String(length=64), nullable=False),
         sa.Column('digest', sa.String(length=64), nullable=False),
         sa.Column('form', sa.Text(), nullable=False),
-        sa.ForeignKeyConstraint(['entry_id'], ['audit_entry.id'], name=op.f('fk_audit_row_entry_id_audit_entry')),
         sa.PrimaryKeyConstraint('id', name=op.f('pk_audit_row')),
     )
     with op.batch_alter_table('audit_row', schema=None) as batch_op:
