@@ -107,8 +107,7 @@ def record(action: str, obj: Any = None, *, actor, now: datetime, data: dict | N
     `actor` is a user (or None for the system); `obj` a model instance whose class name and id are recorded.
     The entry binds every evidence row the session wrote since its last entry (core.evidence): their digests
     are in its `rows`, under its MAC. Raises TypeError if `data` holds a value that cannot be written as JSON,
-    ValueError if `now` has no time zone,
-    RuntimeError if AUDIT_KEY is not set.
+    ValueError if `now` has no time zone, RuntimeError if AUDIT_KEY is not set.
     """
     session = db.session
     session.flush()

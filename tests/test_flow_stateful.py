@@ -116,8 +116,8 @@ REACH_QUERIES = {
 # The stages each test's fixed budget reaches in at least one of its examples (derandomized, so the same every
 # run): a change that starves a stage of the flow fails the test instead of going unnoticed.
 MUST_REACH = {
-    "open": ("submitted",),
-    "closed": ("submitted",),
+    "open": ("submitted", "scored", "decided"),
+    "closed": ("submitted", "scored"),
     "scoring": ("submitted", "scored"),
     "deliberation": ("submitted", "scored", "decided"),
     "decided": ("submitted", "scored", "decided", "contracted", "paid"),
