@@ -190,3 +190,36 @@ def test_bound_forms_use_decimal_text_and_iso_dates(app, event, cf):
     assert values["amount"] == "4000.00" and values["received_on"] == PAID_AT.date().isoformat()
     assert datetime.fromisoformat(values["recorded_at"]).utcoffset() == timedelta(0)
     assert isinstance(date.fromisoformat(values["received_on"]), date)
+
+
+def test_the_trust_recheck_leaves_a_contract_changed_beneath_the_chain_as_it_was_judged(app, event, cf, runner,
+                                                                                      signing_ca):
+    import hashlib
+
+    from cryptography.hazmat.primitives.serialization import Encoding
+
+    from accounts.models import User
+    from core import trust
+
+    admin_id, organizer_id = cf.admin(), cf.organizer()
+    contract_id = cf.contract(event, owner_id=organizer_id, admin_id=admin_id)
+    admin = as_user(app, admin_id)
+    with app.app_context():
+        issued = queries.pdf_path(app.config["UPLOAD_DIR"], db.session.get(Contract, contract_id)).read_bytes()
+    response = admin.post(f"/contracts/{contract_id}/sign", content_type="multipart/form-data", data={
+        "file": (__import__("io").BytesIO(sign(issued, trusted_signer(signing_ca), field="Organizer")), "c.pdf")})
+    assert response.status_code == 302
+    response.close()
+    forged = sign(issued, trusted_signer(signing_ca, name="Someone Else"), field="Organizer")
+    with app.app_context():
+        contract = db.session.get(Contract, contract_id)
+        judged = contract.signed_pdf_signatures
+        queries.pdf_path(app.config["UPLOAD_DIR"], contract, signed=True).write_bytes(forged)
+        db.session.execute(text("UPDATE contract SET signed_pdf_sha256 = :sha WHERE id = :id"),
+                           {"sha": hashlib.sha256(forged).hexdigest(), "id": contract_id})
+        db.session.commit()
+        actor, now = db.session.get(User, admin_id), datetime.now(ISSUED_AT.tzinfo)
+        trust.add_certificate(signing_ca.other_ca.public_bytes(Encoding.PEM), actor=actor, now=now)
+        assert trust.recheck_all(actor=actor, now=now, upload_dir=app.config["UPLOAD_DIR"]) >= 0
+        db.session.commit()
+        assert db.session.get(Contract, contract_id).signed_pdf_signatures == judged
