@@ -366,7 +366,7 @@ def verify_evidence(upload_dir: Path | str | None = None) -> EvidenceReport:
         latest[key] = row
     for entry_id, rows in db.session.execute(select(AuditEntry.id, AuditEntry.rows).where(
             AuditEntry.rows.is_not(None))):
-        if json.loads(rows) != indexed.pop(entry_id, {}):
+        if json.loads(rows or "{}") != indexed.pop(entry_id, {}):
             problems.append(f"audit entry {entry_id}: the rows it binds under its MAC differ from its bindings "
                             "index (audit_row) — the index was edited")
     problems += [f"audit_row binds rows to entry {e}, which binds none in the audit log — the index was edited"
