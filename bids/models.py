@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from datetime import date, datetime
 from decimal import Decimal
-from typing import cast
+from typing import ClassVar, cast
 
 from sqlalchemy import (
     Boolean,
@@ -254,6 +254,15 @@ DOCUMENT_KINDS = {
 
 class BidDocument(Model):
     __tablename__ = "bid_document"
+    # Evidence (core.evidence): bound to the audit entry that writes the row; new columns go at the end.
+    __evidence__: ClassVar[tuple[str, ...]] = ('bid_id', 'kind', 'original_name', 'stored_name', 'sha256', 'size_bytes',
+            'uploaded_at', 'uploaded_by_id')
+    __evidence_excluded__: ClassVar[dict[str, str]] = {
+        "signatures": (
+            "the verdict on its signatures, judged again whenever the trust list changes (core.trust); derived "
+            "from the file's bytes, which are bound by sha256"
+        ),
+    }
     __table_args__ = (CheckConstraint("size_bytes > 0", name="size"),)
 
     id: Mapped[int] = mapped_column(primary_key=True)
@@ -297,6 +306,10 @@ class BidVersion(Model):
     """What was submitted, frozen: reviewers, dossiers and the API read this."""
 
     __tablename__ = "bid_version"
+    # Evidence (core.evidence): bound to the audit entry that writes the row; new columns go at the end.
+    __evidence__: ClassVar[tuple[str, ...]] = ('bid_id', 'number', 'submitted_at', 'submitted_by_id',
+            'regulation_version_id', 'data', 'documents', 'compliance', 'compliant', 'sha256')
+    __evidence_excluded__: ClassVar[dict[str, str]] = {}
     __table_args__ = (UniqueConstraint("bid_id", "number", name="uq_bid_version_number"),)
 
     id: Mapped[int] = mapped_column(primary_key=True)

@@ -251,8 +251,9 @@ def recheck_document_signatures(*, actor: User, now: datetime, upload_dir: str) 
             content = document_path(doc, upload_dir).read_bytes()
         except OSError:
             continue
-        if hashlib.sha256(content).hexdigest() != doc.sha256:
-            continue  # altered on disk: core.storage refuses it when opened; its recorded judgement stands
+        if hashlib.sha256(content).hexdigest() != doc.sha256 or audit.evidence_problem(doc) is not None:
+            continue  # altered on disk or beneath the audit log: core.storage refuses it when opened, and its
+            # recorded judgement stands
         doc.signatures = json.dumps(inspect_pdf(content, trust_roots=roots, now=now).as_dict())
         checked += 1
     db.session.flush()

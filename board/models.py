@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from datetime import date, datetime
+from typing import ClassVar
 
 from sqlalchemy import (
     Boolean,
@@ -31,6 +32,10 @@ class Dossier(Model):
     inputs; the same snapshot gives the same stored file (unique inputs_sha256)."""
 
     __tablename__ = "dossier"
+    # Evidence (core.evidence): bound to the audit entry that writes the row; new columns go at the end.
+    __evidence__: ClassVar[tuple[str, ...]] = ('event_id', 'bid_id', 'kind', 'number', 'identifier', 'inputs_sha256',
+            'inputs', 'stored_name', 'pdf_sha256', 'pages', 'size_bytes', 'created_at', 'created_by_id')
+    __evidence_excluded__: ClassVar[dict[str, str]] = {}
     __table_args__ = (
         UniqueConstraint("event_id", "kind", "inputs_sha256", name="uq_dossier_inputs"),
         UniqueConstraint("event_id", "kind", "bid_id", "number", name="uq_dossier_number"),
@@ -74,6 +79,9 @@ class Vote(Model):
     change it until the decision is recorded."""
 
     __tablename__ = "vote"
+    # Evidence (core.evidence): bound to the audit entry that writes the row; new columns go at the end.
+    __evidence__: ClassVar[tuple[str, ...]] = ('event_id', 'member_id', 'bid_id', 'cast_at')
+    __evidence_excluded__: ClassVar[dict[str, str]] = {}
     __table_args__ = (UniqueConstraint("event_id", "member_id", name="uq_vote_one_per_member"),)
 
     id: Mapped[int] = mapped_column(primary_key=True)
@@ -97,6 +105,12 @@ class Decision(Model):
     per call is in force: a unique index over the call's records in force refuses a second."""
 
     __tablename__ = "decision"
+    # Evidence (core.evidence): bound to the audit entry that writes the row; new columns go at the end.
+    __evidence__: ClassVar[tuple[str, ...]] = ('event_id', 'method', 'selected_bid_id', 'decided_on', 'tally',
+            'no_meeting_reason', 'consultations', 'rationale', 'ranking', 'reviewed', 'recorded_at', 'recorded_by_id',
+            'corrects_id', 'correction_reason', 'minutes_stored_name', 'minutes_sha256', 'regulation_version_id',
+            'bidders_notified', 'status', 'superseded_at', 'votes')
+    __evidence_excluded__: ClassVar[dict[str, str]] = {}
     __table_args__ = (
         CheckConstraint(f"method IN ({', '.join(repr(m) for m in METHODS)})", name="method"),
         CheckConstraint(f"status IN ({', '.join(repr(s.value) for s in DecisionStatus)})", name="status"),

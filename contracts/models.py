@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 from datetime import date, datetime
 from decimal import Decimal
+from typing import ClassVar
 
 from sqlalchemy import (
     Boolean,
@@ -49,6 +50,19 @@ class FrozenRecordError(RuntimeError):
 
 class Contract(Model):
     __tablename__ = "contract"
+    # Evidence (core.evidence): bound to the audit entry that writes the row; new columns go at the end.
+    __evidence__: ClassVar[tuple[str, ...]] = ('bid_id', 'regulation_version_id', 'version', 'replaces_id',
+            'correction_reason', 'status', 'terms_json', 'created_at', 'created_by_id', 'issued_at', 'issued_by_id',
+            'pdf_sha256', 'pdf_stored_name', 'pdf_size', 'signed_at', 'signed_by_id', 'signed_pdf_sha256',
+            'signed_pdf_stored_name', 'signed_pdf_original_name', 'signed_pdf_size', 'superseded_at', 'discarded_at',
+            'closed_at', 'closed_reason', 'feed_token_hash', 'signature_accepted_reason', 'signature_accepted_at',
+            'signature_accepted_by_id')
+    __evidence_excluded__: ClassVar[dict[str, str]] = {
+        "signed_pdf_signatures": (
+            "the verdict on the countersigned PDF's signatures, judged again whenever the trust list changes "
+            "(core.trust); derived from the file's bytes, which are bound by signed_pdf_sha256"
+        ),
+    }
     __table_args__ = (
         CheckConstraint(f"status IN ({_values(ContractStatus)})", name="status"),
         CheckConstraint("status IN ('draft', 'discarded') OR (issued_at IS NOT NULL AND pdf_sha256 IS NOT NULL "
@@ -149,6 +163,11 @@ class Milestone(Model):
     for the prize balances, when the match result is recorded); never changed afterwards."""
 
     __tablename__ = "contract_milestone"
+    # Evidence (core.evidence): bound to the audit entry that writes the row; new columns go at the end.
+    __evidence__: ClassVar[tuple[str, ...]] = ('contract_id', 'key', 'position', 'kind', 'title', 'article',
+            'description', 'payer_kind', 'payer_name', 'payee_kind', 'payee_name', 'payee_federation', 'amount',
+            'is_cap', 'due', 'due_rule', 'created_at')
+    __evidence_excluded__: ClassVar[dict[str, str]] = {}
     __table_args__ = (
         CheckConstraint(f"kind IN ({_values(MilestoneKind)})", name="kind"),
         CheckConstraint("amount >= 0", name="amount"),
@@ -206,6 +225,10 @@ class Payment(Model):
     payments over to the new version's milestone (`carried_over`, naming the payment it carries)."""
 
     __tablename__ = "contract_payment"
+    # Evidence (core.evidence): bound to the audit entry that writes the row; new columns go at the end.
+    __evidence__: ClassVar[tuple[str, ...]] = ('milestone_id', 'kind', 'amount', 'received_on', 'reference', 'note',
+            'reason', 'reverses_id', 'carried_from_id', 'idempotency_key', 'recorded_at', 'recorded_by_id')
+    __evidence_excluded__: ClassVar[dict[str, str]] = {}
     __table_args__ = (
         CheckConstraint(f"kind IN ({', '.join(repr(k) for k in PAYMENT_KINDS)})", name="kind"),
         CheckConstraint("(kind = 'reversal') = (reverses_id IS NOT NULL)", name="reversal_links"),
@@ -261,6 +284,9 @@ class Reminder(Model):
     """A reminder sent to the organizer: at most one of each kind per milestone, ever."""
 
     __tablename__ = "contract_reminder"
+    # Evidence (core.evidence): bound to the audit entry that writes the row; new columns go at the end.
+    __evidence__: ClassVar[tuple[str, ...]] = ('milestone_id', 'kind', 'as_of', 'sent_at', 'sent_to', 'carried')
+    __evidence_excluded__: ClassVar[dict[str, str]] = {}
     __table_args__ = (
         CheckConstraint(f"kind IN ({_values(ReminderKind)})", name="kind"),
         UniqueConstraint("milestone_id", "kind", name="uq_contract_reminder_milestone_id_kind"),
@@ -282,6 +308,10 @@ class MatchResult(Model):
     """The outcome of the match (one per call): the prize balances follow from it (Art. 13.1, 13.3, 13.4)."""
 
     __tablename__ = "match_result"
+    # Evidence (core.evidence): bound to the audit entry that writes the row; new columns go at the end.
+    __evidence__: ClassVar[tuple[str, ...]] = ('event_id', 'winner_federation', 'decided_in', 'completed_on',
+            'recorded_at', 'recorded_by_id')
+    __evidence_excluded__: ClassVar[dict[str, str]] = {}
     __table_args__ = (
         CheckConstraint(f"decided_in IN ({', '.join(repr(d) for d in DECIDED_IN)})", name="decided_in"),
     )
@@ -306,6 +336,11 @@ class PrizeDeduction(Model):
     record stays as entered (the audit log has who and when)."""
 
     __tablename__ = "prize_deduction"
+    # Evidence (core.evidence): bound to the audit entry that writes the row; new columns go at the end.
+    __evidence__: ClassVar[tuple[str, ...]] = ('milestone_id', 'rule_key', 'article', 'amount', 'reason', 'decided_on',
+            'recorded_at', 'recorded_by_id', 'parts_json', 'returned_on', 'return_reason', 'returned_at',
+            'returned_by_id')
+    __evidence_excluded__: ClassVar[dict[str, str]] = {}
     __table_args__ = (
         CheckConstraint("amount > 0", name="amount"),
         CheckConstraint("(returned_on IS NULL) = (returned_at IS NULL) AND (returned_on IS NULL) = "

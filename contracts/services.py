@@ -554,8 +554,8 @@ def recheck_contract_signatures(*, actor: User, now: datetime, upload_dir: str) 
             content = path.read_bytes() if path is not None else b""
         except OSError:
             continue
-        if hashlib.sha256(content).hexdigest() != contract.signed_pdf_sha256:
-            continue
+        if hashlib.sha256(content).hexdigest() != contract.signed_pdf_sha256 or audit.evidence_problem(contract):
+            continue  # altered on disk or beneath the audit log: refused when opened; its judgement stands
         contract.signed_pdf_signatures = json.dumps(inspect_pdf(content, trust_roots=roots, now=now).as_dict())
         checked += 1
     db.session.flush()

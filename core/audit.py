@@ -17,15 +17,18 @@ import re
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from decimal import Decimal
+from pathlib import Path
 from typing import Any
 
 import click
 from flask import Blueprint, current_app
 from flask.cli import with_appcontext
-from sqlalchemy import ForeignKey, String, Text, select, text
-from sqlalchemy.orm import Mapped, mapped_column
+from sqlalchemy import ForeignKey, String, Text, inspect, select, text
+from sqlalchemy.orm import Mapped, defer, mapped_column
 
+from core import evidence
 from core.db import Model, db
+from core.evidence import DELETED, AuditRow, Binding
 
 GENESIS = "0" * 64
 
@@ -44,6 +47,9 @@ class AuditEntry(Model):
     # Unique: two writers that read the same last entry cannot both append (the chain never forks).
     prev_hash: Mapped[str] = mapped_column(String(64), unique=True)
     hash: Mapped[str] = mapped_column(String(64), unique=True)
+    # The evidence rows this entry created, changed or deleted, as canonical JSON {"Payment:12": digest}
+    # (core.evidence); None for an entry that bound none, and for every entry written before digests were kept.
+    rows: Mapped[str | None] = mapped_column(Text)
 
     @property
     def data_dict(self) -> dict:
@@ -77,17 +83,21 @@ def _instant(at: datetime) -> str:
 
 
 def _digest(key: bytes, *, seq: int, prev_hash: str, at: datetime, actor_id: int | None, actor_label: str,
-            action: str, object_type: str, object_id: str, data: str) -> str:
-    """HMAC-SHA256 over every column of an entry (its own MAC aside)."""
-    payload = json.dumps(["gambit-audit-2", seq, prev_hash, _instant(at), actor_id, actor_label, action,
-                          object_type, object_id, data], separators=(",", ":"), ensure_ascii=False)
+            action: str, object_type: str, object_id: str, data: str, rows: str | None = None) -> str:
+    """HMAC-SHA256 over every column of an entry (its own MAC aside). An entry that binds no evidence row keeps
+    the form entries had before rows were bound, so their MACs still hold."""
+    fields = [seq, prev_hash, _instant(at), actor_id, actor_label, action, object_type, object_id, data]
+    payload = json.dumps(["gambit-audit-2", *fields] if rows is None else ["gambit-audit-3", *fields, rows],
+                         separators=(",", ":"), ensure_ascii=False)
     return hmac.new(key, payload.encode(), hashlib.sha256).hexdigest()
 
 
-def _entry_digest(entry: AuditEntry, key: bytes) -> str:
+def _entry_digest(entry: Any, key: bytes) -> str:
+    """The MAC of an entry (an AuditEntry, or a row of its columns; without a `rows` column, as in a database not
+    yet migrated to bound rows, it binds none)."""
     return _digest(key, seq=entry.id, prev_hash=entry.prev_hash, at=entry.at, actor_id=entry.actor_id,
                    actor_label=entry.actor_label, action=entry.action, object_type=entry.object_type,
-                   object_id=entry.object_id, data=entry.data)
+                   object_id=entry.object_id, data=entry.data, rows=getattr(entry, "rows", None))
 
 
 def record(action: str, obj: Any = None, *, actor, now: datetime, data: dict | None = None,
@@ -95,10 +105,13 @@ def record(action: str, obj: Any = None, *, actor, now: datetime, data: dict | N
     """Append one entry for a state change; flushes, never commits.
 
     `actor` is a user (or None for the system); `obj` a model instance whose class name and id are recorded.
-    Raises TypeError if `data` holds a value that cannot be written as JSON, ValueError if `now` has no time zone,
-    RuntimeError if AUDIT_KEY is not set.
+    The entry binds every evidence row the session wrote since its last entry (core.evidence): their digests
+    are in its `rows`, under its MAC. Raises TypeError if `data` holds a value that cannot be written as JSON,
+    ValueError if `now` has no time zone, RuntimeError if AUDIT_KEY is not set.
     """
     session = db.session
+    session.flush()
+    bindings = evidence.take_bindings(session, obj)
     if session.get_bind().dialect.name == "postgresql":
         # Serialise appends across processes: one chain, no forks, no retries.
         session.execute(text("SELECT pg_advisory_xact_lock(727274)"))
@@ -115,11 +128,21 @@ def record(action: str, obj: Any = None, *, actor, now: datetime, data: dict | N
     now = now.astimezone(UTC)
     seq = (last.id if last else 0) + 1
     entry = AuditEntry(id=seq, at=now, actor_id=getattr(actor, "id", None), actor_label=label, action=action,
-                       object_type=object_type or "-", object_id=object_id or "-", data=body, prev_hash=prev)
+                       object_type=object_type or "-", object_id=object_id or "-", data=body, prev_hash=prev,
+                       rows=_rows_json(bindings))
     entry.hash = _entry_digest(entry, _key())
     session.add(entry)
     session.flush()
+    session.add_all([AuditRow(entry_id=seq, object_type=b.object_type, object_id=b.object_id, digest=b.digest,
+                              form=b.form) for b in bindings])
+    session.flush()
     return entry
+
+
+def _rows_json(bindings: list[Binding]) -> str | None:
+    if not bindings:
+        return None
+    return json.dumps({b.key: b.digest for b in bindings}, sort_keys=True, separators=(",", ":"))
 
 
 @dataclass(frozen=True)
@@ -179,8 +202,11 @@ def verify_chain(expect: Checkpoint | None = None) -> ChainReport:
     """
     key = _key()
     prev, prev_seq, count = GENESIS, 0, 0
-    at_expected: AuditEntry | None = None
-    for entry in db.session.scalars(select(AuditEntry).order_by(AuditEntry.id)):
+    at_expected: Any = None
+    # Plain rows of the columns the table has (a database not yet migrated has no `rows`).
+    present = {c["name"] for c in inspect(db.session.connection()).get_columns(AuditEntry.__tablename__)}
+    columns = [c for c in AuditEntry.__table__.columns if c.name in present]
+    for entry in db.session.execute(select(*columns).order_by(AuditEntry.id)):
         count += 1
         if entry.prev_hash != prev:
             before = f"entry {prev_seq}" if prev_seq else "the start of the log"
@@ -211,6 +237,185 @@ def verify_chain(expect: Checkpoint | None = None) -> ChainReport:
     return ChainReport(count, None, "", head)
 
 
+# ------------------------------------------------------------------------------------------ evidence rows
+
+
+def _label(object_type: str, object_id: str) -> str:
+    """"payment 12", "prize deduction 3": a row as the reports name it."""
+    return f"{re.sub(r'(?<!^)(?=[A-Z])', ' ', object_type).lower()} {object_id}"
+
+
+def _differences(recorded: str, current: str) -> str:
+    """"amount is 5000.00 in the table, 4000.00 in the audit log; ...": the columns whose values differ."""
+    before, now = evidence.form_values(recorded), evidence.form_values(current)
+    parts = [f"{c} is {_shown(now.get(c))} in the table, {_shown(before.get(c))} in the audit log"
+             for c in now if now.get(c) != before.get(c)]
+    return "; ".join(parts) or "its canonical form differs from the one the audit log recorded"
+
+
+def _shown(value: Any) -> str:
+    text_ = "empty" if value is None else str(value)
+    return text_ if len(text_) <= 80 else f"{text_[:77]}…"
+
+
+def _recorded_form(binding: Any) -> str | None:
+    """The canonical form a binding recorded (read only when needed: it can be long), or None when it does not
+    hash to the binding's digest (the index was edited)."""
+    form = binding.form if isinstance(binding, AuditRow) else db.session.scalar(
+        select(AuditRow.form).where(AuditRow.id == binding.id))
+    return form if form is not None and evidence.row_digest(form) == binding.digest else None
+
+
+def _row_problem(label: str, binding: Any, current: str | None) -> str | None:
+    """What is wrong with a row (its current canonical form, None when it is not in its table) against its latest
+    binding (an AuditRow, or a row of its columns without the form), or None."""
+    where = f"the audit log (entry {binding.entry_id})"
+    if binding.digest == DELETED:
+        if current is None:
+            return None
+        return f"{label}: {where} recorded its deletion, yet it is in the table — put back beneath the chain"
+    if current is None:
+        return (f"{label}: {where} recorded it (digest {binding.digest[:16]}…), but it is not in the table — "
+                "deleted beneath the chain")
+    if evidence.row_digest(current) == binding.digest:
+        return None
+    recorded = _recorded_form(binding)
+    differences = (_differences(recorded, current) if recorded is not None else
+                   "its recorded form in the bindings index (audit_row) was edited too")
+    return (f"{label}: {differences}; {where} recorded a row with digest {binding.digest[:16]}… — changed beneath "
+            "the chain")
+
+
+def latest_binding(object_type: str, object_id: str) -> tuple[AuditRow | None, AuditEntry | None, bool]:
+    """The latest audit entry's binding of a row and that entry (one indexed lookup), and whether the row is
+    marked as written before digests were recorded (looked up only when no entry binds it)."""
+    found = db.session.execute(
+        select(AuditRow, AuditEntry).join(AuditEntry, AuditRow.entry_id == AuditEntry.id)
+        .where(AuditRow.object_type == object_type, AuditRow.object_id == object_id, AuditRow.entry_id.is_not(None))
+        .order_by(AuditRow.entry_id.desc()).limit(1).options(defer(AuditRow.form))).first()
+    if found is not None:
+        return found[0], found[1], False
+    legacy = db.session.scalar(select(AuditRow.id).where(
+        AuditRow.object_type == object_type, AuditRow.object_id == object_id, AuditRow.entry_id.is_(None)).limit(1))
+    return None, None, legacy is not None
+
+
+def evidence_problem(obj: Any) -> str | None:
+    """Why the evidence row `obj` cannot be trusted as the audit log recorded it, or None: changed, inserted or
+    put back beneath the chain, or its latest binding does not hold under the entry's MAC. A row the current
+    transaction wrote itself (not yet recorded), a row written before digests, and a model that is not evidence
+    pass. Raises RuntimeError if AUDIT_KEY is not set."""
+    if not evidence.is_evidence(obj) or evidence.written_here(db.session, obj):
+        return None
+    model, object_type, object_id = type(obj), type(obj).__name__, str(obj.id)
+    label = _label(object_type, object_id)
+    binding, entry, legacy = latest_binding(object_type, object_id)
+    if binding is None or entry is None:
+        return None if legacy else f"{label}: no audit entry records it — inserted beneath the chain"
+    bound = json.loads(entry.rows or "{}")
+    if (bound.get(f"{object_type}:{object_id}") != binding.digest
+            or not hmac.compare_digest(_entry_digest(entry, _key()), entry.hash)):
+        return f"{label}: its record in the audit log (entry {entry.id}) does not hold under the entry's MAC"
+    return _row_problem(label, binding, evidence.current_forms(model, [obj.id]).get(obj.id))
+
+
+@dataclass(frozen=True)
+class EvidenceReport:
+    rows: int
+    files: int
+    problems: tuple[str, ...]
+    unbound: tuple[str, ...]   # rows written before digests were recorded: not tampering
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+
+def _stored(upload_dir: Path | None) -> dict[str, Path]:
+    if upload_dir is None or not upload_dir.is_dir():
+        return {}
+    return {p.name: p for p in upload_dir.rglob("*") if p.is_file()}
+
+
+def _bytes_sha(stored: dict[str, Path], name: str) -> str | None:
+    try:
+        return hashlib.sha256(stored[name].read_bytes()).hexdigest() if name in stored else None
+    except OSError:
+        return None
+
+
+def verify_evidence(upload_dir: Path | str | None = None) -> EvidenceReport:
+    """Recompute the digest of every evidence row from its table and compare it with the row's latest binding in
+    the audit log; check that each entry's bindings index (audit_row) is the one its MAC covers; and check every
+    stored file a row names against the SHA-256 the audit log recorded for it (its hash column, then its bytes in
+    `upload_dir`). Run verify_chain first: the entries' own MACs are checked there."""
+    problems: list[str] = []
+    unbound: list[str] = []
+    folder = Path(upload_dir) if upload_dir is not None else None
+    stored = _stored(folder)
+    indexed: dict[int, dict[str, str]] = {}
+    legacy: set[tuple[str, str]] = set()
+    latest: dict[tuple[str, str], Any] = {}
+    for row in db.session.execute(select(AuditRow.id, AuditRow.entry_id, AuditRow.object_type, AuditRow.object_id,
+                                         AuditRow.digest).order_by(AuditRow.entry_id, AuditRow.id)):
+        key = (row.object_type, row.object_id)
+        if row.entry_id is None:
+            legacy.add(key)
+            continue
+        indexed.setdefault(row.entry_id, {})[f"{row.object_type}:{row.object_id}"] = row.digest
+        latest[key] = row
+    for entry_id, rows in db.session.execute(select(AuditEntry.id, AuditEntry.rows).where(
+            AuditEntry.rows.is_not(None))):
+        if json.loads(rows or "{}") != indexed.pop(entry_id, {}):
+            problems.append(f"audit entry {entry_id}: the rows it binds under its MAC differ from its bindings "
+                            "index (audit_row) — the index was edited")
+    problems += [f"audit_row binds rows to entry {e}, which binds none in the audit log — the index was edited"
+                 for e in sorted(indexed)]
+    count = files = 0
+    for object_type, model in sorted(evidence.evidence_models().items()):
+        forms = evidence.current_forms(model)
+        count += len(forms)
+        present = {str(i) for i in forms}
+        for row_id, form in forms.items():
+            key, label = (object_type, str(row_id)), _label(object_type, str(row_id))
+            binding = latest.get(key)
+            if binding is None:
+                (unbound if key in legacy else problems).append(
+                    f"{label}: not bound (written before digests)" if key in legacy else
+                    f"{label}: no audit entry records it — inserted beneath the chain")
+                continue
+            problem = _row_problem(label, binding, form)
+            if problem:
+                problems.append(problem)
+            columns = evidence.file_columns(model)
+            if not columns:
+                continue
+            now = evidence.form_values(form)
+            # The row as the log recorded it: the same as now unless it was changed (then read from the index).
+            logged = now if problem is None else evidence.form_values(_recorded_form(binding) or "")
+            for name_col, sha_col in columns:
+                if not now.get(name_col):
+                    continue
+                files += 1
+                if now.get(sha_col) != logged.get(sha_col):
+                    problems.append(f"{label}: its stored file {now[name_col]} has {sha_col} "
+                                    f"{_shown(now.get(sha_col))} in the table, but the audit log (entry "
+                                    f"{binding.entry_id}) recorded {_shown(logged.get(sha_col))} — the file's "
+                                    "hash was changed beneath the chain")
+                found = _bytes_sha(stored, now[name_col])
+                if folder is not None and found != logged.get(sha_col):
+                    problems.append(f"{label}: its stored file {now[name_col]} is missing" if found is None else
+                                    f"{label}: its stored file {now[name_col]} has SHA-256 {found[:16]}…, the "
+                                    f"audit log (entry {binding.entry_id}) recorded "
+                                    f"{_shown(logged.get(sha_col))[:16]}… — its bytes were changed")
+        for (t, i), binding in latest.items():
+            if t == object_type and i not in present:
+                problem = _row_problem(_label(t, i), binding, None)
+                if problem:
+                    problems.append(problem)
+    return EvidenceReport(count, files, tuple(problems), tuple(unbound))
+
+
 cli = Blueprint("audit_cli", __name__, cli_group="audit")
 
 
@@ -228,13 +433,25 @@ def _parse_expect(ctx, param, value):
               help="A checkpoint kept elsewhere (from `flask audit checkpoint`); the log must still reach it.")
 @with_appcontext
 def verify_command(expect):
-    """Check the audit chain; exit 1 and name the first bad entry if any."""
+    """Check the audit chain, then every evidence row and stored file against it; exit 1 and name the first bad
+    entry and every row or file that differs from what the log recorded, if any."""
     report = verify_chain(expect)
-    if report.ok:
-        anchored = f", checkpoint {expect.seq} matches" if expect is not None and expect.seq else ""
-        click.echo(f"audit log intact: {report.checked} entries checked{anchored}; head {report.head}")
+    if not report.ok:
+        click.echo(f"audit log BROKEN at entry {report.broken_at}: {report.reason}", err=True)
+        raise SystemExit(1)
+    anchored = f", checkpoint {expect.seq} matches" if expect is not None and expect.seq else ""
+    click.echo(f"audit log intact: {report.checked} entries checked{anchored}; head {report.head}")
+    rows = verify_evidence(current_app.config.get("UPLOAD_DIR"))
+    for line in rows.unbound:
+        click.echo(line)
+    if rows.ok:
+        click.echo(f"evidence intact: {rows.rows} rows and {rows.files} stored files match the audit log"
+                   + (f" ({len(rows.unbound)} rows written before digests are not bound)" if rows.unbound else ""))
         return
-    click.echo(f"audit log BROKEN at entry {report.broken_at}: {report.reason}", err=True)
+    for line in rows.problems:
+        click.echo(line, err=True)
+    click.echo(f"evidence BROKEN: {len(rows.problems)} finding(s) in {rows.rows} rows and {rows.files} stored "
+               "files", err=True)
     raise SystemExit(1)
 
 

@@ -1,7 +1,9 @@
 """Storing a file under a server-made name (store_file), and the one way to read a stored file: its bytes are
-served only if their SHA-256 is the one recorded when it was stored. A missing or altered file is refused with a
-message saying so, and the refusal is written to the audit log, so a file swapped on disk is noticed the first
-time anyone opens it."""
+served only if their SHA-256 is the one recorded when it was stored, and that record (the row naming the file)
+is the one the audit log bound when it was written (core.evidence). A missing or altered file, or a row whose hash
+column was changed beneath the audit log, is refused with a message saying so, and the refusal is written to the
+audit log, so a file swapped on disk, with or without its hash column, is noticed the first time anyone opens
+it."""
 
 from __future__ import annotations
 
@@ -14,7 +16,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from flask import Response, render_template
+from flask import Response, current_app, render_template
 from sqlalchemy import event as sa_event
 from sqlalchemy.orm import Session
 from werkzeug.datastructures import Headers
@@ -95,9 +97,20 @@ class StoredFileError(RuntimeError):
 def read_verified(path: Path | None, sha256: str | None, *, what: str, obj: Any, actor, now: datetime) -> bytes:
     """The bytes of the stored file at `path`, checked against the recorded `sha256`.
 
-    `what` names the file for people ("the dossier UKR-2015-D1"). Raises StoredFileError when the file is missing
-    or altered, after writing `file.refused` (about `obj`) to the audit log; the caller commits that entry.
+    `what` names the file for people ("the dossier UKR-2015-D1"). `obj` is the row that names the file; when it is
+    evidence, `sha256` is trusted only if the row is as its latest audit entry recorded it (one indexed lookup).
+    Raises StoredFileError when the row was changed beneath the audit log, or the file is missing or altered,
+    after writing `file.refused` (about `obj`) to the audit log; the caller commits that entry.
     """
+    tampered = audit.evidence_problem(obj)
+    if tampered is not None:
+        audit.record("file.refused", obj, actor=actor, now=now,
+                     data={"what": what, "file": path.name if path is not None else "", "recorded": sha256 or "",
+                           "found": "record changed beneath the audit log", "problem": tampered})
+        current_app.logger.error("stored file refused: %s", tampered)
+        raise StoredFileError(f"The stored file of {what} is not served: its record was tampered with ({tampered}). "
+                              "The refusal is recorded in the audit log; tell the secretariat, who can restore it "
+                              "from a backup.")
     try:
         data = path.read_bytes() if path is not None else None
     except OSError:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import json
 from datetime import date, datetime
+from typing import ClassVar
 
 from sqlalchemy import Boolean, CheckConstraint, Date, ForeignKey, String, Text, UniqueConstraint, false
 from sqlalchemy.orm import Mapped, mapped_column, relationship
@@ -99,6 +100,11 @@ class Amendment(Model):
     followed; the President's, the grounds it was decided on."""
 
     __tablename__ = "regulation_amendment"
+    # Evidence (core.evidence): bound to the audit entry that writes the row; new columns go at the end.
+    __evidence__: ClassVar[tuple[str, ...]] = ('event_id', 'from_version_id', 'to_version_id', 'authority',
+            'authority_label', 'article', 'decided_on', 'reference', 'reason', 'recommended_by', 'recommended_on',
+            'recommendation', 'grounds', 'grounds_label', 'changes', 'report', 'recorded_at', 'recorded_by_id')
+    __evidence_excluded__: ClassVar[dict[str, str]] = {}
     __table_args__ = (
         CheckConstraint("(recommended_by IS NULL) = (recommended_on IS NULL) AND "
                         "(recommended_by IS NULL) = (recommendation IS NULL)", name="recommendation_whole"),

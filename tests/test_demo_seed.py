@@ -64,6 +64,10 @@ def test_demo_seed_makes_compliant_bids_a_home_match_and_a_failing_one(runner, a
         letters = db.session.scalars(select(BidDocument).where(BidDocument.kind == "signed_letter")).all()
         assert letters and all(d.inspection.good for d in letters), [d.signature_words for d in letters]
         assert all(", intact, trusted" in d.signature_words for d in letters)
+    # Every evidence row the demo wrote is bound to the audit entry that wrote it, and every stored file matches.
+    verified = runner.invoke(args=["audit", "verify"])
+    assert verified.exit_code == 0, verified.output
+    assert "evidence intact:" in verified.output and "not bound" not in verified.output
     again = runner.invoke(args=["seed", "--demo"])
     assert again.exit_code == 0 and "demo bid" not in again.output
     with app.app_context():

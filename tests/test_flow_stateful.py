@@ -59,7 +59,7 @@ from contracts import queries as contract_queries
 from contracts import services as contracts
 from contracts.models import Contract, Milestone, Payment
 from contracts.rules import ContractRuleError
-from core.audit import AuditEntry, checkpoint, verify_chain
+from core.audit import AuditEntry, checkpoint, verify_chain, verify_evidence
 from core.db import db
 from core.lifecycle import LifecycleError
 from events.models import Event
@@ -99,6 +99,30 @@ BUDGET = {"open": (4, 40), "closed": (3, 30), "scoring": (4, 40), "deliberation"
 # What each step did across the run ("<step>: done" / "<step>: refused"): printed by the test (pytest -s), not
 # asserted, so that a change that starves a stage of the flow shows up when someone looks.
 COVERAGE: Counter = Counter()
+
+# How far the runs get: each stage of the flow, as a query that finds a row proving the call reached it.
+REACH_QUERIES = {
+    "submitted": lambda event_id: select(BidVersion.id).join(Bid, BidVersion.bid_id == Bid.id)
+    .where(Bid.event_id == event_id),
+    "scored": lambda event_id: select(Scorecard.id).join(Bid, Scorecard.bid_id == Bid.id)
+    .where(Bid.event_id == event_id, Scorecard.version >= 1),
+    "decided": lambda event_id: select(Decision.id).where(Decision.event_id == event_id),
+    "contracted": lambda event_id: select(Contract.id).join(Bid, Contract.bid_id == Bid.id)
+    .where(Bid.event_id == event_id, Contract.issued_at.is_not(None)),
+    "paid": lambda event_id: select(Payment.id).join(Milestone, Payment.milestone_id == Milestone.id)
+    .join(Contract, Milestone.contract_id == Contract.id).join(Bid, Contract.bid_id == Bid.id)
+    .where(Bid.event_id == event_id, Payment.kind == "payment"),
+}
+# The stages each test's fixed budget reaches in at least one of its examples (derandomized, so the same every
+# run): a change that starves a stage of the flow fails the test instead of going unnoticed.
+MUST_REACH = {
+    "open": ("submitted", "scored", "decided"),
+    "closed": ("submitted", "scored"),
+    "scoring": ("submitted", "scored"),
+    "deliberation": ("submitted", "scored", "decided"),
+    "decided": ("submitted", "scored", "decided", "contracted", "paid"),
+}
+REACHED: dict[str, set[str]] = {}
 
 PASSWORD = "correct horse battery staple"
 # The stage the examples of each test start from (one test per stage, each with the budget above), so that every
@@ -965,6 +989,8 @@ class FlowMachine(RuleBasedStateMachine):
         self.declarations_locked_once_scores_shown()
         self.no_stake_in_scores_or_votes()
         self.audit_chain_verifies()
+        self.evidence_verifies()
+        self.note_how_far()
 
     def no_violation_recorded(self):
         assert not self.violations, "\n".join(self.violations)
@@ -1073,21 +1099,44 @@ class FlowMachine(RuleBasedStateMachine):
         assert report.ok, report.reason
         self.head = report.head
 
+    def evidence_verifies(self):
+        """Every evidence row and stored file is as the audit entry that last wrote it recorded (the digests), and
+        none was written without one."""
+        report = verify_evidence(self.upload_dir)
+        db.session.remove()
+        assert report.ok and not report.unbound, "\n".join(report.problems + report.unbound)
+
+    def note_how_far(self):
+        """Which stages of the flow this example's call has reached (REACHED, asserted by the test)."""
+        if self.event_id is None:
+            return
+        reached = REACHED[self.stage]
+        for stage, query in REACH_QUERIES.items():
+            if stage not in reached and db.session.scalar(query(self.event_id).limit(1)) is not None:
+                reached.add(stage)
+        db.session.remove()
+
 
 @pytest.fixture(scope="module", autouse=True)
 def _print_coverage():
     COVERAGE.clear()
     yield
     print("\nstateful flow: what the steps did across the run (pytest -s shows this)")
+    for stage, reached in REACHED.items():
+        print(f"  from '{stage}': reached {sorted(reached)}")
     for what, n in sorted(COVERAGE.items()):
         print(f"  {n:5d}  {what}")
 
 
 @pytest.mark.parametrize("stage", STAGES)
 def test_the_whole_flow_keeps_its_invariants(app, monkeypatch, stage):
-    """From each stage of the flow, random steps keep every invariant (see FlowMachine)."""
+    """From each stage of the flow, random steps keep every invariant (see FlowMachine), and the fixed budget gets
+    as far into the flow as it did when the budget was set (a stage that stops being reached fails this)."""
     monkeypatch.setattr(core.pdf, "html_to_pdf", fast_pdf)
     machine = type(f"FlowFrom{stage.title()}", (FlowMachine,), {"app": app, "stage": stage})
     examples, steps = BUDGET[stage]
+    REACHED[stage] = set()
     run_state_machine_as_test(machine, settings=settings(SETTINGS, max_examples=examples,
                                                          stateful_step_count=steps))
+    missing = [s for s in MUST_REACH[stage] if s not in REACHED[stage]]
+    assert not missing, f"from the '{stage}' stage, no run reached {missing} (reached: {sorted(REACHED[stage])})"

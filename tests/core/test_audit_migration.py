@@ -68,3 +68,26 @@ def test_upgrade_refuses_to_rekey_a_log_already_broken(migrated_app, capfd):
         with db.engine.connect() as conn:
             assert conn.execute(sa.text("SELECT version_num FROM alembic_version")).scalar() == OLD_HEAD
         assert verify_chain().broken_at == 1  # left under the old digest: the break stays visible
+
+
+@pytest.mark.no_db
+def test_upgrade_marks_evidence_already_written_as_not_bound_rather_than_tampered(migrated_app, tmp_path):
+    import sqlite3
+
+    from core.audit import verify_evidence
+
+    directory = os.path.join(migrated_app.root_path, "migrations")
+    with migrated_app.app_context():
+        upgrade(directory=directory, revision="e23d0a1b2c3d")  # the revision before digests
+        db.engine.dispose()
+    raw = sqlite3.connect(tmp_path / "m.sqlite3")  # foreign keys off: a vote alone stands for the old data
+    raw.execute("INSERT INTO vote (id, event_id, member_id, bid_id, cast_at) VALUES (7, 1, 1, NULL, "
+                "'2015-05-20 10:00:00.000000')")
+    raw.commit()
+    raw.close()
+    with migrated_app.app_context():
+        upgrade(directory=directory)
+        report = verify_evidence()
+        db.session.remove()
+        db.engine.dispose()
+    assert report.ok and report.unbound == ("vote 7: not bound (written before digests)",)

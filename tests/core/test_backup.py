@@ -114,6 +114,7 @@ def test_a_backup_of_the_demo_verifies_and_restores_into_fresh_databases_showing
             assert "every stored file matches the hash its row records" in restored.output
             audit = target.test_cli_runner().invoke(args=["audit", "verify", "--expect", head])
             assert audit.exit_code == 0, audit.output
+            assert "evidence intact:" in audit.output and "not bound" not in audit.output  # bound as before
             assert _counts(target) == counts
             assert _pages(target) == pages, name
             again = target.test_cli_runner().invoke(args=["backup", "restore", str(archive)])
