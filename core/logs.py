@@ -18,6 +18,8 @@ from typing import Any
 from flask import Flask, g, has_request_context, request
 from flask.logging import default_handler
 from pythonjsonlogger.json import JsonFormatter
+from sqlalchemy import inspect as sa_inspect
+from sqlalchemy.exc import NoInspectionAvailable
 
 REQUEST_ID_HEADER = "X-Request-ID"
 # An incoming id is kept only if a log line and a response header can carry it as it is: bounded, and made of
@@ -47,10 +49,16 @@ def _printable(text: str) -> str:
 def _user_id() -> Any:
     # Only a user Flask-Login has already loaded for this request: a log line must not query the database (it
     # may be written while the session is failing).
+    # Its key is read from its identity, not from the attribute: after the request's commit the row is expired,
+    # and reading `user.id` would load it again (two statements, in a transaction of their own, per request).
     user = g.get("_login_user")
-    if user is not None and getattr(user, "is_authenticated", False):
-        return getattr(user, "id", None)
-    return None
+    if user is None:
+        return None
+    try:
+        identity = sa_inspect(user).identity
+    except NoInspectionAvailable:  # the anonymous user
+        return None
+    return identity[0] if identity else None
 
 
 class RequestContext(logging.Filter):

@@ -16,7 +16,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from flask import Response, current_app, render_template
+from flask import Response, current_app, has_app_context, render_template
 from sqlalchemy import event as sa_event
 from sqlalchemy.orm import Session
 from werkzeug.datastructures import Headers
@@ -71,7 +71,8 @@ def store_file(folder: Path | str, content: bytes, *, suffix: str = ".pdf") -> s
     except OSError as exc:
         path.unlink(missing_ok=True)
         raise StorageError(storage_message(exc)) from exc
-    db.session().info.setdefault(_PENDING, []).append(path)
+    if has_app_context():  # a file stored inside a transaction goes if the transaction does not commit
+        db.session().info.setdefault(_PENDING, []).append(path)
     return name
 
 

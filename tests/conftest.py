@@ -13,6 +13,10 @@ from datetime import UTC, datetime
 
 import pytest
 from flask.testing import FlaskClient
+
+# Every app a test makes leaves its messages in the outbox unless the test asks for a deliverer: a delivery thread
+# of this process would write through the test's `db.session` (tests that try a deliverer set OUTBOX_DISPATCH).
+os.environ.setdefault("OUTBOX_DISPATCH", "manual")
 from sqlalchemy.orm import scoped_session, sessionmaker
 
 from core.db import db, utcnow

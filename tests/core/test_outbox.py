@@ -231,7 +231,7 @@ def test_the_request_returns_at_once_while_the_mail_server_hangs_and_the_link_ar
     the server, which hangs. Once a working server is there, the link arrives, once, absolute."""
     port = free_port()
     live.config.update(MAIL_ENABLED=True, MAIL_SERVER="127.0.0.1", MAIL_PORT=port, MAIL_TIMEOUT=30,
-                       RATELIMIT_ENABLED=False, BASE_URL="https://gambit.fide.example")
+                       RATELIMIT_ENABLED=False, BASE_URL="https://gambit.fide.example", OUTBOX_DISPATCH="auto")
     staller = Staller(port)
     try:
         response = _register(live, "olena@example.org")
@@ -274,7 +274,7 @@ def test_with_redis_the_worker_delivers_from_the_mail_queue(live, redis_db):
     port = free_port()
     with smtp_server(port, Inbox()) as inbox:
         live.config.update(MAIL_ENABLED=True, MAIL_SERVER="127.0.0.1", MAIL_PORT=port, REDIS_URL=redis_db,
-                           RATELIMIT_ENABLED=False)
+                           RATELIMIT_ENABLED=False, OUTBOX_DISPATCH="auto")
         assert _register(live, "olena@example.org").status_code == 302
         queue = Queue(jobs.MAIL, connection=Redis.from_url(redis_db))
         assert queue.count == 1 and inbox.messages == []  # queued for the worker, not sent by the request
@@ -291,7 +291,7 @@ def test_with_redis_down_the_process_delivers_the_message_itself(live, caplog):
     port = free_port()
     with smtp_server(port, Inbox()) as inbox:
         live.config.update(MAIL_ENABLED=True, MAIL_SERVER="127.0.0.1", MAIL_PORT=port, REDIS_URL=closed,
-                           RATELIMIT_ENABLED=False)
+                           RATELIMIT_ENABLED=False, OUTBOX_DISPATCH="auto")
         with caplog.at_level(logging.WARNING, logger="core.outbox"):
             assert _register(live, "olena@example.org").status_code == 302
         assert any("the mail queue (Redis) cannot be reached" in r.getMessage() for r in caplog.records)

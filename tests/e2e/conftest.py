@@ -104,6 +104,8 @@ def live_config(folder: Path, **overrides) -> dict:
         "UPLOAD_DIR": str(folder / "uploads"),
         "RATELIMIT_ENABLED": False,
         "MAIL_ENABLED": False,
+        # A served Gambit delivers its outbox as in production: a thread of the server's process.
+        "OUTBOX_DISPATCH": "auto",
         # Fast hashing in tests only; production keeps argon2id's defaults.
         "ARGON2_TIME_COST": 1,
         "ARGON2_MEMORY_COST": 1024,

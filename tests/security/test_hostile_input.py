@@ -22,6 +22,7 @@ from urllib.parse import quote
 import pytest
 from sqlalchemy import select
 
+from core import outbox
 from core.db import db, utcnow
 from tests.conftest import DEMO_PASSWORD
 from tests.security.hostile import (
@@ -304,13 +305,18 @@ def test_forms_without_text_fields_have_none(app, world):
     with app.app_context():
         other = db.session.scalars(select(User).where(User.email == OWNER_EMAIL)).one().id
         bid_of_contract = db.session.get(Contract, contract_id).bid_id
+        # a message whose delivery failed: its page offers "Send it again"
+        failed = outbox.queue([OWNER_EMAIL], "A notice", "Body", kind="test", now=utcnow())
+        failed.status = "failed"
+        db.session.commit()
+        message = failed.id
     pages = {ADMIN_EMAIL: ["/", "/account", "/admin/users", f"/admin/users/{other}", "/events/fwwcm-2015",
                            "/events/fwwcm-practice", "/bids/", f"/bids/{draft}", f"/bids/{draft}/edit/commitments",
                            f"/bids/{draft}/edit/signature", "/admin/events/fwwcm-2015/paper-bid",
                            f"/bids/{bid_of_contract}/contract/new",
                            f"/contracts/{contract_id}", f"/contracts/{draft_contract}", "/contracts/",
                            f"/contracts/{contract_id}/milestones/{milestone_id}", "/scoring/", "/board/",
-                           "/verify", "/admin/trust"],
+                           "/verify", "/admin/trust", "/admin/outbox/", f"/admin/outbox/{message}"],
              OWNER_EMAIL: ["/", f"/bids/{draft}", f"/bids/{draft}/edit/commitments", "/events/fwwcm-practice"]}
     targets = {e for _, _, e, _ in TARGETS.values()}
     seen = set()
