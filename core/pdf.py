@@ -257,7 +257,8 @@ def inflation_problem(data: bytes, *, limit: int = INFLATE_LIMIT) -> str | None:
 def pdf_problem(data: bytes) -> str | None:
     """Why an uploaded file is not accepted as a document, or None if it is a PDF a reader opens safely: it starts
     with %PDF-, its compressed streams do not swell past INFLATE_LIMIT, pypdf parses it, it has at least one page,
-    is not encrypted, and has no JavaScript or launch action. The reason completes a sentence that starts with the file's name."""
+    is not encrypted, and has no JavaScript or launch action. The reason completes a sentence that starts with the
+    file's name."""
     if not looks_like_pdf(data):
         return "is not a PDF (its content does not start like a PDF, whatever its name)"
     if b"/JavaScript" in data:  # also in objects nothing refers to, which the walk below does not reach

@@ -22,7 +22,7 @@ from collections import Counter, defaultdict
 from pathlib import Path
 
 import pytest
-from flask.testing import FlaskCliRunner, FlaskClient
+from flask.testing import FlaskClient, FlaskCliRunner
 from flask_login import user_logged_in
 
 ROOT = Path(__file__).resolve().parents[2]
