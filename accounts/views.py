@@ -41,10 +41,16 @@ def _enforce_session_timeouts():
     absolute = timedelta(hours=current_app.config["SESSION_ABSOLUTE_HOURS"])
     expired = (started is None or now - datetime.fromisoformat(started) > absolute
                or (seen is not None and now - datetime.fromisoformat(seen) > idle))
-    if expired:
+    # Flask-Login's "strong" protection drops a session presented from another browser or address, but not a
+    # permanent one (it only marks it not fresh), and every session here is permanent: the check is made here.
+    moved = (login_manager.session_protection == "strong"
+             and session.get("_id") != login_manager._session_identifier_generator())
+    if expired or moved:
         logout_user()
         session.clear()
-        flash("Your session has ended; please log in again.", "info")
+        flash("Your session has ended; please log in again." if expired else
+              "Your session was presented by another browser or from another address, so it has ended; please "
+              "log in again.", "info")
         return redirect(url_for("accounts.login", next=request.full_path if request.method == "GET" else None))
     session["seen_at"] = now.isoformat()
     return None

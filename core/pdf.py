@@ -8,8 +8,11 @@ import gc
 import hashlib
 import io
 import logging
+import re
 import threading
 import warnings
+import zlib
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from urllib.parse import unquote, urlparse
 
@@ -179,16 +182,92 @@ def _active_content(reader) -> str | None:
     return None
 
 
+# What the Flate-compressed streams of one uploaded file may unpack to, all together. A genuine document stays far
+# below it (the upload limit is 10 MB, and scans are mostly JPEG, which is not unpacked); a "decompression bomb"
+# (a few hundred kB of zeros that inflate to gigabytes) passes it quickly. It is counted, never held: the check
+# keeps at most one chunk of output in memory, so neither it nor what reads the file later (pypdf, pyHanko, a
+# reviewer's reader) unpacks a bomb.
+INFLATE_LIMIT = 256 * 1024 * 1024
+_CHUNK = 1 << 20
+_IN_CHUNK = 64 * 1024
+_STREAM_START = re.compile(rb"stream\r?\n")
+_LAYERS = 3  # Flate inside Flate inside Flate: each layer multiplies what the next unpacks to
+
+
+def _inflate(chunks: Iterable[bytes | memoryview]) -> Iterator[bytes]:
+    """The zlib data at the start of `chunks`, unpacked a chunk at a time; stops at its end or at the first byte
+    that is not zlib data (a stream under another filter, a damaged one)."""
+    d = zlib.decompressobj()
+    try:
+        for chunk in chunks:
+            buf: bytes | memoryview = chunk
+            while buf and not d.eof:
+                out = d.decompress(buf, _CHUNK)
+                if out:
+                    yield out
+                elif len(d.unconsumed_tail) == len(buf):
+                    return  # no progress: nothing more comes out of this stream
+                buf = d.unconsumed_tail
+            if d.eof:
+                return
+    except zlib.error:
+        return
+
+
+def _looks_like_zlib(head: bytes) -> bool:
+    return len(head) >= 2 and head[0] & 0x0F == 8 and (head[0] << 8 | head[1]) % 31 == 0
+
+
+def _unpacked_size(raw: memoryview, budget: int) -> int:
+    """How many bytes the stream starting at `raw` unpacks to through its Flate layers (at most `_LAYERS`), counted
+    up to just past `budget`."""
+    chunks: Iterator[bytes] = _inflate(raw[i:i + _IN_CHUNK] for i in range(0, len(raw), _IN_CHUNK))
+    for _ in range(_LAYERS - 1):
+        first = next(chunks, b"")
+        if not _looks_like_zlib(first):
+            chunks = _chain(first, chunks)
+            break
+        chunks = _inflate(_chain(first, chunks))
+    total = 0
+    for out in chunks:
+        total += len(out)
+        if total > budget:
+            break
+    return total
+
+
+def _chain(first: bytes, rest: Iterator[bytes]) -> Iterator[bytes]:
+    yield first
+    yield from rest
+
+
+def inflation_problem(data: bytes, *, limit: int = INFLATE_LIMIT) -> str | None:
+    """Why the file's compressed streams are refused (together they unpack to more than `limit`), or None. Every
+    stream is looked at, including in objects nothing refers to. Raises nothing."""
+    view = memoryview(data)
+    left = limit
+    for match in _STREAM_START.finditer(data):
+        left -= _unpacked_size(view[match.end():], left)
+        if left < 0:
+            return (f"unpacks to more than {limit // (1024 * 1024)} MB (its compressed content is built to "
+                    "swell when opened, a \u201cdecompression bomb\u201d), so it cannot be opened safely")
+    return None
+
+
 def pdf_problem(data: bytes) -> str | None:
     """Why an uploaded file is not accepted as a document, or None if it is a PDF a reader opens safely: it starts
-    with %PDF-, pypdf parses it, it has at least one page, is not encrypted, and has no JavaScript or launch
-    action. The reason completes a sentence that starts with the file's name."""
+    with %PDF-, its compressed streams do not swell past INFLATE_LIMIT, pypdf parses it, it has at least one page,
+    is not encrypted, and has no JavaScript or launch action. The reason completes a sentence that starts with the
+    file's name."""
     if not looks_like_pdf(data):
         return "is not a PDF (its content does not start like a PDF, whatever its name)"
     if b"/JavaScript" in data:  # also in objects nothing refers to, which the walk below does not reach
         return _ACTIONS["/JavaScript"]
     if b"/Launch" in data:
         return _ACTIONS["/Launch"]
+    swelling = inflation_problem(data)
+    if swelling:
+        return swelling
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # a damaged but readable file is judged below, not by pypdf's warnings
         try:

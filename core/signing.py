@@ -45,7 +45,7 @@ from pyhanko.sign.validation import SignatureCoverageLevel, validate_pdf_signatu
 from pyhanko.sign.validation.settings import KeyUsageConstraints
 from pyhanko_certvalidator import ValidationContext
 
-from core.pdf import PdfError, looks_like_pdf
+from core.pdf import PdfError, inflation_problem, looks_like_pdf
 
 log = logging.getLogger(__name__)
 # An untrusted signer is an expected finding, reported in words; pyHanko would also log it as a warning each time.
@@ -402,10 +402,19 @@ def inspect_pdf(data: bytes, *, trust_roots: Iterable[bytes] = (), now: datetime
     signed revision's coverage for changes made after signing. Never raises: an unreadable file gives
     `problem`."""
     roots = [_asn1_cert(d) for d in trust_roots]
+    # Judged before pyHanko reads a byte: it unpacks streams (up to 256 MB each) and reads no signature of an
+    # encrypted file, which would then pass for "not signed".
+    swelling = inflation_problem(data)
+    if swelling:
+        return Inspection(problem=f"it {swelling}", size=len(data), checked_at=now)
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             reader = PdfFileReader(io.BytesIO(data), strict=False)
+            if reader.encrypted:
+                return Inspection(problem="it is encrypted (protected by a password), so its signatures cannot be "
+                                          "read; ask for a copy saved without protection", size=len(data),
+                                  checked_at=now)
             embedded = list(reader.embedded_regular_signatures)
     except Exception as exc:  # a damaged file: pyHanko raises many kinds
         return Inspection(problem=" ".join(str(exc).split())[:160] or type(exc).__name__, size=len(data),

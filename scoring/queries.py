@@ -352,11 +352,20 @@ def declaration_required(user: User, event: Event, *, owner_id: int | None = Non
     versions and documents, the API's bid endpoints, the scoring pages): what to tell a WCOC member who must
     confirm a declaration of conflicts covering every bid before seeing any, or None when they may go on.
 
-    The secretariat and the Board are not gated, nor the bid's own owner (`owner_id`). `data` (already loaded
-    by a scoring page) saves the queries. Raises nothing.
+    Who is gated: every account that holds the WCOC role, whatever else it holds. The house rule of
+    scoring.visibility applies here too: a WCOC role binds the account's other roles like any member's, so the
+    secretariat or a Board member who also scores declares their conflicts before seeing a bid, as every member
+    does; a declaration can be made until the decision, so this costs one form and blocks no duty. Once the call
+    is decided no declaration can be made or changed any more (scoring.services.declare_conflicts), and the
+    secretariat's and the Board's duties go on (contracts, payments): from then on those roles are not held back
+    by a declaration that can no longer be made. Without the WCOC role the secretariat and the Board are never
+    gated: they declare nothing. Nor is the bid's own owner (`owner_id`). `data` (already loaded by a scoring
+    page) saves the queries. Raises nothing.
     """
     roles = user.role_set
-    if roles & {Role.ADMIN, Role.BOARD} or Role.WCOC not in roles or (owner_id is not None and owner_id == user.id):
+    if Role.WCOC not in roles or (owner_id is not None and owner_id == user.id):
+        return None
+    if roles & {Role.ADMIN, Role.BOARD} and event.state.is_decided:
         return None
     if data is not None:
         current, decl = data.declaration_current(user), data.declaration(user)

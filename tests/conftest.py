@@ -352,3 +352,12 @@ def run_twice(app, work):
     for t in threads:
         t.join(30)
     return results, errors
+
+
+# The figures of the security and access tests (tests/security/figures.py), counted on every run that includes them.
+from tests.security.figures import (  # noqa: E402, F401
+    _count_requests,
+    pytest_runtest_logreport,
+    pytest_sessionfinish,
+    pytest_terminal_summary,
+)

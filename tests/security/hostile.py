@@ -94,6 +94,13 @@ class World:
 
     # ---- bids
 
+    def admin_declared(self, url: str, *, event: int | None = None) -> str:
+        """`url`, after the admin (who also holds the WCOC role) has declared no conflict in the call (`event`, else
+        the 2015 call): a WCOC role binds its account's other roles at the declaration gate
+        (scoring.queries.declaration_required)."""
+        self.sf.declare(event or self.event, self.admin_id)
+        return url
+
     def draft_bid(self) -> int:
         """A draft bid of the practice call holding every value of a valid bid, owned by a plain bidder."""
         from accounts.models import User

@@ -100,9 +100,10 @@ TARGETS = {
     "accounts.new_user": (ADMIN_EMAIL, _page("/admin/users/new"), "accounts.new_user", {"roles": "bidder"}),
     **{f"bids.edit:{s}": (OWNER_EMAIL, lambda w, s=s: f"/bids/{w.draft_bid()}/edit/{s}", "bids.edit", {})
        for s in SECTIONS},
-    "bids.reject": (ADMIN_EMAIL, lambda w: f"/bids/{w.scoring_call()[0]}", "bids.reject", {}),
-    "bids.consultation": (ADMIN_EMAIL, World.sponsor_bid, "bids.consultation", {}),
-    "bids.admit_late": (ADMIN_EMAIL, lambda w: f"/bids/{w.late_draft_bid()}", "bids.admit_late", {}),
+    "bids.reject": (ADMIN_EMAIL, lambda w: w.admin_declared(f"/bids/{w.scoring_call()[0]}"), "bids.reject", {}),
+    "bids.consultation": (ADMIN_EMAIL, lambda w: w.admin_declared(w.sponsor_bid()), "bids.consultation", {}),
+    "bids.admit_late": (ADMIN_EMAIL, lambda w: w.admin_declared(f"/bids/{w.late_draft_bid()}"), "bids.admit_late",
+                        {}),
     "scoring.conflicts": (ADMIN_EMAIL, _page("/events/fwwcm-2015/scoring/conflicts", World.scoring_call),
                           "scoring.conflicts", {"has_conflict": "no", "bids": None, "confirm": "y"}),
     "scoring.scorecard": (ADMIN_EMAIL, _scorecard_page, "scoring.scorecard", {}),
@@ -302,6 +303,7 @@ def test_forms_without_text_fields_have_none(app, world):
     draft = world.draft_bid()
     contract_id, milestone_id = world.contract()
     draft_contract = world.contract(issue=False, event=world.practice)[0]
+    world.admin_declared("", event=world.practice)
     with app.app_context():
         other = db.session.scalars(select(User).where(User.email == OWNER_EMAIL)).one().id
         bid_of_contract = db.session.get(Contract, contract_id).bid_id
