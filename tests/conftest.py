@@ -86,6 +86,15 @@ def app(database_url, tmp_path_factory, signing_ca):
         db.engine.dispose()
 
 
+def no_delivery_thread_left() -> None:
+    """A test that started a delivery thread of the outbox (OUTBOX_DISPATCH auto) stops it: left running, it would
+    write through a later test's `db.session` (its savepoints, another database)."""
+    import threading
+
+    left = [t.name for t in threading.enumerate() if t.name == "gambit-mail-dispatcher"]
+    assert not left, "a delivery thread of the outbox is still running: stop it (core.outbox.stop_dispatcher)"
+
+
 def join_render_threads(timeout: float = 120) -> None:
     """Wait for the background PDF threads (board.jobs.start_thread) a test started: a daemon thread left running
     would write through the next test's `db.session` (its savepoints, another database) or a disposed engine."""
@@ -103,6 +112,7 @@ def _rollback(request, app):
     if "no_db" in request.keywords:
         yield
         join_render_threads()
+        no_delivery_thread_left()
         return
     # No app context is held across the test: requests must each get their own (and their own `g`).
     with app.app_context():
@@ -115,6 +125,7 @@ def _rollback(request, app):
         yield
     finally:
         join_render_threads()
+        no_delivery_thread_left()
         with app.app_context():
             db.session.remove()
         db.session = original

@@ -12,13 +12,15 @@ FORWARDED = {"X-Forwarded-Proto": "https", "X-Forwarded-Host": "gambit.example.o
 def _events_url(another_app, make, event, hops):
     app = another_app(PROXY_FIX_HOPS=hops, WTF_CSRF_ENABLED=False, SERVER_NAME=None)
     client = app.test_client()
+    # Every request of the browser comes through the proxy, the login too (a session that changes address is ended).
+    client.environ_base.update({f"HTTP_{k.upper().replace('-', '_')}": v for k, v in FORWARDED.items()})
     with app.app_context():
         from accounts.models import User
         from core.db import db
 
         email = db.session.get(User, make.user(roles=("admin",))).email
     assert login(client, email).status_code == 302
-    response = client.get("/api/v1/events", headers=FORWARDED)
+    response = client.get("/api/v1/events")
     assert response.status_code == 200
     return response, response.get_json()["events"][0]["url"]
 

@@ -262,7 +262,8 @@ def site(tmp_path_factory):
     assert AXE_JS.is_file(), f"axe-core is missing ({AXE_JS}): run `make node-deps` (npm ci)"
     OUT.mkdir(parents=True, exist_ok=True)
     folder = tmp_path_factory.mktemp("axe")
-    with serving(live_config(folder)) as live:
+    # A walk of the pages that sends no mail: its messages wait in the outbox, no delivery thread outlives a test.
+    with serving(live_config(folder, OUTBOX_DISPATCH="manual")) as live:
         with live.app.app_context():
             now = utcnow()
             seed_events(now=now)
