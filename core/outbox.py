@@ -91,6 +91,10 @@ STATUS_WORDS = {
 }
 
 
+# The badge each status wears on the Outbox pages.
+STATUS_BADGES = {MessageStatus.SENT: "pass", MessageStatus.FAILED: "fail", MessageStatus.UNCONFIRMED: "warning"}
+
+
 class OutboxMessage(Model):
     __tablename__ = "outbox_message"
     __table_args__ = (Index("ix_outbox_message_about", "about_type", "about_id"),)
@@ -129,6 +133,10 @@ class OutboxMessage(Model):
     @property
     def status_label(self) -> str:
         return STATUS_WORDS[self.state]
+
+    @property
+    def status_badge(self) -> str:
+        return STATUS_BADGES.get(self.state, "pending")
 
     @property
     def to_list(self) -> list[str]:
