@@ -10,10 +10,10 @@ HOST   ?= 127.0.0.1
 export FLASK_APP := app
 
 # System packages: WeasyPrint needs Pango and fonts; the browser tests need Debian's Chromium; pdftoppm
-# (poppler-utils) turns PDFs into pictures for a person to check; Node.js's npm installs axe-core (package.json)
-# for the accessibility tests.
+# (poppler-utils) turns PDFs into pictures for a person to check; Node.js's npm installs axe-core and the Nu HTML
+# checker (package.json) for the accessibility tests, and the checker (vnu.jar) runs on Debian's Java runtime.
 APT_PACKAGES := libpango-1.0-0 libpangoft2-1.0-0 libharfbuzz-subset0 fonts-dejavu-core fonts-dejavu-extra chromium poppler-utils \
-                redis-server nodejs
+                redis-server nodejs default-jre-headless
 
 .PHONY: run test lint lock serve bench venv node-deps system-deps services migrate seed clean
 
@@ -26,7 +26,8 @@ $(BIN)/.installed: requirements.lock requirements-dev.lock
 
 venv: $(BIN)/.installed
 
-# axe-core, pinned in package.json and package-lock.json, for the browser tests (tests/e2e/test_accessibility.py).
+# axe-core and vnu-jar (the Nu HTML checker), pinned in package.json and package-lock.json, for the browser tests
+# (tests/e2e/test_accessibility.py). --ignore-scripts: vnu-jar's install script would download a Java of its own.
 node_modules/.installed: package.json package-lock.json
 	npm ci --ignore-scripts --no-audit --no-fund
 	touch $@

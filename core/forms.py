@@ -1,9 +1,10 @@
-"""BaseForm: every form strips surrounding whitespace and carries CSRF (Flask-WTF)."""
+"""BaseForm: every form strips surrounding whitespace and carries CSRF (Flask-WTF), its hidden token without an id."""
 
 from __future__ import annotations
 
 from flask_wtf import FlaskForm
 from wtforms import FieldList, FormField
+from wtforms.csrf.core import CSRFTokenField
 from wtforms.fields.choices import SelectChoice
 from wtforms.validators import StopValidation
 
@@ -56,6 +57,13 @@ class BaseForm(FlaskForm):
             if strip not in filters:
                 filters.insert(0, strip)
             return unbound_field.bind(form=form, filters=filters, **options)
+
+        def render_field(self, field, render_kw):
+            # The CSRF token is a hidden input no label points to: it is rendered without an id, so a page with two
+            # forms (or one form shown twice) does not repeat id="csrf_token" (an HTML error).
+            if isinstance(field, CSRFTokenField):
+                render_kw = {"id": False, **render_kw}
+            return super().render_field(field, render_kw)
 
     def fill_labels(self, fill) -> None:
         """Pass every field's label and description through `fill` (text -> text), for labels written once in

@@ -35,3 +35,18 @@ def test_a_checkbox_and_a_radio_group_carry_no_empty_aria_attributes(app):
         html = render_template_string('{% from "_macros/forms.html" import field %}{{ field(f.agree) }}'
                                       '{{ field(f.choice) }}', f=form)
     assert "aria-invalid" not in html and "aria-describedby" not in html and "None" not in html
+
+
+def test_the_csrf_token_of_each_form_has_no_id_so_two_forms_on_a_page_repeat_none(app):
+    """A page with two forms (the account page: a new token and the password) printed id="csrf_token" twice, an
+    HTML error; the hidden token, which no label points to, has no id. An id asked for is still given."""
+    from core.forms import BaseForm
+
+    with app.test_request_context():
+        first, second = BaseForm(meta={"csrf": True}), BaseForm(meta={"csrf": True})
+        html = render_template_string("{{ a.csrf_token }}{{ b.csrf_token() }}", a=first, b=second)
+        asked = str(first.csrf_token(id="token-one"))
+    tokens = re.findall(r"<input[^>]*>", html)
+    assert len(tokens) == 2 and all(re.fullmatch(r'<input name="csrf_token" type="hidden" value="[^"]+">', t)
+                                    for t in tokens), tokens
+    assert asked.startswith('<input id="token-one" name="csrf_token" type="hidden"')

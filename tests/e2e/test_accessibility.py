@@ -5,7 +5,9 @@ One live Gambit serves the whole module from one database filled once by the dem
 decided 2015 call with submitted bids, scorecards, dossiers, a decision and a signed contract with payments; a
 practice call open for bids with a draft). One Chromium, one page per role, logged in once and reused. Forms are
 also checked in their error state: each is sent empty or with a wrong value and axe runs on the page that comes
-back. axe-core is the npm package pinned in package.json (installed by `make test`, or `npm ci`).
+back. axe-core is the npm package pinned in package.json (installed by `make test`, or `npm ci`). The HTML the
+server sent for each of those pages must also have no error for the Nu HTML checker (vnu.jar: npm's vnu-jar, run on
+Debian's Java runtime), all pages in one run of it.
 
 The list of pages is checked against the app's URL map: a new GET page must be visited here or excluded with a
 reason, so it cannot be forgotten. Screenshots and axe's results are kept in test-artifacts/e2e/axe/.
@@ -203,6 +205,8 @@ class Site:
     facts: dict[str, object]
     browser: object = None
     pages: dict[str, object] = field(default_factory=dict)
+    # (role, kind of page) -> (URL, the HTML the server sent), kept by the axe walk for the HTML checker's test
+    sent: dict[tuple[str, str], tuple[str, bytes]] = field(default_factory=dict)
 
     def login(self, page, role: str) -> None:
         """Log `page` in as `role`'s demo account, through the login form."""
@@ -336,8 +340,9 @@ def document_overflow(page) -> tuple[int, list[str]]:
     }""")
 
 
-def make_invalid(page, invalid: Invalid) -> None:
-    """Fill the form of `invalid.submit` as told, switch off browser validation, and send it."""
+def make_invalid(page, invalid: Invalid):
+    """Fill the form of `invalid.submit` as told, switch off browser validation, and send it; returns the response
+    to the form."""
     form = page.locator("form", has=page.get_by_role("button", name=invalid.submit, exact=True)).first
     form.evaluate("f => { f.noValidate = true; }")
     for label, value in invalid.fill.items():
@@ -347,8 +352,19 @@ def make_invalid(page, invalid: Invalid) -> None:
             form.get_by_label(label, exact=False).first.fill(value)
     for label in invalid.check:
         form.get_by_label(label, exact=True).check()
-    with page.expect_navigation():
+    with page.expect_navigation() as navigation:
         form.get_by_role("button", name=invalid.submit, exact=True).click()
+    return navigation.value
+
+
+def open_visit(page, visit: Visit, facts: dict[str, object]):
+    """Open `visit`'s page in `page` and, for an error state, send its form; returns the URL visited and the
+    response (Playwright's) whose document the page now shows."""
+    url = visit.path.format(**facts)
+    response = page.goto(url)
+    if visit.invalid is not None:
+        response = make_invalid(page, visit.invalid)
+    return url, response
 
 
 def _slug(text: str) -> str:
@@ -364,14 +380,12 @@ def check_pages(site: Site, role: str) -> list[str]:
     for visit in VISITS:
         if role not in visit.roles:
             continue
-        url = visit.path.format(**site.facts)
         page.set_viewport_size(WIDTHS["desktop"])
         started = time.perf_counter()
-        response = page.goto(url)
-        if visit.invalid is not None:
-            make_invalid(page, visit.invalid)
-            if not page.locator("[aria-invalid=true], .error-summary").count():
-                problems.append(f"{visit.kind} ({url}): the form came back without an error to show")
+        url, response = open_visit(page, visit, site.facts)
+        site.sent[(role, visit.kind)] = (url, response.body())
+        if visit.invalid is not None and not page.locator("[aria-invalid=true], .error-summary").count():
+            problems.append(f"{visit.kind} ({url}): the form came back without an error to show")
         status = page.evaluate("performance.getEntriesByType('navigation')[0].responseStatus") \
             if visit.invalid is not None else response.status
         if status != visit.status:
@@ -536,3 +550,55 @@ def test_a_wide_table_scrolls_in_its_own_labelled_box_on_a_phone(site):
     page.keyboard.press("ArrowRight")
     page.wait_for_function("() => document.querySelector('.table-box').scrollLeft > 0")
     page.set_viewport_size(WIDTHS["desktop"])
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# the Nu HTML checker
+
+VNU_JAR = Path(__file__).resolve().parents[2] / "node_modules" / "vnu-jar" / "build" / "dist" / "vnu.jar"
+# A page the checker must find fault with, checked with the others: it proves the checker read the folder.
+CANARY = ("canary.html", '<!DOCTYPE html><html lang="en"><title>canary</title><p><form></form></p></html>',
+          "No “p” element in scope but a “p” end tag seen.")
+
+
+def vnu_errors(folder: Path) -> list[dict]:
+    """The Nu HTML checker's errors (not its warnings) in the .html files of `folder`, from one run of it (one Java
+    start for all): each a message of its JSON output (url, lastLine, message, extract)."""
+    import shutil
+    import subprocess
+
+    java = shutil.which("java")
+    assert java, "no Java runtime for the Nu HTML checker: run `make system-deps` (default-jre-headless)"
+    assert VNU_JAR.is_file(), f"the Nu HTML checker is missing ({VNU_JAR}): run `make node-deps` (npm ci)"
+    run = subprocess.run([java, "-jar", str(VNU_JAR), "--errors-only", "--exit-zero-always", "--format", "json",
+                          "--stdout", "--skip-non-html", str(folder)],
+                         capture_output=True, text=True, timeout=600, check=True)
+    return json.loads(run.stdout)["messages"]
+
+
+def test_every_page_is_valid_html(site, tmp_path):
+    """Every page axe checks, as every role that sees it and in each error state, is HTML in which the Nu HTML
+    checker (vnu) finds no error; its warnings are no failure. What the server sent is checked, not the browser's
+    DOM, whose parser repairs what it can (it closes a <p> before a <form>). The pages come from the axe walk when
+    it ran before in this module, else from a walk of their own; one run of the checker reads them all."""
+    pages: dict[str, str] = {}
+    for role in ROLES:
+        for visit in VISITS:
+            if role not in visit.roles:
+                continue
+            if (role, visit.kind) not in site.sent:
+                url, response = open_visit(site.pages[role], visit, site.facts)
+                site.sent[(role, visit.kind)] = (url, response.body())
+            url, html = site.sent[(role, visit.kind)]
+            name = f"{role}-{_slug(visit.kind)}.html"
+            assert name not in pages, f"two kinds of page named {visit.kind!r}"
+            (tmp_path / name).write_bytes(html)
+            pages[name] = f"{visit.kind} as {role} ({url})"
+    canary, html, expected = CANARY
+    (tmp_path / canary).write_text(html)
+    errors = vnu_errors(tmp_path)
+    found = [e for e in errors if not e.get("url", "").endswith("/" + canary)]
+    assert [e["message"] for e in errors if e not in found] == [expected], "the checker did not read the pages"
+    listed = [f"{pages.get(Path(e.get('url', '')).name, e.get('url'))}, line {e.get('lastLine', '?')}: "
+              f"{e['message']}" + (f" [{' '.join(e['extract'].split())}]" if e.get("extract") else "") for e in found]
+    assert not listed, f"{len(listed)} HTML error(s) in {len(pages)} pages:\n" + "\n".join(listed)
