@@ -6,6 +6,7 @@ never widens, and axe finds nothing. At a desktop's width the same tables are ta
 from __future__ import annotations
 
 import re
+from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
@@ -168,6 +169,13 @@ def test_on_a_phone_the_payments_lead_with_their_status(browser, live_server, ar
         for column in ("Status", "Payment", "Amount", "Due", "Outstanding"):
             _on_screen(page, _cell(table, row, column), f"the first payment's {column}")
         _leads(row, status, "the first payment's status")
+        # Still a table to a screen reader: its header row, each cell under its column, the card's labels unread.
+        snapshot = table.aria_snapshot()
+        assert '- columnheader "Status"' in snapshot and '- columnheader "Amount"' in snapshot, snapshot[:400]
+        assert f'- cell "{status.inner_text().strip()}"' in snapshot, snapshot[:800]
+        cdp = context.new_cdp_session(page)  # and in Chromium's own accessibility tree
+        roles = Counter(n.get("role", {}).get("value") for n in cdp.send("Accessibility.getFullAXTree")["nodes"])
+        assert roles["table"] == 1 and roles["columnheader"] == 8 and roles["cell"] >= 8 * 10, roles
         page.screenshot(path=str(artifacts / "phone-payments.png"))
         _clean(page, "contract page")
     finally:
