@@ -6,10 +6,14 @@ document.addEventListener("DOMContentLoaded", () => {
 
   // A wide table scrolls inside its own box, not the whole page (a phone): the box is a region named after the
   // table's caption or the heading above it and, while it has something to scroll, takes keyboard focus so that
-  // it can be scrolled with the arrow keys.
+  // it can be scrolled with the arrow keys. While more of it lies to the right, its frame says so (.more-right).
   const boxes = [];
+  const moreRight = (box) => {
+    box.parentElement.classList.toggle("more-right", box.scrollLeft + box.clientWidth < box.scrollWidth - 1);
+  };
   const focusable = () => boxes.forEach((box) => {
     if (box.scrollWidth > box.clientWidth) box.tabIndex = 0; else box.removeAttribute("tabindex");
+    moreRight(box);
   });
   document.querySelectorAll("table.table").forEach((table, i) => {
     if (table.parentElement.classList.contains("table-box")) return;
@@ -35,8 +39,24 @@ document.addEventListener("DOMContentLoaded", () => {
       }
       box.setAttribute("aria-label", heading ? `Table: ${heading.textContent.trim()}` : "Table");
     }
-    table.replaceWith(box);
+    const frame = document.createElement("div");
+    frame.className = "table-frame";
+    const cue = document.createElement("p");
+    cue.className = "scroll-cue";
+    cue.setAttribute("aria-hidden", "true");  // what it shows, a screen reader finds in the table itself
+    cue.textContent = "More columns to the right: scroll the table sideways →";
+    table.replaceWith(frame);
+    frame.append(cue, box);
     box.appendChild(table);
+    box.addEventListener("scroll", () => moreRight(box), {passive: true});
+    // A table shown as cards on a phone (.stack in the CSS) keeps its roles even where a browser would drop them.
+    if (table.classList.contains("stack")) {
+      table.setAttribute("role", "table");
+      table.querySelectorAll(":scope > thead, :scope > tbody, :scope > tfoot").forEach((g) => g.setAttribute("role", "rowgroup"));
+      table.querySelectorAll("tr").forEach((tr) => tr.setAttribute("role", "row"));
+      table.querySelectorAll("th").forEach((th) => th.setAttribute("role", th.scope === "col" || th.closest("thead") ? "columnheader" : "rowheader"));
+      table.querySelectorAll("td").forEach((td) => td.setAttribute("role", "cell"));
+    }
   });
   focusable();
   window.addEventListener("resize", focusable);

@@ -50,7 +50,7 @@ def _svgs(html: str) -> list[str]:
 
 
 def _label_lines(svg: str) -> str:
-    return " ".join(unescape(t) for t in re.findall(r'<text [^>]*text-anchor="end">(.*?)</text>', svg))
+    return " ".join(unescape(t) for t in re.findall(r'<text class="label"[^>]*>(.*?)</text>', svg))
 
 
 def nested_parentheses(text: str) -> list[str]:
@@ -109,15 +109,15 @@ def test_the_ranking_page_reads_as_a_verdict_with_every_figure_explained(app, sp
     tbilisi_card = details[details.index(f'id="bid-{split["tbilisi"]}"'):]
     assert '<span class="badge pending">disagree</span>' in tbilisi_card.split("</article>")[0]
     assert "<td>none</td>" in details
-    # A chart per bid with whole labels, and the share of first places as a chart.
+    # A chart per bid with whole labels, and the share of first places as a chart; each drawn wide and narrow.
     charts = [s for s in _svgs(html) if "mean score per criterion" in s]
-    assert len(charts) == 3
+    assert len(charts) == 6 and sum('class="narrow"' in s for s in charts) == 3
     for svg in charts:
         lines = _label_lines(svg)
         for c in reg.criteria:
             assert f"({c.key}) {c.label}" in lines, (c.key, lines)
-    first = next(s for s in _svgs(html) if "Share of first places" in s)
-    assert all(name in _label_lines(first) for name in names.values())
+    for first in [s for s in _svgs(html) if "Share of first places" in s]:
+        assert all(name in _label_lines(first) for name in names.values())
     # Bids by name, never by id; no sentence ends twice.
     assert not re.search(r"\bbids? \d+\b", text.replace("Bid by bid", ""), re.I)
     assert ".." not in text.replace("...", "")

@@ -273,7 +273,7 @@ def test_the_list_loads_only_its_drafts_whole_and_nothing_of_their_versions_or_o
     assert {"room_rates", "documents"}.isdisjoint(inspect(bids[0]).unloaded)
     text = page.get_data(as_text=True)
     for bid_id in [*call.bids, draft]:
-        assert f'<td><a href="/bids/{bid_id}">{bid_id}</a></td>' in text
+        assert f'<td data-label="#"><a href="/bids/{bid_id}">{bid_id}</a></td>' in text
 
 
 def test_a_list_row_is_the_text_the_page_shows(app, sf, event, admin):
