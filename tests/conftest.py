@@ -120,6 +120,19 @@ def join_render_threads(timeout: float = 120) -> None:
             assert not thread.is_alive(), f"background rendering {thread.name} still running after {timeout} s"
 
 
+def pytest_collect_file(file_path, parent):
+    """schemathesis' pytest plugin is kept from loading at every start (`-p no:schemathesis` in pyproject's addopts:
+    it imports schemathesis whole) and registered when the first test module that uses it is collected."""
+    if file_path.suffix != ".py" or not file_path.name.startswith("test_"):
+        return None
+    manager = parent.config.pluginmanager
+    if not manager.has_plugin("schemathesis-when-used") and "import schemathesis" in file_path.read_text():
+        import schemathesis.pytest.plugin
+
+        manager.register(schemathesis.pytest.plugin, "schemathesis-when-used")
+    return None
+
+
 # A test that asks for one of these (itself or through another fixture) uses the test database: the session's app
 # is made for it (its schema), and, unless it is marked no_db, it runs in a rolled-back transaction.
 DATABASE_FIXTURES = ("app", "database_url")
