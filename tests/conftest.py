@@ -177,7 +177,7 @@ def _rollback(request):
 
 @pytest.fixture(scope="session")
 def _laid_out_once() -> dict:
-    """{template: the PDF WeasyPrint made of it}, kept for the whole run (see `_pdf_layout_once`)."""
+    """{(template, its switches): the PDF WeasyPrint made of it}, kept for the whole run (see `_pdf_layout_once`)."""
     return {}
 
 
@@ -210,9 +210,12 @@ def _pdf_layout_once(request):
         if templates and template not in templates:
             return real_render(template, **context)
         html = render_template(f"pdf/{template}", **context)
-        if template not in kept:
-            kept[template] = html_to_pdf(html)
-        return kept[template]
+        # One layout per template and per setting of its switches (a contract's `draft`: a draft is not served as
+        # the issued contract).
+        key = (template, *sorted((name, value) for name, value in context.items() if isinstance(value, bool)))
+        if key not in kept:
+            kept[key] = html_to_pdf(html)
+        return kept[key]
 
     # Every module that imported the one PDF function (board.services, contracts.services, ...) is given this one.
     users = [m for m in list(sys.modules.values()) if getattr(m, "__dict__", {}).get("render_pdf") is real_render]
