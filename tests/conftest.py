@@ -10,18 +10,31 @@ from __future__ import annotations
 import os
 import re
 from datetime import UTC, datetime
+from typing import TYPE_CHECKING
 
 import pytest
-from flask.testing import FlaskClient
+
+if TYPE_CHECKING:
+    from flask.testing import FlaskClient
 
 # Every app a test makes leaves its messages in the outbox unless the test asks for a deliverer: a delivery thread
 # of this process would write through the test's `db.session` (tests that try a deliverer set OUTBOX_DISPATCH).
 os.environ.setdefault("OUTBOX_DISPATCH", "manual")
-from sqlalchemy.orm import scoped_session, sessionmaker
 
-from core.db import db, utcnow
-from events.regulation import default_event_file, load_regulation_file
-from scoring.queries import arithmetic_slot
+# Nothing of the app is imported at the top of this file: a run of pure tests (tests/finance, the rules tests) does
+# not pay for Flask, SQLAlchemy, WeasyPrint and pyHanko, and makes no app. The fixtures import what they use.
+
+# Names other test modules import from here (`from tests.conftest import utcnow`), imported when first asked for.
+_LAZY = {"db": "core.db", "utcnow": "core.db"}
+
+
+def __getattr__(name: str):
+    if name in _LAZY:
+        import importlib
+
+        return getattr(importlib.import_module(_LAZY[name]), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 DEMO_PASSWORD = "correct horse battery staple"
 
@@ -55,6 +68,7 @@ def signing_ca(tmp_path_factory):
 @pytest.fixture(scope="session")
 def app(database_url, tmp_path_factory, signing_ca):
     from app import create_app
+    from core.db import db
 
     instance = tmp_path_factory.mktemp("instance")
     application = create_app({
@@ -106,14 +120,40 @@ def join_render_threads(timeout: float = 120) -> None:
             assert not thread.is_alive(), f"background rendering {thread.name} still running after {timeout} s"
 
 
+def pytest_collect_file(file_path, parent):
+    """schemathesis' pytest plugin is kept from loading at every start (`-p no:schemathesis` in pyproject's addopts:
+    it imports schemathesis whole) and registered when the first test module that uses it is collected."""
+    if file_path.suffix != ".py" or not file_path.name.startswith("test_"):
+        return None
+    manager = parent.config.pluginmanager
+    if not manager.has_plugin("schemathesis-when-used") and "import schemathesis" in file_path.read_text():
+        import schemathesis.pytest.plugin
+
+        manager.register(schemathesis.pytest.plugin, "schemathesis-when-used")
+    return None
+
+
+# A test that asks for one of these (itself or through another fixture) uses the test database: the session's app
+# is made for it (its schema), and, unless it is marked no_db, it runs in a rolled-back transaction.
+DATABASE_FIXTURES = ("app", "database_url")
+
+
 @pytest.fixture(autouse=True)
-def _rollback(request, app):
-    """Each test runs inside one outer transaction that is rolled back; commits become savepoints."""
-    if "no_db" in request.keywords:
+def _rollback(request):
+    """Each test that uses the database runs inside one outer transaction that is rolled back; commits become
+    savepoints. A test that uses no fixture of the database (a pure rule, a template macro) makes no app."""
+    uses_db = any(name in request.fixturenames for name in DATABASE_FIXTURES)
+    app = request.getfixturevalue("app") if uses_db else None
+    if app is None or "no_db" in request.keywords:
         yield
         join_render_threads()
         no_delivery_thread_left()
         return
+    from sqlalchemy.orm import scoped_session, sessionmaker
+
+    from core.db import db
+    from scoring.queries import arithmetic_slot
+
     # No app context is held across the test: requests must each get their own (and their own `g`).
     with app.app_context():
         connection = db.engine.connect()
@@ -135,6 +175,55 @@ def _rollback(request, app):
         arithmetic_slot.cache_clear()
 
 
+@pytest.fixture(scope="session")
+def _laid_out_once() -> dict:
+    """{(template, its switches): the PDF WeasyPrint made of it}, kept for the whole run (see `_pdf_layout_once`)."""
+    return {}
+
+
+@pytest.fixture(autouse=True)
+def _pdf_layout_once(request):
+    """A test marked `pdf_layout_once` needs the dossiers, board pack, minutes or contract to exist, and does not read
+    what those PDFs say (the marker names the templates, such as "dossier.html"; none named: every PDF template).
+    WeasyPrint lays out each of those templates once per run, the first time a marked test asks for it, on that
+    test's data, and its PDF is given again for that template afterwards: seconds saved per document. Everything else
+    is done as usual, on the test's own data: the template still runs on the context the service built (a template
+    or context error still fails the test), and each document is still signed by Gambit (its own signature and time,
+    so each stored file differs from the others, verifies, and is hashed into the records). A test that reads a PDF
+    back is not marked for that template: its PDF is laid out from its own data."""
+    marker = request.node.get_closest_marker("pdf_layout_once")
+    if marker is None:
+        yield
+        return
+    import sys
+
+    from flask import render_template
+
+    import core.pdf
+
+    request.getfixturevalue("app")  # the app's modules are imported: the ones that render PDFs are among them
+    monkeypatch = request.getfixturevalue("monkeypatch")
+    kept, templates = request.getfixturevalue("_laid_out_once"), set(marker.args)
+    real_render, html_to_pdf = core.pdf.render_pdf, core.pdf.html_to_pdf
+
+    def render_pdf(template: str, **context) -> bytes:
+        if templates and template not in templates:
+            return real_render(template, **context)
+        html = render_template(f"pdf/{template}", **context)
+        # One layout per template and per setting of its switches (a contract's `draft`: a draft is not served as
+        # the issued contract).
+        key = (template, *sorted((name, value) for name, value in context.items() if isinstance(value, bool)))
+        if key not in kept:
+            kept[key] = html_to_pdf(html)
+        return kept[key]
+
+    # Every module that imported the one PDF function (board.services, contracts.services, ...) is given this one.
+    users = [m for m in list(sys.modules.values()) if getattr(m, "__dict__", {}).get("render_pdf") is real_render]
+    for module in users:
+        monkeypatch.setattr(module, "render_pdf", render_pdf)
+    yield
+
+
 @pytest.fixture
 def ctx(app):
     """An application context for tests that call services directly."""
@@ -154,12 +243,15 @@ def runner(app):
 
 @pytest.fixture
 def reg():
+    from events.regulation import default_event_file, load_regulation_file
+
     return load_regulation_file(default_event_file())
 
 
 @pytest.fixture
 def event(app, reg):
     """The 2015 call, loaded from its file."""
+    from core.db import db
     from events.services import load_event
 
     with app.app_context():
@@ -171,6 +263,7 @@ def event(app, reg):
 @pytest.fixture
 def practice(app, reg):
     """A call open for bids: the 2015 rules moved into the future (as `flask seed --demo` makes it)."""
+    from core.db import db, utcnow
     from demo.seed import practice_regulation
     from events.services import load_event
 
@@ -189,6 +282,7 @@ class Factory:
 
     def user(self, *, roles=("bidder",), email=None, password=DEMO_PASSWORD, **overrides):
         from accounts.services import create_user
+        from core.db import db, utcnow
 
         self.count += 1
         with self.app.app_context():
@@ -217,6 +311,7 @@ def login_as(client, make, app):
         user_id = make.user(roles=roles or ("bidder",), **overrides)
         with app.app_context():
             from accounts.models import User
+            from core.db import db
 
             email = db.session.get(User, user_id).email
         response = login(client, email)
@@ -278,6 +373,7 @@ def another_app(database_url, tmp_path):
     """Make more apps on the test database (another worker, another setting); their engines are disposed after
     the test, so no connection is left open."""
     from app import create_app
+    from core.db import db
 
     made = []
 
@@ -307,6 +403,7 @@ def live(tmp_path, database_url):
     import sqlalchemy as sa
 
     from app import create_app
+    from core.db import db
 
     url, admin, name = f"sqlite:///{tmp_path / 'live.sqlite3'}", None, None
     if database_url.startswith("postgresql"):
@@ -340,6 +437,8 @@ def run_twice(app, work):
     """Run work(i) for i in 0, 1 in two threads that start together, each committing its own transaction;
     returns (results, errors)."""
     import threading
+
+    from core.db import db
 
     barrier = threading.Barrier(2)
     results, errors = [None, None], [None, None]

@@ -6,6 +6,8 @@ from rq import Queue, SimpleWorker
 
 from tests.conftest import login
 
+pytestmark = pytest.mark.pdf_layout_once
+
 REDIS = "redis://127.0.0.1:6379/14"
 
 

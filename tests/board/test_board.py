@@ -68,6 +68,7 @@ def test_a_dossier_reads_back_with_its_particulars_scores_and_footer(board_clien
         assert hashlib.sha256(response.data).hexdigest() == dossier.pdf_sha256
 
 
+@pytest.mark.pdf_layout_once
 def test_a_second_download_serves_the_stored_file(board_client, scored, app):
     url = f"/board/fwwcm-2015/bids/{scored['lviv']}/dossier.pdf"
     first = board_client.get(url)
@@ -80,6 +81,7 @@ def test_a_second_download_serves_the_stored_file(board_client, scored, app):
         assert db.session.scalar(select(func.count()).select_from(DossierView)) == 1
 
 
+@pytest.mark.pdf_layout_once
 def test_a_changed_score_makes_a_new_dossier(board_client, scored, app, sf):
     url = f"/board/fwwcm-2015/bids/{scored['tbilisi']}/dossier.pdf"
     board_client.get(url).close()
@@ -106,6 +108,7 @@ def test_a_changed_score_makes_a_new_dossier(board_client, scored, app, sf):
     assert dossiers[1].identifier in page and "you opened it" in page
 
 
+@pytest.mark.pdf_layout_once("dossier.html")
 def test_the_board_pack_has_the_ranking_the_terms_and_the_dossier_hashes(board_client, scored, app):
     response = board_client.get("/board/fwwcm-2015/pack.pdf")
     pages, text = _text(response.data)
@@ -146,6 +149,7 @@ def test_a_member_of_a_host_federation_is_recused_from_the_vote(app, scored, mak
             "Ukrainian Chess Federation") in response.get_data(as_text=True)
 
 
+@pytest.mark.pdf_layout_once("dossier.html", "board_pack.html")
 def test_board_votes_and_the_decision_is_recorded_with_hashes_and_emails(app, scored, board_client, make, smtp):
     board_client.post("/board/fwwcm-2015/vote", data={"choice": str(scored["lviv"])})
     admin = app.test_client()
@@ -187,6 +191,7 @@ def test_board_votes_and_the_decision_is_recorded_with_hashes_and_emails(app, sc
     assert body["selected_bid"]["id"] == scored["lviv"] and body["method"] == "board_vote"
 
 
+@pytest.mark.pdf_layout_once
 def test_choosing_other_than_the_top_needs_reasons(app, scored, make):
     vote(app, scored["event"], make.user(roles=("board",), federation="FRA"), scored["madrid"])
     admin = app.test_client()
@@ -205,6 +210,7 @@ def test_choosing_other_than_the_top_needs_reasons(app, scored, make):
     assert response.status_code == 302
 
 
+@pytest.mark.pdf_layout_once
 def test_the_president_decides_alone_naming_the_wcoc_consulted(app, scored, make):
     """Art. 15.5: the President decides alone only if no Board meeting can be held, in consultation with the WCOC
     (every refusal and what the record shows: tests/board/test_president_decision)."""
@@ -230,6 +236,7 @@ def test_the_president_decides_alone_naming_the_wcoc_consulted(app, scored, make
         assert decision.no_meeting_reason == "No quorum could be gathered before the deadline."
 
 
+@pytest.mark.pdf_layout_once
 def test_only_the_president_decides_alone(app, scored, make):
     admin = app.test_client()
     make.user(email="sec@example.org", roles=("admin",))
@@ -240,6 +247,7 @@ def test_only_the_president_decides_alone(app, scored, make):
     assert "Art. 15.5: only the FIDE President decides alone" in response.get_data(as_text=True)
 
 
+@pytest.mark.pdf_layout_once
 def test_a_decision_is_never_edited_only_corrected(app, scored, make):
     vote(app, scored["event"], make.user(roles=("board",), federation="FRA"), scored["lviv"])
     admin = app.test_client()

@@ -31,6 +31,7 @@ def _refused(app) -> list[tuple[str, str]]:
             select(AuditEntry).where(AuditEntry.action == "file.refused").order_by(AuditEntry.id))]
 
 
+@pytest.mark.pdf_layout_once
 def test_altered_dossier_pack_and_minutes_are_refused(app, scored, board_client, make):
     bid = scored["lviv"]
     response = board_client.get(f"/board/fwwcm-2015/bids/{bid}/dossier.pdf")

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 
+import pytest
 from sqlalchemy import select
 
 from bids.models import Bid
@@ -17,6 +18,8 @@ from core.audit import AuditEntry
 from core.db import db
 from tests.board.test_board import vote
 from tests.conftest import login
+
+pytestmark = pytest.mark.pdf_layout_once
 
 RULING_URL = "/board/fwwcm-2015/bids/{}/consultation/president"
 

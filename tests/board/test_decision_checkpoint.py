@@ -13,6 +13,8 @@ from core.audit import AuditEntry, Checkpoint, verify_chain
 from core.db import db, utcnow
 from tests.conftest import login
 
+pytestmark = pytest.mark.pdf_layout_once("dossier.html", "board_pack.html")
+
 
 def _printed_checkpoint(data: bytes) -> Checkpoint:
     text = "".join(page.extract_text() for page in PdfReader(io.BytesIO(data)).pages)

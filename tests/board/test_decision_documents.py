@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 
+import pytest
 from sqlalchemy import func, select
 
 from board.models import Decision, Dossier
@@ -15,6 +16,7 @@ from tests.conftest import login, utcnow
 CALL = "/board/fwwcm-2015"
 
 
+@pytest.mark.pdf_layout_once
 def test_after_the_decision_the_board_sees_the_dossiers_and_pack_it_reviewed(app, scored, make):
     board = app.test_client()
     make.user(email="board-member@example.org", roles=("board",), federation="FRA")
@@ -58,6 +60,7 @@ def test_after_the_decision_the_board_sees_the_dossiers_and_pack_it_reviewed(app
     assert "not opened by you yet" not in row
 
 
+@pytest.mark.pdf_layout_once("dossier.html", "board_pack.html")
 def test_the_decision_record_names_the_bids_and_gives_the_reasons_the_minutes_give(app, scored, make):
     """Issue 14, item 13: the tally read "bid 1: 0; bid 2: 0; bid 3: 2" and the web record "Reasons —" while the
     minutes gave a sentence."""

@@ -25,6 +25,8 @@ from tests.conftest import login, utcnow
 from tests.contracts.factories_contracts import issued_contract
 from tests.pdfs import valid_pdf
 
+pytestmark = pytest.mark.pdf_layout_once
+
 VOTED = datetime(2015, 6, 19, 10, tzinfo=UTC)
 NOW = datetime(2015, 6, 25, 12, tzinfo=UTC)
 

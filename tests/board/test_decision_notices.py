@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from datetime import timedelta
 
+import pytest
 from sqlalchemy import select
 
 from board.models import Decision
@@ -12,6 +13,8 @@ from core import outbox
 from core.db import db, utcnow
 from tests.conftest import login
 from tests.mailservers import Inbox, free_port, smtp_server
+
+pytestmark = pytest.mark.pdf_layout_once
 
 
 def test_notices_written_while_the_mail_server_is_down_reach_every_bidder_once_it_is_back(app, scored, make):

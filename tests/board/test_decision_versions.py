@@ -4,12 +4,15 @@ and by whom the decision was corrected."""
 
 import re
 
+import pytest
 from sqlalchemy import select
 
 from board.models import Decision
 from core.db import db
 from tests.board.test_board import vote
 from tests.conftest import login, utcnow
+
+pytestmark = pytest.mark.pdf_layout_once
 
 
 def _hidden(page: str, name: str) -> str:

@@ -19,6 +19,8 @@ from events.models import Event
 from tests.board.test_board import vote
 from tests.conftest import login, utcnow
 
+pytestmark = pytest.mark.pdf_layout_once("dossier.html", "board_pack.html")
+
 REASON = "Three of the seven members could not travel and no remote meeting could be convened before 22 June."
 GROUNDS = ("Decided by the FIDE President because a Presidential Board meeting could not be held (Three of the seven "
            "members could not travel and no remote meeting could be convened before 22 June), in consultation with "

@@ -7,6 +7,7 @@ import io
 import re
 from html import unescape
 
+import pytest
 from pypdf import PdfReader
 
 from tests.board.conftest import complete
@@ -35,6 +36,7 @@ def _text(html: str) -> str:
     return re.sub(r"\s+", " ", unescape(re.sub(r"<[^>]+>", " ", html)))
 
 
+@pytest.mark.pdf_layout_once("dossier.html")
 def test_closing_scoring_says_how_many_scorecards_are_in_and_who_has_not_scored(app, event, sf, make):
     ids = _call_with_one_scorer(app, event, sf)
     admin = app.test_client()

@@ -17,6 +17,8 @@ from scoring.queries import arithmetic_slot
 from tests.board.conftest import complete
 from tests.conftest import login
 
+pytestmark = pytest.mark.pdf_layout_once
+
 SLUG = "fwwcm-2015"
 
 

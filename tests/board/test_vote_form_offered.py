@@ -5,8 +5,12 @@ warning, so a sentence alone would not show that the form is gone."""
 
 from __future__ import annotations
 
+import pytest
+
 from tests.conftest import login
 from tests.rendered import forms_posting_to
+
+pytestmark = pytest.mark.pdf_layout_once
 
 CALL = "/board/fwwcm-2015"
 

@@ -18,6 +18,9 @@ from tests.contracts.factories_contracts import milestone, selected_bid
 from tests.pdfs import valid_pdf
 from tests.signing import sign, trusted_signer
 
+# The contracts issued through these pages are never read back here (tests/contracts/test_contracts_pdf.py reads them).
+pytestmark = pytest.mark.pdf_layout_once("contract.html")
+
 
 def email_of(app, user_id: int) -> str:
     with app.app_context():

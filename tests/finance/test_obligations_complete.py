@@ -4,15 +4,17 @@ Through the routes: the bid page, the JSON API, the call's settings."""
 
 from __future__ import annotations
 
-from sqlalchemy import select
-
-from bids.models import Bid
-from core.audit import AuditEntry
-from core.db import db
-from events.models import Event
-from tests.api.test_bids_api import _imported_bid
 from tests.conftest import login
 from tests.obligations_written import WRITTEN, missing_from
+
+# The app's modules are imported in the tests, not here: the other tests of tests/finance are pure and start
+# without them.
+
+
+def _imported_bid(app, runner, tmp_path, reg, make):
+    from tests.api.test_bids_api import _imported_bid
+
+    return _imported_bid(app, runner, tmp_path, reg, make)
 
 
 def _obligations(client, bid_id):
@@ -54,6 +56,12 @@ def test_the_signal_blocker_counts_only_when_the_secretariat_records_that_fide_r
     assert f"Signal blocker: if required by FIDE (Art. {reg.obligations.signal_blocker_article})" in public
     assert "Not required by FIDE for this call" in public
     assert client.post("/events/fwwcm-2015/settings", data={"signal_blocker_required": "y"}).status_code == 302
+    from sqlalchemy import select
+
+    from core.audit import AuditEntry
+    from core.db import db
+    from events.models import Event
+
     with app.app_context():
         ev = db.session.get(Event, event)
         assert ev.signal_blocker_required is True
@@ -98,6 +106,9 @@ def test_the_bidder_sees_every_obligation_of_the_regulations_before_submitting(a
     rights), 12.4.2 (the official domain), 12.4.3 (the press centre) and 7.4.3 (the FIDE Supervisor's decisions): a
     bid accepts them without reservation (Art. 15.2(h)), so the bidder sees them on the draft's page, and the API
     gives them with the obligations."""
+    from bids.models import Bid
+    from core.db import db
+
     bid_id, _, _ = _imported_bid(app, runner, tmp_path, reg, make)
     login(client, "owner@example.org")
     html = client.get(f"/bids/{bid_id}").get_data(as_text=True)

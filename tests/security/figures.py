@@ -22,8 +22,6 @@ from collections import Counter, defaultdict
 from pathlib import Path
 
 import pytest
-from flask.testing import FlaskClient, FlaskCliRunner
-from flask_login import user_logged_in
 
 ROOT = Path(__file__).resolve().parents[2]
 OUT = ROOT / "test-artifacts" / "security-figures.json"
@@ -45,7 +43,6 @@ def _module_of(item) -> str | None:
     return rel if rel.startswith(COUNTED) else None
 
 
-@user_logged_in.connect
 def _logged_in(sender, user, **extra):
     if _state["module"]:
         _state["roles"][",".join(sorted(r.value for r in user.role_set))] += 1
@@ -57,6 +54,12 @@ def _count_requests(request, monkeypatch):
     if module is None:
         yield
         return
+    # Imported here, not at the top: a run of tests that are not counted (loaded from tests/conftest.py) does not
+    # import Flask for them.
+    from flask.testing import FlaskClient, FlaskCliRunner
+    from flask_login import user_logged_in
+
+    user_logged_in.connect(_logged_in)  # held weakly by the signal; connecting it again changes nothing
     name = request.node.name
     _state["tests"][request.node.nodeid] = {
         "race": "live" in request.fixturenames or bool(RACE.search(name)),
