@@ -801,9 +801,6 @@ class Regulation:
                 return c
         raise KeyError(key)
 
-    def bid_deadline_passed(self, now: datetime) -> bool:
-        return now > self.event.bid_deadline
-
     # ---- provenance (issue 13): every citation is looked up here by its stable key
 
     def citation(self, key: str) -> Citation:

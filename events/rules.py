@@ -5,7 +5,7 @@ from __future__ import annotations
 import enum
 import json
 from collections.abc import Callable
-from datetime import date
+from datetime import date, datetime
 from typing import Any, TypeVar
 
 from core.lifecycle import Lifecycle
@@ -60,11 +60,22 @@ _BEFORE_SCORING = frozenset({EventStatus.OPEN, EventStatus.CLOSED})
 _SCORING_OVER = frozenset({EventStatus.DELIBERATION, EventStatus.DECIDED})
 
 
-def takes_online_bids(status: EventStatus | str, *, now, deadline) -> bool:
-    """Whether a bidder may start or submit an online bid now: the call is open and its bid deadline (the call's
-    bidding procedure) has not passed. The bid lifecycle's guard (bids.lifecycle) applies the same rule, with
-    the reasons; pages use this to offer the "start a bid" button."""
-    return EventStatus(status).accepts_bids and now <= deadline
+def bid_deadline_passed(now: datetime, deadline: datetime) -> bool:
+    """Whether the call's bid deadline (its bidding procedure, `reg.event.bid_deadline`; the regulations set none)
+    has passed at `now`: a bid is on time up to and including the deadline's instant. The one deadline rule: the
+    bid lifecycle's guard (submit, withdraw, reopen, a draft's changes, a late admission), whether the call takes
+    online bids, and the pages that say the deadline has passed all ask it. Raises ValueError for a naive `now`
+    (instants are timezone-aware UTC)."""
+    if now.tzinfo is None:
+        raise ValueError("now must be timezone-aware")
+    return now > deadline
+
+
+def takes_online_bids(status: EventStatus | str, *, now: datetime, deadline: datetime) -> bool:
+    """Whether a bidder may start or submit an online bid now: the call is open and its bid deadline has not passed
+    (`bid_deadline_passed`). The bid lifecycle's guard (bids.lifecycle) applies the same rule, with the reasons;
+    pages use this to offer the "start a bid" button. Raises ValueError for a naive `now`."""
+    return EventStatus(status).accepts_bids and not bid_deadline_passed(now, deadline)
 
 
 def schedule_shown_for(opening: date | None, closing: date | None,
