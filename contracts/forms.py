@@ -10,7 +10,7 @@ from wtforms import HiddenField, RadioField, SelectField, StringField, TextAreaF
 from wtforms.validators import DataRequired, Length
 
 from bids.forms import AmountField, DayField
-from contracts.rules import DueSetBy, MilestoneTerm
+from contracts.rules.terms import DueSetBy, MilestoneTerm
 from core.forms import BaseForm, Present, choices
 from core.money import format_eur
 from events.regulation import Regulation

@@ -58,7 +58,7 @@ from board.rules import DecisionError
 from contracts import queries as contract_queries
 from contracts import services as contracts
 from contracts.models import Contract, Milestone, Payment
-from contracts.rules import ContractRuleError
+from contracts.rules.terms import ContractRuleError
 from core.audit import AuditEntry, checkpoint, verify_chain, verify_evidence
 from core.db import db
 from core.lifecycle import LifecycleError
