@@ -26,7 +26,8 @@ from datetime import datetime
 
 from core.lifecycle import Lifecycle
 from core.money import format_day
-from events.rules import EventStatus, bid_deadline_passed, takes_online_bids
+from events.lifecycle import EventStatus, takes_online_bids
+from events.rules import bid_deadline_passed
 
 
 class BidStatus(enum.StrEnum):

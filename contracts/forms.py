@@ -1,5 +1,5 @@
 """The forms of the contract pages. The checks of substance (dates the contract must set, overpayments, the
-match result) are in contracts/rules.py and come back as field errors."""
+match result) are in contracts/rules/ and come back as field errors."""
 
 from __future__ import annotations
 

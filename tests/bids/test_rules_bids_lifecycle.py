@@ -20,7 +20,7 @@ from bids.lifecycle import (
     next_status,
     offered_actions,
 )
-from events.rules import EventStatus
+from events.lifecycle import EventStatus
 from tests.bids.factories import regulation
 
 S, A, E = BidStatus, BidAction, EventStatus

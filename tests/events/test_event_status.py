@@ -6,13 +6,8 @@ from datetime import UTC, date, datetime, timedelta
 
 import pytest
 
-from events.rules import (
-    SCHEDULE_SHOWN_BELOW_DAYS,
-    EventStatus,
-    bid_deadline_passed,
-    schedule_shown_for,
-    takes_online_bids,
-)
+from events.lifecycle import EventStatus, takes_online_bids
+from events.rules import SCHEDULE_SHOWN_BELOW_DAYS, bid_deadline_passed, schedule_shown_for
 
 # Pure: no application, no database session.
 pytestmark = pytest.mark.no_db
