@@ -12,11 +12,14 @@ from pydantic import Field
 from api.auth import api_error, api_user
 from api.routing import operation
 from api.shapes import Amount, Day, Instant, Shape, amount, amount_or_none
+from contracts.lifecycle import ContractStatus
 from contracts.models import PAYMENT_KINDS, Contract
 from contracts.queries import due_soon_days, guarantee_warning_days, may_view, tracker
-from contracts.rules import ContractStatus, MilestoneKind, MilestoneState, parse_as_of
+from contracts.rules.terms import MilestoneKind
+from contracts.rules.tracker import MilestoneState
 from core.db import db, utcnow
 from core.urls import external_url
+from core.validators import parse_as_of
 from finance.rules import PartyKind
 
 NOT_FOUND = "No contract with this id that the caller may see"
@@ -121,7 +124,7 @@ class Milestone(Shape):
 
 
 class Totals(Shape):
-    """Sums over the milestones by who pays (contracts.rules.Totals); caps of at-cost items are never owed."""
+    """Sums over the milestones by who pays (contracts.rules.tracker.Totals); caps of at-cost items are never owed."""
 
     organizer_amount: Amount
     organizer_paid: Amount

@@ -6,8 +6,8 @@ from api.auth import api_error
 from api.routing import operation
 from api.shapes import Amount, Day, DecimalText, Instant, Shape, amount
 from core.urls import external_url
+from events.lifecycle import EventStatus
 from events.models import Event
-from events.rules import EventStatus
 from events.services import all_events, get_event
 
 

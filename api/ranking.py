@@ -7,7 +7,7 @@ from api.auth import api_error, api_user
 from api.routing import operation
 from api.shapes import DecimalText, Instant, OpenShape, Shape
 from core.db import writes_on_get
-from events.rules import EventStatus
+from events.lifecycle import EventStatus
 from events.services import get_event
 from scoring.gates import record_first_showing
 from scoring.queries import build_ranking, load_scoring

@@ -29,7 +29,7 @@ HERE = Path(__file__).resolve().parent
 # (bids, WCOC members) of the page sites; the reference page is measured beside the 50-bid site.
 SITES = ((5, 3), (50, 3), (200, 3), (200, 15))
 QUICK_SITES = ((5, 3), (50, 3), (200, 15))
-PAGE_AIM = 0.4  # a page serves at least 0.4 of the trivial route's requests per second (issue 15)
+PAGE_AIM = 0.4  # a page serves at least 0.4 of the trivial route's requests per second
 PDF_AIM = 1.5  # a PDF takes at most 1.5 times plain text's time per page
 SCORING_AIM_S = 0.010  # ranking + sensitivity for 20 bids x 15 members x 10 criteria
 FIGURES: dict = {}  # what --json writes: the judged figures of this run
@@ -345,7 +345,7 @@ def _drop_databases() -> None:
 def compare(before: dict, after: dict) -> list[str]:
     """The summary table: each judged figure before and after, and after ÷ before."""
     lines = ["## Before and after", "",
-             "Before: the code at `4fe93ed` (main before issue 15), served from a `git worktree` of it with this "
+             "Before: the code at `4fe93ed`, served from a `git worktree` of it with this "
              "benchmark (`--code`); after: this tree. Two runs on the same machine: each ratio is measured "
              "within its own run (a page against `/healthz`, a PDF against plain text in the same rounds), so the "
              "two columns compare ratios, not absolute times.", "", *NOTES,

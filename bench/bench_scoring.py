@@ -2,7 +2,7 @@
 
 Run from the project root, `python -m bench.bench_scoring` or `python bench/bench_scoring.py`
 (`--runs N`, `--bids`, `--members`, `--criteria`). Prints a markdown section with the median time of N runs;
-the budget is issue 15's aim, 10 ms for 20 bids x 15 members x 10 criteria with the regulation's 10,000 Dirichlet
+the budget is the scoring aim, 10 ms for 20 bids x 15 members x 10 criteria with the regulation's 10,000 Dirichlet
 samples (`make bench` judges the same aim, `bench/__main__.py`'s SCORING_AIM_S). The first call in a process also
 draws the Dirichlet weightings (kept for the next calls with the same weights): its time is printed beside.
 Timing is measured here, never asserted in the tests. `--strict` exits with status 1 over budget.
@@ -30,7 +30,7 @@ from events.regulation import Criterion, default_event_file, load_regulation_fil
 from scoring.rules import rank_bids  # noqa: E402
 from scoring.sensitivity import assess_sensitivity  # noqa: E402
 
-BUDGET_SECONDS = 0.010  # ranking + full sensitivity, 20 x 15 x 10: issue 15's aim
+BUDGET_SECONDS = 0.010  # ranking + full sensitivity, 20 x 15 x 10: the aim `make bench` judges (SCORING_AIM_S)
 
 
 def make_case(bids: int, members: int, criteria: int, seed: int = 2015):

@@ -43,7 +43,7 @@ def _demo_users() -> tuple[str, list]:
     """The demo's password and accounts, wherever the measured tree keeps them."""
     try:
         from demo.users import DEMO_PASSWORD, DEMO_USERS
-    except ImportError:  # the code before issue 16 (measured with --code) kept them in demo.seed
+    except ImportError:  # an older tree measured with --code keeps them in demo.seed
         from demo.seed import DEMO_PASSWORD, DEMO_USERS  # type: ignore[no-redef]
     return DEMO_PASSWORD, list(DEMO_USERS)
 

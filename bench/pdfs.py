@@ -84,7 +84,7 @@ class PdfResult:
     plain_rss_growth_kib: int | None
     round_ratios: list[float]  # per round: (document / its plain twin rendered next to it), per page
     cpu_ratio_per_page: float  # the same with CPU time (medians), less exposed to the neighbours' load
-    sign_s: float | None = None  # core.signing.sign_issued on this document's PDF, median (issue 17)
+    sign_s: float | None = None  # core.signing.sign_issued on this document's PDF, median
 
     @property
     def sign_share(self) -> float | None:
@@ -202,7 +202,7 @@ def run_pdfs(site, tmp: Path, *, rounds: int) -> tuple[list[PdfResult], dict]:
                     times[key].append(time.perf_counter() - t0)
                     cpu[key].append(time.process_time() - c0)
 
-        # Signing's share (issue 17): each stored dossier and pack is signed once after rendering.
+        # Signing's share: each stored dossier and pack is signed once after rendering.
         sign_s: dict[str, float | None] = {name: None for name in sources}
         try:  # a --code tree from before signing has no core.signing: the column then says "–"
             from core import signing

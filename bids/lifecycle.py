@@ -8,7 +8,8 @@ who acts, the call's state, the bid deadline and whether the bid is a paper bid 
 What the guard applies, and where it comes from:
 * The bid deadline and the call's state are the call's bidding procedure (`reg.event.bid_deadline`), not an
   article of the regulations: a bid is submitted, withdrawn or reopened only while the call is open and before the
-  deadline.
+  deadline. Whether the deadline has passed is `events.rules.bid_deadline_passed`, the one deadline rule, and
+  every bidder's move meets it in `_call_refusal`.
 * A paper bid is keyed in and submitted by the secretariat on the bidder's behalf; an online bid is submitted by
   its bidder. Either one can be submitted after the deadline only through a late admission the secretariat records
   with a reason while the call is open or closed — never once scoring has opened.
@@ -25,7 +26,8 @@ from datetime import datetime
 
 from core.lifecycle import Lifecycle
 from core.money import format_day
-from events.rules import EventStatus, takes_online_bids
+from events.lifecycle import EventStatus, takes_online_bids
+from events.rules import bid_deadline_passed
 
 
 class BidStatus(enum.StrEnum):
@@ -182,7 +184,8 @@ class BidSituation:
 
     @property
     def deadline_passed(self) -> bool:
-        return self.now > self.deadline
+        """The bid deadline has passed (events.rules.bid_deadline_passed, the one deadline rule)."""
+        return bid_deadline_passed(self.now, self.deadline)
 
     @property
     def deadline_text(self) -> str:
@@ -190,29 +193,29 @@ class BidSituation:
         return f"{text}; {self.deadline_source}" if self.deadline_source else text
 
 
-def can_change_before_deadline(now: datetime, reg) -> bool:
-    """Whether the bidder may still submit, withdraw or reopen: not after `reg.event.bid_deadline`.
+# What a refusal bound to the call's close or the deadline adds for a draft: the way in that is left.
+_LATE_ADMISSION_HINT = "The secretariat can admit a late bid, with its reason, until scoring opens."
 
-    Raises ValueError for a naive `now` (instants are timezone-aware UTC).
+
+def _call_refusal(action: BidAction, s: BidSituation) -> str | None:
+    """Why the call's state or the bid deadline refuses a bidder's move (DEADLINE_BOUND_ACTIONS) now; None: they
+    allow it.
+
+    A submission: nothing enters a call once scoring has opened; until then a late admission lifts both the call's
+    close and the deadline. A withdrawal or a reopening: only while the call is open; a late admission lifts the
+    deadline alone (the bid it admitted may still be withdrawn or reopened while the call is open).
     """
-    if now.tzinfo is None:
-        raise ValueError("now must be timezone-aware")
-    return not reg.bid_deadline_passed(now)
-
-
-def _call_refusal(s: BidSituation, what: str) -> str | None:
-    """Why the call's state or the deadline refuses a bidder's move now (None: they allow it)."""
-    if not s.event_status.before_scoring:
+    what = _ACTION_PARTICIPLES[action]
+    submit = action is BidAction.SUBMIT
+    hint = f" {_LATE_ADMISSION_HINT}" if submit else ""
+    if submit and not s.event_status.before_scoring:
         return (f"The call is '{s.event_status.label}': no bid can be {what} any more (nothing enters or leaves "
                 "a call once scoring has opened).")
-    if s.late_admitted:
-        return None
-    if not s.event_status.accepts_bids:
-        return (f"The call is '{s.event_status.label}': a bid can no longer be {what}. The secretariat can admit a "
-                "late bid, with its reason, until scoring opens.")
-    if s.deadline_passed:
-        return (f"The bid deadline ({s.deadline_text}) has passed: a bid can no longer be {what}. The "
-                "secretariat can admit a late bid, with its reason, until scoring opens.")
+    if not s.event_status.accepts_bids and not (submit and s.late_admitted):
+        bid = "a bid" if submit else "a submitted bid"
+        return f"The call is '{s.event_status.label}': {bid} can no longer be {what}.{hint}"
+    if s.deadline_passed and not s.late_admitted:
+        return f"The bid deadline ({s.deadline_text}) has passed: a bid can no longer be {what}.{hint}"
     return None
 
 
@@ -246,14 +249,8 @@ def check_transition(current: BidStatus | str, action: BidAction | str, situatio
     action = BidAction(action)
     s = situation
     refusal = _who_refusal(action, s)
-    if refusal is None and action is BidAction.SUBMIT:
-        refusal = _call_refusal(s, "submitted")
-    elif refusal is None and action in (BidAction.WITHDRAW, BidAction.REOPEN):
-        what = _ACTION_PARTICIPLES[action]
-        if not s.event_status.accepts_bids:
-            refusal = f"The call is '{s.event_status.label}': a submitted bid can no longer be {what}."
-        elif s.deadline_passed and not s.late_admitted:
-            refusal = f"The bid deadline ({s.deadline_text}) has passed: a bid can no longer be {what}."
+    if refusal is None and action in DEADLINE_BOUND_ACTIONS:
+        refusal = _call_refusal(action, s)
     elif refusal is None and action is BidAction.REJECT and s.event_status.is_decided:
         refusal = "The decision is recorded: a bid can no longer be rejected; correct the decision instead."
     elif refusal is None and action in DECISION_ACTIONS:
@@ -299,10 +296,9 @@ def draft_refusal(situation: BidSituation, *, creating: bool = False) -> str | N
     if takes_online_bids(s.event_status, now=s.now, deadline=s.deadline):
         return None
     if not s.event_status.accepts_bids:
-        return (f"The call is '{s.event_status.label}': a draft can no longer be {what}. The secretariat can admit "
-                "a late bid, with its reason, until scoring opens.")
-    return (f"The bid deadline ({s.deadline_text}) has passed: a draft can no longer be {what}. The "
-            "secretariat can admit a late bid, with its reason, until scoring opens.")
+        return f"The call is '{s.event_status.label}': a draft can no longer be {what}. {_LATE_ADMISSION_HINT}"
+    return (f"The bid deadline ({s.deadline_text}) has passed: a draft can no longer be {what}. "
+            f"{_LATE_ADMISSION_HINT}")
 
 
 def late_admission_refusal(current: BidStatus | str, situation: BidSituation) -> str | None:

@@ -22,7 +22,8 @@ from sqlalchemy.orm import Mapped, mapped_column, relationship
 
 from accounts.models import User
 from bids.models import Bid
-from board.rules import DecisionMethod, DecisionStatus, president_grounds
+from board.lifecycle import DecisionStatus
+from board.rules import DecisionMethod, president_grounds
 from core.db import Model, utcnow
 from events.models import Event, RegulationVersion
 

@@ -9,9 +9,8 @@ from datetime import date
 
 from bids.consultation import ConsultationState
 from core.hashing import canonical_sha256
-from core.lifecycle import Lifecycle
 from core.money import format_day
-from events.rules import EventStatus
+from events.lifecycle import EventStatus
 
 
 class DecisionError(ValueError):
@@ -29,28 +28,6 @@ class DecisionMethod(enum.StrEnum):
     @property
     def by_vote(self) -> bool:
         return self is DecisionMethod.BOARD_VOTE
-
-
-class DecisionStatus(enum.StrEnum):
-    IN_FORCE = "in_force"        # the decision of the call; at most one per call (a unique partial index)
-    SUPERSEDED = "superseded"    # replaced by a correction; its record stays
-
-    @property
-    def label(self) -> str:
-        return {"in_force": "In force", "superseded": "Superseded by a correction"}[self.value]
-
-
-class DecisionAction(enum.StrEnum):
-    SUPERSEDE = "supersede"
-
-
-DECISION_LIFECYCLE = Lifecycle(
-    name="decision", states=DecisionStatus, actions=DecisionAction,
-    transitions={(DecisionStatus.IN_FORCE, DecisionAction.SUPERSEDE): DecisionStatus.SUPERSEDED},
-    state_phrase={DecisionStatus.IN_FORCE: "the decision in force",
-                  DecisionStatus.SUPERSEDED: "a decision already superseded by a correction"},
-    action_participle={DecisionAction.SUPERSEDE: "corrected"},
-    error=DecisionError)
 
 
 def dossiers_open(state: EventStatus) -> bool:

@@ -20,15 +20,13 @@ from bids.models import Bid
 from bids.services import BidError, document_signatures, has_stake, mark_decided
 from bids.services import record_president_ruling as record_bid_ruling
 from board.documents import dossier_context, minutes_context, pack_context
+from board.lifecycle import DECISION_LIFECYCLE, DecisionAction, DecisionStatus
 from board.models import Decision, Dossier, DossierView, Vote
 from board.notify import queue_notices
 from board.rules import (
-    DECISION_LIFECYCLE,
     Consulted,
-    DecisionAction,
     DecisionError,
     DecisionMethod,
-    DecisionStatus,
     Tally,
     check_board_vote,
     check_consultation,
@@ -46,9 +44,9 @@ from core.db import db, swap_state
 from core.pdf import render_pdf, sha256
 from core.signing import sign_issued
 from core.storage import store_file
+from events.lifecycle import EventStatus
+from events.lifecycle import TransitionError as EventTransitionError
 from events.models import Event
-from events.rules import EventStatus
-from events.rules import TransitionError as EventTransitionError
 from events.services import change_event_status, lock_call
 from scoring.queries import build_ranking, load_scoring
 

@@ -10,7 +10,8 @@ from icalendar import Alarm, Calendar
 from icalendar import Event as CalendarEvent
 
 from contracts.models import Contract, Milestone, Payment
-from contracts.rules import MilestoneKind, MilestoneStatus
+from contracts.rules.terms import MilestoneKind
+from contracts.rules.tracker import MilestoneStatus
 from core.exports import csv_cell
 from core.money import amount_str, format_eur
 

@@ -1,5 +1,5 @@
 """The forms of the contract pages. The checks of substance (dates the contract must set, overpayments, the
-match result) are in contracts/rules.py and come back as field errors."""
+match result) are in contracts/rules/ and come back as field errors."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from wtforms import HiddenField, RadioField, SelectField, StringField, TextAreaF
 from wtforms.validators import DataRequired, Length
 
 from bids.forms import AmountField, DayField
-from contracts.rules import DueSetBy, MilestoneTerm
+from contracts.rules.terms import DueSetBy, MilestoneTerm
 from core.forms import BaseForm, Present, choices
 from core.money import format_eur
 from events.regulation import Regulation

@@ -31,7 +31,10 @@ from sqlalchemy.orm import Mapped, mapped_column, relationship
 
 from accounts.models import User
 from bids.models import Bid
-from contracts.rules import ContractInputs, ContractStatus, DeductionPart, MilestoneKind, ReminderKind
+from contracts.lifecycle import ContractStatus
+from contracts.rules.reminders import ReminderKind
+from contracts.rules.result import DeductionPart
+from contracts.rules.terms import ContractInputs, MilestoneKind
 from core.db import Model, utcnow
 from events.models import Event, RegulationVersion
 from finance.rules import DECIDED_IN
@@ -88,7 +91,7 @@ class Contract(Model):
     replaces_id: Mapped[int | None] = mapped_column(ForeignKey("contract.id"), unique=True)
     correction_reason: Mapped[str | None] = mapped_column(Text)
     status: Mapped[str] = mapped_column(String(20), default=ContractStatus.DRAFT.value, index=True)
-    # contracts.rules.ContractTerms.as_dict(): inputs, due dates, regulation hash and the computed terms.
+    # contracts.rules.terms.ContractTerms.as_dict(): inputs, due dates, regulation hash and the computed terms.
     terms_json: Mapped[str] = mapped_column(Text)
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
     created_by_id: Mapped[int | None] = mapped_column(ForeignKey("user.id"))
@@ -356,7 +359,7 @@ class PrizeDeduction(Model):
     decided_on: Mapped[date] = mapped_column(Date)
     recorded_at: Mapped[datetime]
     recorded_by_id: Mapped[int | None] = mapped_column(ForeignKey("user.id"))
-    # Who receives each part, when the rule's article names them (JSON list of contracts.rules.DeductionPart).
+    # Who receives each part, when the rule's article names them (JSON list of contracts.rules.result.DeductionPart).
     parts_json: Mapped[str] = mapped_column(Text, default="[]", server_default="[]")
     # Returned to the player (a protest fee, when the protest is accepted): FIDE pays the balance with it again.
     returned_on: Mapped[date | None] = mapped_column(Date)

@@ -15,18 +15,10 @@ from sqlalchemy import select
 
 from bids.lifecycle import BidStatus
 from bids.models import Bid
+from contracts.lifecycle import ContractStatus, may_view_contract
 from contracts.models import Contract, MatchResult, Milestone, Payment, PrizeDeduction
-from contracts.rules import (
-    ContractStatus,
-    MilestoneStatus,
-    ReminderKind,
-    Totals,
-    guarantee_warnings,
-    may_view_contract,
-    milestone_status,
-    reminder_kind,
-    totals,
-)
+from contracts.rules.reminders import ReminderKind, reminder_kind
+from contracts.rules.tracker import MilestoneStatus, Totals, guarantee_warnings, milestone_status, totals
 from core.auth import Role
 from core.db import db
 
@@ -68,7 +60,7 @@ def open_draft(bid_id: int) -> Contract | None:
 
 
 def may_view(user, contract: Contract) -> bool:
-    """The same rule as contracts.rules.may_view_contract, for a user and a loaded contract."""
+    """The same rule as contracts.lifecycle.may_view_contract, for a user and a loaded contract."""
     if user is None or not user.is_authenticated:
         return False
     return may_view_contract(is_admin=Role.ADMIN in user.role_set, is_owner=contract.bid.owner_id == user.id,

@@ -21,32 +21,28 @@ from bids.lifecycle import BidStatus
 from bids.models import Bid
 from board import services as board_services
 from contracts import queries
+from contracts.lifecycle import ContractAction, ContractStatus, next_status
 from contracts.models import Contract, MatchResult, Milestone, Payment, PrizeDeduction, Reminder
-from contracts.rules import (
-    ContractAction,
-    ContractInputs,
-    ContractRuleError,
-    ContractStatus,
-    ContractTerms,
+from contracts.rules.countersigning import countersign_problem, countersign_trust_problem
+from contracts.rules.reminders import ReminderKind, reminder_message
+from contracts.rules.result import (
     MatchOutcome,
-    MilestoneStatus,
-    MilestoneTerm,
-    PaymentRefused,
-    ReminderKind,
     check_deduction,
     check_deduction_return,
-    check_payment,
     check_result,
-    contract_terms,
-    countersign_problem,
-    countersign_trust_problem,
     deduction_parts,
-    missing_bid_facts,
-    missing_due_dates,
-    next_status,
-    reminder_message,
     result_milestones,
 )
+from contracts.rules.terms import (
+    ContractInputs,
+    ContractRuleError,
+    ContractTerms,
+    MilestoneTerm,
+    contract_terms,
+    missing_bid_facts,
+    missing_due_dates,
+)
+from contracts.rules.tracker import MilestoneStatus, PaymentRefused, check_payment
 from core import audit, outbox, trust
 from core.db import db, swap_state
 from core.money import format_day, format_eur
@@ -456,8 +452,9 @@ def sign_contract(contract: Contract, *, filename: str, content: bytes, max_byte
                   now: datetime, seen: str | None = None, accept_untrusted: str = "") -> Contract:
     """File the countersigned PDF of an issued contract: checked by its content (core.pdf.pdf_problem) and its
     size; it must keep the PDF Gambit issued byte for byte and add at least one valid signature
-    (contracts.rules.countersign_problem); its signatures are recorded as read, stored under a server-made name,
-    SHA-256 recorded. The organizer's signature must be trusted (contracts.rules.countersign_trust_problem), or
+    (contracts.rules.countersigning.countersign_problem); its signatures are recorded as read, stored under a
+    server-made name, SHA-256 recorded. The organizer's signature must be trusted
+    (contracts.rules.countersigning.countersign_trust_problem), or
     the secretariat accepts it explicitly with a reason (`accept_untrusted`), which the contract and the audit log
     keep and every showing of the signature repeats; its date must pass Gambit's sanity check of days. `seen`: the
     version of the contract the page showed (contract_version); refused when it changed since. Raises
@@ -764,7 +761,7 @@ def record_deduction(contract: Contract, *, federation: str, rule_key: str, amou
     or 4(b), a forfeit of 5.2, a protest fee of 7.3.1 for 2015), with its article and reason.
 
     Raises ContractError (with `errors` by field) when the contract is not in force, no result is recorded yet,
-    the rule is unknown, or `contracts.rules.check_deduction` refuses the amount or the reason. Writes
+    the rule is unknown, or `contracts.rules.result.check_deduction` refuses the amount or the reason. Writes
     `prize.deduction` to the audit log. Takes the call's lock first: what is left is read inside it."""
     _lock_call(contract)
     if not contract.state.in_force:

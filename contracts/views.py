@@ -36,8 +36,10 @@ from contracts.forms import (
     issue_form_class,
     one_time_key,
 )
+from contracts.lifecycle import ContractStatus, allowed_actions
 from contracts.models import Contract, Milestone, Payment
-from contracts.rules import ContractStatus, MatchOutcome, allowed_actions, fill_blank_due_dates, parse_as_of
+from contracts.rules.result import MatchOutcome
+from contracts.rules.terms import fill_blank_due_dates
 from core import audit, outbox
 from core.auth import Role, roles_required
 from core.db import db, utcnow, writes_on_get
@@ -46,6 +48,7 @@ from core.pdf import PdfError
 from core.storage import send_verified
 from core.templating import register_nav
 from core.urls import external_url
+from core.validators import parse_as_of
 from finance.rules import contract_article
 
 bp = Blueprint("contracts", __name__)

@@ -1,12 +1,12 @@
 """One small state machine for every lifecycle (bid, call, scorecard, decision, contract).
 
-A domain's `rules.py` declares its `Lifecycle` once: the (state, action) -> state table and the words for its
+A domain's `lifecycle.py` declares its `Lifecycle` once: the (state, action) -> state table and the words for its
 states and actions. Its one service-level transition function asks `Lifecycle.next` for the new state (which
 refuses a move the table does not list, with a message naming both) and then writes it with `core.db.swap_state`: an
 UPDATE ... WHERE state = <the state read>, so that of two changes made at the same moment one wins and the other
 gets a clear refusal instead of silently overwriting it. Pages ask `Lifecycle.allowed` which actions to offer.
 
-Pure (the rules modules import it); the compare-and-swap that needs the session is `core.db.swap_state`.
+Pure (the lifecycle modules import it); the compare-and-swap that needs the session is `core.db.swap_state`.
 No rule of the regulations lives here.
 """
 

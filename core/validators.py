@@ -131,6 +131,19 @@ def parse_day(value: object) -> date:
         raise NoSuchDayError(f"{value!r} is not a real date") from None
 
 
+def parse_as_of(raw: str | None, today: date) -> date:
+    """The `as_of` day of a page or an API call (the day a tracker is read as of): `today` when absent or blank.
+    Raises ValueError with a sentence for the person when it is not a date written YYYY-MM-DD."""
+    if raw is None or raw.strip() == "":
+        return today
+    text = raw.strip()
+    try:
+        return parse_day(text)
+    except NotADateError:
+        raise ValueError(f"as_of must be a date written YYYY-MM-DD, for example 2015-06-30 (you gave "
+                         f"'{text[:40]}').") from None
+
+
 def implausible_day(day: date, *, what: str, earliest: date, earliest_is: str, today: date, days_ahead: int
                     ) -> str | None:
     """Gambit's sanity check of a day given for a record (a payment, a deduction, a signature): not before

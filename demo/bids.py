@@ -17,8 +17,8 @@ from bids.models import Bid
 from core.db import db
 from core.pdf import html_to_pdf
 from demo.signatures import signed_by
+from events.lifecycle import EventStatus
 from events.regulation import published_schedule
-from events.rules import EventStatus
 from events.services import get_event
 from finance.rules import minimum_fide_contribution
 

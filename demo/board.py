@@ -9,7 +9,7 @@ import flask
 
 from accounts.services import find_user_by_email
 from board import services
-from events.rules import EventStatus
+from events.lifecycle import EventStatus
 from events.services import change_event_status, get_event
 
 

@@ -17,7 +17,7 @@ from accounts.services import create_user, find_user_by_email
 from core.auth import Role
 from core.db import db
 from demo.users import DEMO_PASSWORD
-from events.rules import EventStatus
+from events.lifecycle import EventStatus
 from events.services import change_event_status, get_event
 from scoring import services
 from scoring.models import Scorecard

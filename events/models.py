@@ -11,8 +11,9 @@ from sqlalchemy import Boolean, CheckConstraint, Date, ForeignKey, String, Text,
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
 from core.db import Model, utcnow
+from events.lifecycle import EventStatus, takes_online_bids
 from events.regulation import Regulation, regulation_from_snapshot
-from events.rules import EventStatus, takes_online_bids
+from events.rules import bid_deadline_passed
 
 STATUS_VALUES = ", ".join(f"'{s.value}'" for s in EventStatus)
 
@@ -50,8 +51,13 @@ class Event(Model):
         return EventStatus(self.status)
 
     def takes_bids(self, now: datetime) -> bool:
-        """The call takes new online bids now (events.rules.takes_online_bids)."""
+        """The call takes new online bids now (events.lifecycle.takes_online_bids)."""
         return takes_online_bids(self.status, now=now, deadline=self.regulation.event.bid_deadline)
+
+    def deadline_passed(self, now: datetime) -> bool:
+        """The call's bid deadline has passed at `now` (events.rules.bid_deadline_passed), for the pages' "(passed)".
+        Raises ValueError for a naive `now`."""
+        return bid_deadline_passed(now, self.regulation.event.bid_deadline)
 
     @property
     def practice(self) -> bool:

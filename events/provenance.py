@@ -165,7 +165,7 @@ def sourced_rows(reg: Regulation, kind: SourceKind) -> list[SourcedRow]:
             for key, rule in table.items()]
 
 
-# ------------------------------------------------------------------------ every article of the text (issue 23)
+# ---------------------------------------------------------------------------------- every article of the text
 # The call file's [[articles]] table says, for each article of the regulations, what Gambit does with it. Which
 # articles the text has is read from the text itself, so the page (and a test) can tell an article left out.
 

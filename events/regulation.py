@@ -400,7 +400,7 @@ class ScheduleDay:
         """The closing ceremony (its day is a choice within the rules, not a fixed day of the programme)."""
         return self.kind == "closing"
 
-# ------------------------------------------------------------------------------------- provenance (issue 13)
+# ---------------------------------------------------------------------------------------------- provenance
 # How a rule gets its citation: code and templates never write an article number. A rule names its source by
 # a stable key and asks the call's regulation: `reg.citation("rejection")` gives a `Citation` whose str() is
 # "Art. 15.3", "Bidding procedure: guarantee terms" or "Sanity check: prize fund figure"; `reg.article("rejection")`
@@ -479,7 +479,8 @@ class RegulationsText:
 
 
 # ----------------------------------------------------------- obligations in kind, pre-match days, results, amendments
-# Tables added for issue 13; each is optional in the file (a stored snapshot without them still loads).
+# Each of these tables is optional in the file, so a call file without them, and a snapshot stored without them,
+# still loads.
 
 
 def _each_key_once(items: tuple[Any, ...]) -> tuple[Any, ...]:
@@ -695,7 +696,7 @@ class Regulation:
     fide_bank: FideBank
     scoring: Scoring
     criteria: Annotated[tuple[Criterion, ...], AfterValidator(_criteria)]
-    # Provenance (issue 13): the regulations' articles by rule, the bidding procedure, the sanity checks, the text.
+    # Provenance: the regulations' articles by rule, the bidding procedure, the sanity checks, the text.
     citations: FrozenTable[Annotated[Text, _check(lambda a: a[:1].isdigit(),
                                                   "an article number starts with a digit, got {!r}")]]
     procedure: Procedure
@@ -703,7 +704,8 @@ class Regulation:
     regulations_text: RegulationsText
     signatures: Signatures = Signatures()
     board_voting: BoardVoting = BoardVoting()
-    # Issue 13's tables (optional in the file).
+    # The optional tables: obligations in kind, undertakings, the days before the match, the schedule's rules, the
+    # result, deductions, the consultation of Art. 15.1 and who may amend the call.
     in_kind: tuple[InKind, ...] = ()
     undertakings: tuple[Undertaking, ...] = ()
     pre_match: Annotated[tuple[PreMatchDay, ...], AfterValidator(_each_key_once)] = ()
@@ -801,10 +803,7 @@ class Regulation:
                 return c
         raise KeyError(key)
 
-    def bid_deadline_passed(self, now: datetime) -> bool:
-        return now > self.event.bid_deadline
-
-    # ---- provenance (issue 13): every citation is looked up here by its stable key
+    # ---- provenance: every citation is looked up here by its stable key
 
     def citation(self, key: str) -> Citation:
         """The source of the rule named `key`: an article of the regulations, a rule of the call's bidding
@@ -943,7 +942,7 @@ def _check_across(reg: Regulation, data: dict[str, Any]) -> None:
     if reg.result is not None and not (0 < reg.result.winning_score <= reg.number_of_games):
         _fail("result.winning_score", f"must lie above 0 and at most the {reg.number_of_games} games, got "
                                       f"{reg.result.winning_score}")
-    # Provenance (issue 13): a key belongs to one kind only; a procedure rule or a check names fields the file has.
+    # Provenance: a key belongs to one kind only; a procedure rule or a check names fields the file has.
     kinds = {"citations": set(reg.citations), "procedure.rules": set(reg.procedure.rules),
              "sanity_checks": set(reg.sanity_checks)}
     names = list(kinds)
@@ -1043,8 +1042,9 @@ def with_regulations_text(reg: Regulation, directory: str | Path) -> Regulation:
     return dataclasses.replace(reg, text=text)
 
 
-# Keys a stored snapshot may still hold although no call file may: the reading they expressed was withdrawn (the
-# days before game 1 once had to fall in the window of dates, which refused the regulations' own schedule).
+# Keys a stored snapshot may hold although no call file may: they express a reading Gambit does not apply (that
+# the days before game 1 fall in the window of dates, which the regulations' own schedule contradicts). Reading a
+# snapshot drops them and keeps the snapshot and its hash as stored.
 _WITHDRAWN = {"schedule_rules": ("pre_match_window_article", "pre_match_within_window")}
 
 
@@ -1074,7 +1074,7 @@ def default_event_file(slug: str = "fwwcm-2015") -> Path:
 
 
 
-# ----------------------------------------------------------------- issue 13: derived facts of the optional tables
+# ---------------------------------------------------------------------------- derived facts of the optional tables
 
 
 def published_schedule(reg: Regulation) -> list[ScheduleDay]:

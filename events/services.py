@@ -12,9 +12,10 @@ from accounts.models import User
 from core import audit
 from core.auth import Role
 from core.db import db, lock_row, swap_state
+from events.lifecycle import EventStatus, TransitionError, check_transition
 from events.models import Amendment, Event, RegulationVersion
 from events.regulation import Regulation, amendment_authority
-from events.rules import EventStatus, TransitionError, check_transition, snapshot_changes
+from events.rules import snapshot_changes
 
 
 class AmendmentError(ValueError):
@@ -209,10 +210,10 @@ def lock_call(event: Event) -> Event:
 
 def change_event_status(event: Event, action: str, *, actor: User | None, now: datetime, reason: str = "",
                         by_decision: bool = False) -> EventStatus:
-    """Move the call along its TRANSITIONS table, guarded by `events.rules.check_transition` (the secretariat by
+    """Move the call along its TRANSITIONS table, guarded by `events.lifecycle.check_transition` (the secretariat by
     hand, or a command run on the server with no actor; "decide" only from the decision, `by_decision`), with a
     compare-and-swap on the status read: of two changes at the same moment, one wins and the other is refused.
-    Raises events.rules.TransitionError when not allowed or changed meanwhile."""
+    Raises events.lifecycle.TransitionError when not allowed or changed meanwhile."""
     lock_call(event)
     before = event.state
     by_admin = actor is None or Role.ADMIN in actor.role_set

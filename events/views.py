@@ -12,10 +12,10 @@ from core.db import db, utcnow
 from core.hooks import Hook
 from core.views import bp as core_bp
 from events.forms import CallSettingsForm, signal_blocker_label
+from events.lifecycle import ACTION_LABELS, MANUAL_ACTIONS, TransitionError, actions_from
 from events.models import Event
 from events.provenance import STATUS_LABELS, article_rows, article_table, sourced_rows
 from events.regulation import SourceKind, pre_match_schedule, published_schedule
-from events.rules import ACTION_LABELS, MANUAL_ACTIONS, TransitionError, actions_from
 from events.services import amendments_of, change_event_status, get_event, set_signal_blocker_required
 
 bp = Blueprint("events", __name__)

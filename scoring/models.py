@@ -36,7 +36,7 @@ from accounts.models import User
 from bids.models import Bid, BidVersion
 from core.db import Model, db, utcnow
 from events.models import Event
-from scoring.rules import ScorecardStatus
+from scoring.lifecycle import ScorecardStatus
 
 SCORECARD_STATUS_VALUES = ", ".join(f"'{s.value}'" for s in ScorecardStatus)
 Score = Numeric(3, 1, asdecimal=True)

@@ -29,7 +29,6 @@ Arithmetic and rounding, stated once:
 from __future__ import annotations
 
 import collections
-import enum
 import functools
 import math
 from collections.abc import Hashable, Mapping, Sequence
@@ -39,10 +38,9 @@ from decimal import ROUND_HALF_UP, Decimal
 from fractions import Fraction
 from typing import Literal, TypeGuard, cast
 
-from core.lifecycle import Lifecycle
 from core.money import format_instant
+from events.lifecycle import EventStatus
 from events.regulation import Criterion, Regulation, Scoring
-from events.rules import EventStatus
 
 DISPLAY_PLACES = 2
 
@@ -865,59 +863,9 @@ def rank_bids(reg: Regulation, scorecards: Scorecards, weights: Weights | None =
 
 # ------------------------------------------------------------------------ who scores what, and when
 #
-# The state of a scorecard, which bids are scored, and who is recused: pure predicates that the services
-# and the pages share, so that a page never decides a rule of its own.
-
-
-class ScorecardStatus(enum.StrEnum):
-    DRAFT = "draft"          # the member's own, saved as often as they like; counts for nothing
-    SUBMITTED = "submitted"  # frozen as a ScorecardVersion; counts in the ranking unless the member is recused
-
-    @property
-    def label(self) -> str:
-        return {"draft": "Draft", "submitted": "Submitted"}[self.value]
-
-
-class ScorecardAction(enum.StrEnum):
-    SUBMIT = "submit"
-    REOPEN = "reopen"
-
-
-# (status, action) -> new status. A reopened scorecard is a draft again; its next submission is a new version.
-SCORECARD_TRANSITIONS: dict[tuple[ScorecardStatus, ScorecardAction], ScorecardStatus] = {
-    (ScorecardStatus.DRAFT, ScorecardAction.SUBMIT): ScorecardStatus.SUBMITTED,
-    (ScorecardStatus.SUBMITTED, ScorecardAction.REOPEN): ScorecardStatus.DRAFT,
-}
-
-
-class ScoringRuleError(ValueError):
-    """A scoring step the rules do not allow; the message, citing the article, is for the person who asked."""
-
-
-def _scorecard_refusal(current: ScorecardStatus, action: ScorecardAction) -> str:
-    done = {ScorecardAction.SUBMIT: "submitted again", ScorecardAction.REOPEN: "reopened: it is not submitted"}
-    return f"a {current.label.lower()} scorecard cannot be {done[action]}"
-
-
-SCORECARD_LIFECYCLE = Lifecycle("scorecard", ScorecardStatus, ScorecardAction, SCORECARD_TRANSITIONS,
-                                error=ScoringRuleError, refusal=_scorecard_refusal)
-
-
-def scorecard_next_status(current: ScorecardStatus | str, action: ScorecardAction | str) -> ScorecardStatus:
-    """The status `action` leads to; raises ScoringRuleError for a move SCORECARD_TRANSITIONS does not list
-    ("a submitted scorecard cannot be submitted again") or an unknown status or action."""
-    return SCORECARD_LIFECYCLE.next(current, action)
-
-
-def scoring_is_open(status: EventStatus) -> bool:
-    """Scorecards are filled in, submitted and reopened only while the call is in the scoring state."""
-    return status.in_scoring
-
-
-def scoring_closed_message(reg: Regulation, event_status_label: str) -> str:
-    """Why a scorecard cannot change now."""
-    return (f"{reg.citation('evaluation_method')}: scorecards can be changed only while the call is in scoring "
-            f"(it is now '{event_status_label}').")
+# When the weights may change, which bids are scored, and who is recused: pure predicates that the services
+# and the pages share, so that a page never decides a rule of its own (a scorecard's own states and moves are
+# scoring.lifecycle).
 
 
 def weights_change_needs_reason(status: EventStatus) -> bool:

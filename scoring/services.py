@@ -20,15 +20,20 @@ from bids.models import Bid
 from bids.services import has_stake
 from core import audit
 from core.db import db, rowcount
+from events.lifecycle import EventStatus
 from events.models import Event
-from events.rules import EventStatus
 from events.services import lock_call
-from scoring.models import ConflictDeclaration, Scorecard, ScorecardScore, ScorecardVersion, WeightsVersion
-from scoring.queries import current_weights_version, declaration_of, recusal_for, weights_of
-from scoring.rules import (
+from scoring.lifecycle import (
     ScorecardAction,
     ScorecardStatus,
     ScoringRuleError,
+    scorecard_next_status,
+    scoring_closed_message,
+    scoring_is_open,
+)
+from scoring.models import ConflictDeclaration, Scorecard, ScorecardScore, ScorecardVersion, WeightsVersion
+from scoring.queries import current_weights_version, declaration_of, recusal_for, weights_of
+from scoring.rules import (
     WeightShare,
     admission_open,
     check_weights,
@@ -36,9 +41,6 @@ from scoring.rules import (
     declaration_change_refused,
     is_scored,
     score_problems,
-    scorecard_next_status,
-    scoring_closed_message,
-    scoring_is_open,
     weight_shares,
     weights_change_needs_reason,
     weights_may_change,

@@ -30,6 +30,7 @@ from scoring import reading, services
 from scoring.charts import criteria_chart, first_places_chart
 from scoring.forms import AdmitForm, ConflictsForm, scale, score_text, scorecard_form, weights_form
 from scoring.gates import record_first_showing
+from scoring.lifecycle import scoring_is_open
 from scoring.queries import (
     ScoringData,
     build_ranking,
@@ -44,7 +45,6 @@ from scoring.rules import (
     BidResult,
     admission_open,
     prize_fund_hint,
-    scoring_is_open,
     weight_shares,
     weights_change_needs_reason,
     weights_may_change,

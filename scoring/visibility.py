@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 from core.auth import Role
 from core.money import format_day
-from events.rules import EventStatus
+from events.lifecycle import EventStatus
 from scoring.rules import INDEPENDENCE, conflicted_by_federation
 
 if TYPE_CHECKING:

@@ -58,16 +58,17 @@ from board.rules import DecisionError
 from contracts import queries as contract_queries
 from contracts import services as contracts
 from contracts.models import Contract, Milestone, Payment
-from contracts.rules import ContractRuleError
+from contracts.rules.terms import ContractRuleError
 from core.audit import AuditEntry, checkpoint, verify_chain, verify_evidence
 from core.db import db
 from core.lifecycle import LifecycleError
+from events.lifecycle import MANUAL_ACTIONS, EventStatus, actions_from
+from events.lifecycle import TransitionError as EventTransitionError
 from events.models import Event
 from events.regulation import default_event_file, load_regulation_file
-from events.rules import MANUAL_ACTIONS, EventStatus, actions_from
-from events.rules import TransitionError as EventTransitionError
 from events.services import change_event_status, load_event
 from scoring import services as scoring
+from scoring.lifecycle import ScoringRuleError
 from scoring.models import ConflictDeclaration, Scorecard, conflict_declaration_bid
 from scoring.queries import (
     REVIEWED_STATUSES,
@@ -77,7 +78,6 @@ from scoring.queries import (
     load_scoring,
     scores_csv,
 )
-from scoring.rules import ScoringRuleError
 from tests.bids.factories import valid_bid
 from tests.contracts.factories_contracts import fake_render, proposed_dates
 

@@ -37,3 +37,15 @@ def test_finance_is_pure():
     assert {"flask", "sqlalchemy", "bids", "scoring", "board", "contracts", "api", "core", "events"} <= set(
         finance["forbidden_modules"])
     assert set(finance["ignore_imports"]) == {"finance.rules -> events.regulation", "finance.rules -> core.money"}
+
+
+def test_each_domains_lifecycle_stands_on_its_rules_and_both_are_pure():
+    """DESIGN.md's table of a domain package's files: lifecycle.py may import rules.py, never the reverse, and
+    neither reaches Flask, a form, the session or a model."""
+    layered = next(c for c in CONTRACTS if c["id"] == "lifecycle-over-rules")
+    assert layered["layers"] == ["lifecycle", "rules"]
+    assert set(layered["containers"]) == {"bids", "board", "contracts", "events", "scoring"}
+    pure = next(c for c in CONTRACTS if c["id"] == "rules-pure")
+    assert {f"{d}.{m}" for d in layered["containers"] for m in ("rules", "lifecycle")} <= set(pure["source_modules"])
+    assert {"flask", "sqlalchemy", "wtforms", "core.db", "bids.models", "bids.services"} <= set(
+        pure["forbidden_modules"])

@@ -142,6 +142,73 @@ def test_the_deadline_is_the_guards_whatever_the_path(app, make, practice, preg)
         db.session.rollback()
 
 
+DEADLINE_PASSED = ("The bid deadline (31 May 2015, 23:59 UTC; Bidding procedure: bid deadline) has passed: a bid can "
+                   "no longer be")
+LATE_HINT = " The secretariat can admit a late bid, with its reason, until scoring opens."
+DONE = {"submit": "submitted", "withdraw": "withdrawn", "reopen": "reopened"}
+
+
+def _bid_in_the_2015_call(app, event, owner_id: int, status: str) -> int:
+    """An online bid in the 2015 call (its deadline long passed), started a month before the deadline; a bid to
+    withdraw or reopen is set submitted as it would have been then."""
+    with app.app_context():
+        owner = db.session.get(User, owner_id)
+        call = db.session.get(Event, event)
+        then = call.regulation.event.bid_deadline - timedelta(days=30)
+        bid = services.create_bid(call, owner=owner, actor=owner, now=then)
+        if status != "draft":
+            db.session.execute(update(Bid).where(Bid.id == bid.id).values(
+                status=status, version=1, submitted_at=then, first_submitted_at=then))
+        db.session.commit()
+        return bid.id
+
+
+@pytest.mark.parametrize(("action", "status"), [("submit", "draft"), ("withdraw", "submitted"),
+                                                ("reopen", "submitted")])
+def test_after_the_deadline_the_service_refuses_the_bidders_move(app, make, event, action, status):
+    """Break `events.rules.bid_deadline_passed` and this fails: the service refuses, with the deadline's sentence;
+    at the deadline's instant the guard lets the move through (a submission then meets the bid's own rules)."""
+    owner_id = make.user(email="b@example.org", roles=("bidder",))
+    bid_id = _bid_in_the_2015_call(app, event, owner_id, status)
+    move = {"submit": services.submit_bid, "withdraw": services.withdraw_bid, "reopen": services.reopen_bid}[action]
+    with app.app_context():
+        bid, owner = db.session.get(Bid, bid_id), db.session.get(User, owner_id)
+        deadline = bid.event.regulation.event.bid_deadline
+        with pytest.raises(services.BidError) as exc:
+            move(bid, actor=owner, now=deadline + timedelta(seconds=1))
+        assert str(exc.value) == f"{DEADLINE_PASSED} {DONE[action]}.{LATE_HINT if action == 'submit' else ''}"
+        assert bid.status == status
+        if action == "submit":
+            with pytest.raises(services.BidError, match="^The bid cannot be submitted yet"):
+                move(bid, actor=owner, now=deadline)
+        else:
+            move(bid, actor=owner, now=deadline)
+            assert bid.status == {"withdraw": "withdrawn", "reopen": "draft"}[action]
+        db.session.rollback()
+
+
+@pytest.mark.parametrize(("action", "status"), [("submit", "draft"), ("withdraw", "submitted"),
+                                                ("reopen", "submitted")])
+def test_after_the_deadline_the_page_offers_no_move_and_the_route_refuses_it(client, app, login_as, event, action,
+                                                                            status):
+    """The bidder's page of a bid in the 2015 call says the deadline has passed and offers no move; a post made
+    anyway is refused with the deadline's sentence and changes nothing."""
+    bid_id = _bid_in_the_2015_call(app, event, login_as("bidder"), status)
+    page = client.get(f"/bids/{bid_id}").get_data(as_text=True)
+    assert "31 May 2015, 23:59 UTC (passed)" in page
+    assert f'action="/bids/{bid_id}/{action}"' not in page
+    html = client.post(f"/bids/{bid_id}/{action}", follow_redirects=True).get_data(as_text=True)
+    assert f"{DEADLINE_PASSED} {DONE[action]}.{LATE_HINT if action == 'submit' else ''}" in html
+    assert _bid(app, bid_id).status == status
+
+
+def test_before_the_deadline_the_bids_page_does_not_say_it_passed(client, app, login_as, practice):
+    login_as("bidder")
+    bid_id = start_bid(client)
+    page = client.get(f"/bids/{bid_id}").get_data(as_text=True)
+    assert "UTC (passed)" not in page and f'action="/bids/{bid_id}/submit"' in page
+
+
 def test_flask_bids_import_records_the_secretariat_as_who_keyed_it_in(runner, tmp_path, event, reg, make):
     admin_id = make.user(roles=("admin",), email="sec@example.org")
     owner_id = make.user(roles=("bidder",), email="ukr@example.org")

@@ -14,14 +14,13 @@ from bids.lifecycle import (
     BidStatus,
     TransitionError,
     allowed_actions,
-    can_change_before_deadline,
     check_transition,
     draft_refusal,
     late_admission_refusal,
     next_status,
     offered_actions,
 )
-from events.rules import EventStatus
+from events.lifecycle import EventStatus
 from tests.bids.factories import regulation
 
 S, A, E = BidStatus, BidAction, EventStatus
@@ -103,17 +102,6 @@ def test_state_groups():
     assert allowed_actions(S.SUBMITTED) == [A.WITHDRAW, A.REOPEN, A.REJECT, A.SHORTLIST, A.SELECT, A.NOT_SELECT]
 
 
-def test_bidder_may_change_until_the_deadline_inclusive():
-    assert can_change_before_deadline(DEADLINE - timedelta(days=1), REG)
-    assert can_change_before_deadline(DEADLINE, REG)
-    assert not can_change_before_deadline(DEADLINE + timedelta(seconds=1), REG)
-
-
-def test_naive_time_is_refused():
-    with pytest.raises(ValueError, match="timezone-aware"):
-        can_change_before_deadline(datetime(2015, 5, 1), REG)
-
-
 def sit(status=E.OPEN, *, now=DEADLINE, owner=True, admin=False, paper=False, late=False,
         decision=False) -> BidSituation:
     return BidSituation(event_status=status, deadline=DEADLINE, now=now, by_owner=owner, by_admin=admin, paper=paper,
@@ -128,10 +116,18 @@ SECRETARIAT = {"owner": False, "admin": True}
                                                  (S.SUBMITTED, A.REOPEN)])
 def test_bidder_actions_are_refused_after_the_deadline(current, action):
     assert action in DEADLINE_BOUND_ACTIONS
-    assert check_transition(current, action, sit()) is TRANSITIONS[(current, action)]
+    assert check_transition(current, action, sit()) is TRANSITIONS[(current, action)]  # at the deadline's instant
     with pytest.raises(TransitionError) as exc:
         check_transition(current, action, sit(now=AFTER))
-    assert str(exc.value).startswith("The bid deadline (31 May 2015, 23:59 UTC) has passed: a bid can no longer be")
+    hint = " The secretariat can admit a late bid, with its reason, until scoring opens." if action is A.SUBMIT else ""
+    done = {A.SUBMIT: "submitted", A.WITHDRAW: "withdrawn", A.REOPEN: "reopened"}[action]
+    assert str(exc.value) == (f"The bid deadline (31 May 2015, 23:59 UTC) has passed: a bid can no longer be "
+                              f"{done}.{hint}")
+
+
+def test_naive_time_is_refused():
+    with pytest.raises(ValueError, match="timezone-aware"):
+        sit(now=datetime(2015, 5, 1))
 
 
 # (call state, deadline passed, late admitted) -> may a draft be submitted? Nothing enters once scoring opens.
@@ -183,6 +179,15 @@ def test_reopening_and_withdrawing_end_when_the_call_closes(action, status):
     with pytest.raises(TransitionError) as exc:
         check_transition(S.SUBMITTED, action, sit(status))
     assert str(exc.value).startswith(f"The call is '{status.label}': a submitted bid can no longer be")
+
+
+@pytest.mark.parametrize("action", [A.REOPEN, A.WITHDRAW])
+def test_a_late_admission_lifts_the_deadline_but_not_the_calls_close_for_withdrawing_and_reopening(action):
+    done = {A.WITHDRAW: "withdrawn", A.REOPEN: "reopened"}[action]
+    assert check_transition(S.SUBMITTED, action, sit(now=AFTER, late=True)) is TRANSITIONS[(S.SUBMITTED, action)]
+    with pytest.raises(TransitionError) as exc:
+        check_transition(S.SUBMITTED, action, sit(E.CLOSED, now=AFTER, late=True))
+    assert str(exc.value) == f"The call is 'Closed for bids': a submitted bid can no longer be {done}."
 
 
 def test_the_secretariat_rejects_until_the_decision():

@@ -5,7 +5,7 @@ from decimal import Decimal
 
 from accounts.models import User
 from contracts import queries
-from contracts.rules import MilestoneState
+from contracts.rules.tracker import MilestoneState
 from core.db import db
 from demo.seed import seed_contract_demo
 from tests.contracts.factories_contracts import milestone, selected_bid

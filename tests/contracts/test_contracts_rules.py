@@ -7,34 +7,29 @@ from decimal import Decimal
 
 import pytest
 
-from contracts.rules import (
-    TRANSITIONS,
+from contracts.lifecycle import TRANSITIONS, ContractStatus, allowed_actions, may_view_contract, next_status
+from contracts.rules.reminders import ReminderKind, reminder_kind
+from contracts.rules.result import MatchOutcome, check_result, result_milestones
+from contracts.rules.terms import (
     ContractInputs,
     ContractRuleError,
-    ContractStatus,
     DueSetBy,
-    MatchOutcome,
     MilestoneKind,
-    MilestoneState,
-    PaymentRefused,
-    ReminderKind,
     advance_due,
-    allowed_actions,
-    check_payment,
-    check_result,
     contract_terms,
-    guarantee_warnings,
-    may_view_contract,
-    milestone_status,
     missing_due_dates,
-    next_status,
-    parse_as_of,
     plan_milestones,
-    reminder_kind,
-    result_milestones,
-    totals,
     with_due_dates,
 )
+from contracts.rules.tracker import (
+    MilestoneState,
+    PaymentRefused,
+    check_payment,
+    guarantee_warnings,
+    milestone_status,
+    totals,
+)
+from core.validators import parse_as_of
 from events.regulation import default_event_file, load_regulation_file
 
 D = Decimal

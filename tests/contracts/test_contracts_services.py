@@ -13,7 +13,8 @@ from sqlalchemy.exc import IntegrityError
 from accounts.models import User
 from contracts import queries, services
 from contracts.models import Contract, FrozenRecordError, MatchResult, Milestone, Payment
-from contracts.rules import MatchOutcome, MilestoneState
+from contracts.rules.result import MatchOutcome
+from contracts.rules.tracker import MilestoneState
 from core.audit import AuditEntry
 from core.db import db
 from tests.contracts.factories_contracts import (

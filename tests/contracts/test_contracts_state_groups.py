@@ -8,8 +8,9 @@ from decimal import Decimal
 
 import pytest
 
+from contracts.lifecycle import ContractStatus
 from contracts.models import MatchResult, Payment
-from contracts.rules import ContractStatus, DueSetBy, MilestoneKind, contract_terms, fill_blank_due_dates
+from contracts.rules.terms import DueSetBy, MilestoneKind, contract_terms, fill_blank_due_dates
 from tests.contracts.test_contracts_rules import REG, inputs
 
 # Pure: no application, no database session.

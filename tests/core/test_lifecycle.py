@@ -64,10 +64,10 @@ def test_the_domain_error_class_and_refusal_are_used():
 
 def test_every_lifecycle_of_gambit_is_declared_with_the_shared_machine():
     from bids.lifecycle import BID_LIFECYCLE
-    from board.rules import DECISION_LIFECYCLE
-    from contracts.rules import CONTRACT_LIFECYCLE
-    from events.rules import EVENT_LIFECYCLE
-    from scoring.rules import SCORECARD_LIFECYCLE
+    from board.lifecycle import DECISION_LIFECYCLE
+    from contracts.lifecycle import CONTRACT_LIFECYCLE
+    from events.lifecycle import EVENT_LIFECYCLE
+    from scoring.lifecycle import SCORECARD_LIFECYCLE
 
     for machine in (BID_LIFECYCLE, DECISION_LIFECYCLE, CONTRACT_LIFECYCLE, EVENT_LIFECYCLE, SCORECARD_LIFECYCLE):
         assert isinstance(machine, Lifecycle)

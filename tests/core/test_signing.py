@@ -234,7 +234,7 @@ def test_the_dossier_prints_what_the_signatures_amount_to(app, scored, signing_c
 
 
 def test_countersigning_keeps_gambits_revision_and_adds_a_valid_signature(app, signing_ca):
-    from contracts.rules import countersign_problem
+    from contracts.rules.countersigning import countersign_problem
 
     with app.app_context():
         issued = signing.sign_issued(valid_pdf(), document="contract FWWCM-2015-1-v1")
@@ -270,7 +270,7 @@ def test_a_page_rewritten_then_countersigned_is_refused_and_fails_verification(a
     is covered by an intact signature: only the difference analysis tells it changed what Gambit signed."""
     import hashlib
 
-    from contracts.rules import countersign_problem
+    from contracts.rules.countersigning import countersign_problem
 
     with app.app_context():
         issued = signing.sign_issued(valid_pdf(), document="contract FWWCM-2015-1-v1")

@@ -1,12 +1,13 @@
-"""The groups of the call's states, on the enum, and the sanity check on the span of a bid's dates."""
+"""The groups of the call's states, on the enum, the bid deadline, and the sanity check on the span of a bid's dates."""
 
 from __future__ import annotations
 
-from datetime import date, timedelta
+from datetime import UTC, date, datetime, timedelta
 
 import pytest
 
-from events.rules import SCHEDULE_SHOWN_BELOW_DAYS, EventStatus, schedule_shown_for, takes_online_bids
+from events.lifecycle import EventStatus, takes_online_bids
+from events.rules import SCHEDULE_SHOWN_BELOW_DAYS, bid_deadline_passed, schedule_shown_for
 
 # Pure: no application, no database session.
 pytestmark = pytest.mark.no_db
@@ -40,9 +41,27 @@ def test_each_status_is_before_during_or_after_scoring_exactly_once(status):
 
 @pytest.mark.parametrize("status", list(EventStatus))
 def test_online_bids_are_taken_while_the_call_accepts_them_and_the_deadline_has_not_passed(status):
-    deadline = date(2015, 5, 31)
+    deadline = DEADLINE
     assert takes_online_bids(status, now=deadline, deadline=deadline) is status.accepts_bids
-    assert takes_online_bids(status, now=deadline + timedelta(days=1), deadline=deadline) is False
+    assert takes_online_bids(status, now=deadline + timedelta(seconds=1), deadline=deadline) is False
+
+
+DEADLINE = datetime(2015, 5, 31, 23, 59, 59, tzinfo=UTC)
+
+
+@pytest.mark.parametrize(("now", "passed"), [
+    (DEADLINE - timedelta(days=1), False),
+    (DEADLINE, False),                          # on time up to and including the deadline's instant
+    (DEADLINE + timedelta(seconds=1), True),
+    (DEADLINE + timedelta(days=365), True),
+])
+def test_the_bid_deadline_has_passed_only_after_its_instant(now, passed):
+    assert bid_deadline_passed(now, DEADLINE) is passed
+
+
+def test_the_bid_deadline_refuses_a_naive_time():
+    with pytest.raises(ValueError, match="now must be timezone-aware"):
+        bid_deadline_passed(datetime(2015, 5, 1), DEADLINE)
 
 
 def _days(opening, closing):

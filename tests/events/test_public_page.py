@@ -1,5 +1,7 @@
 """The public page of a call follows its file; `flask events load` versions a changed file."""
 
+import re
+
 from sqlalchemy import select
 
 from core.db import db
@@ -26,7 +28,13 @@ def test_public_page_shows_the_2015_figures_without_login(client, event):
     assert "IBAN CH54 0024 3243 3420 8763 Y" in html
     assert "Game 10, 15:00" in html
     assert "31 May 2015" in html  # the bid deadline
+    assert re.search(r"31 May 2015</strong>, 23:59 UTC\s*\(passed\)", html)  # events.rules.bid_deadline_passed
     assert "15.5(a)" in html and "<td class=\"num\">20%</td>" in html
+
+
+def test_the_public_page_of_an_open_call_does_not_say_its_deadline_passed(client, practice):
+    html = client.get("/events/fwwcm-practice").get_data(as_text=True)
+    assert "Bids due" in html and "(passed)" not in html
 
 
 def test_a_made_up_call_shows_its_own_figures(client, runner, tmp_path):

@@ -4,18 +4,20 @@ from __future__ import annotations
 
 import pytest
 
-from events.rules import EventStatus
-from scoring.rules import (
+from events.lifecycle import EventStatus
+from scoring.lifecycle import (
     SCORECARD_TRANSITIONS,
     ScorecardAction,
     ScorecardStatus,
     ScoringRuleError,
+    scorecard_next_status,
+    scoring_is_open,
+)
+from scoring.rules import (
     admission_open,
     conflicted_by_federation,
     is_scored,
     passes_gate,
-    scorecard_next_status,
-    scoring_is_open,
     weights_change_needs_reason,
     weights_may_change,
 )

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from events.rules import EventStatus
+from events.lifecycle import EventStatus
 from scoring.visibility import NOT_A_REVIEWER, Sight, Withheld, reads_all_scores, scores_withheld_reason
 
 

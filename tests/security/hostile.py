@@ -193,7 +193,7 @@ class World:
         from accounts.models import User
         from contracts import services
         from contracts.models import Contract
-        from contracts.rules import MatchOutcome
+        from contracts.rules.result import MatchOutcome
 
         contract_id, _ = self.contract()
         with self.app.app_context():

@@ -261,7 +261,7 @@ def _signed_off_result(app):
     returns (contract id, admin id, federation of a player)."""
     from accounts.services import create_user
     from contracts import services
-    from contracts.rules import MatchOutcome
+    from contracts.rules.result import MatchOutcome
     from events.regulation import default_event_file, load_regulation_file
     from events.services import load_event
     from tests.contracts.factories_contracts import issued_contract, selected_bid
