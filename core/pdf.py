@@ -26,10 +26,13 @@ from pathlib import Path
 from urllib.parse import unquote, urlparse
 from xml.etree import ElementTree
 
+import pydyf
 from flask import current_app, render_template
 from pypdf import PdfReader
 from pypdf.generic import ArrayObject, DictionaryObject, IndirectObject
 from weasyprint import HTML, Attachment
+from weasyprint import pdf as weasyprint_pdf
+from weasyprint.css import ColorProfile
 from weasyprint.urls import URLFetcher, URLFetcherResponse
 
 log = logging.getLogger(__name__)
@@ -128,9 +131,17 @@ def _mime(path: Path) -> str:
 
 
 # WeasyPrint's PDF/A-3 level A: tagged (structure tree, /MarkInfo, /Lang, the title shown), sRGB output intent,
-# fonts embedded, files associated through /AF. PDF/UA-1 is declared on top of it by _declare_pdf_ua.
+# fonts embedded, files associated through /AF. PDF/UA-1 is declared on top of it by _finish.
 PDF_VARIANT = "pdf/a-3a"
 PDF_UA_PART = "1"
+# The output intent's sRGB profile, WeasyPrint's own, read once: asked for as "srgb", WeasyPrint opens the file on
+# every render and never closes it. Each render gets a profile object of its own (WeasyPrint writes into it).
+_SRGB_ICC = (Path(weasyprint_pdf.__file__).parent / "sRGB2014.icc").read_bytes()
+_OUTPUT_INTENT = "gambit-srgb"
+
+
+def _srgb_profile() -> ColorProfile:
+    return ColorProfile(io.BytesIO(_SRGB_ICC), "sRGB2014.icc", "relative-colorimetric", (["r"], ["g"], ["b"]))
 
 _RDF = "http://www.w3.org/1999/02/22-rdf-syntax-ns#"
 _PDFAID = "http://www.aiim.org/pdfa/ns/id/"
@@ -190,11 +201,21 @@ def _pdf_object(pdf, reference):
     return pdf.objects[int(reference.split()[0])]
 
 
-def _declare_pdf_ua(document, pdf) -> None:
+def _finish(document, pdf) -> None:
     """WeasyPrint's finisher: the XMP metadata declares PDF/UA-1 beside PDF/A-3 (pdfuaid:part, with the extension
-    schema that describes it); each associated file is listed once in /AF (WeasyPrint lists it twice); and no
-    producer is named. PDF/A wants the document information's /Producer and the XMP's pdf:Producer to agree, and
-    pyHanko, signing, appends itself to the one and replaces the other: with neither there, it writes both alike."""
+    schema that describes it); each associated file is listed once in /AF (WeasyPrint lists it twice); no producer
+    is named; and every stream is compressed, each object standing on its own.
+
+    The producer: PDF/A wants the document information's /Producer and the XMP's pdf:Producer to agree, and
+    pyHanko, signing, appends itself to the one and replaces the other: with neither there, it writes both alike.
+    The objects: WeasyPrint, compressing, packs every object that is not a stream into one object stream, and a
+    tagged PDF has thousands (an element of the structure tree each); pyHanko, checking what a countersignature's
+    revision changed, walks the structure tree and reads that whole object stream again for each object it visits
+    (100 s for a countersigned contract). So the PDF is written uncompressed, which keeps the objects apart, and its
+    streams are compressed here instead (not those already encoded, such as JPEG images)."""
+    for item in pdf.objects:
+        if isinstance(item, pydyf.Stream) and "Filter" not in item.extra:
+            item.compress = True
     if "AF" in pdf.catalog:
         unique = list(dict.fromkeys(pdf.catalog["AF"]))
         pdf.catalog["AF"].clear()
@@ -232,7 +253,8 @@ def html_to_pdf(html: str, *, timeout: float | None = None, attachments: Sequenc
         with pause:
             return HTML(string=html, base_url=str(STATIC_DIR) + "/", url_fetcher=StaticOnlyFetcher()).write_pdf(
                 pdf_variant=PDF_VARIANT, attachments=[_attachment(a) for a in attachments] or None,
-                finisher=_declare_pdf_ua)
+                color_profiles={_OUTPUT_INTENT: _srgb_profile()}, output_intent=_OUTPUT_INTENT,
+                uncompressed_pdf=True, finisher=_finish)
 
     future = _pool.submit(render)
     try:
