@@ -26,7 +26,6 @@ from pathlib import Path
 from urllib.parse import unquote, urlparse
 from xml.etree import ElementTree
 
-import pydyf
 from flask import current_app, render_template
 from pypdf import PdfReader
 from pypdf.generic import ArrayObject, DictionaryObject, IndirectObject
@@ -214,7 +213,7 @@ def _finish(document, pdf) -> None:
     (100 s for a countersigned contract). So the PDF is written uncompressed, which keeps the objects apart, and its
     streams are compressed here instead (not those already encoded, such as JPEG images)."""
     for item in pdf.objects:
-        if isinstance(item, pydyf.Stream) and "Filter" not in item.extra:
+        if hasattr(item, "compress") and "Filter" not in item.extra:  # a pydyf.Stream (WeasyPrint's writer)
             item.compress = True
     if "AF" in pdf.catalog:
         unique = list(dict.fromkeys(pdf.catalog["AF"]))

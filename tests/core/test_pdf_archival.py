@@ -202,6 +202,9 @@ def test_every_issued_pdf_is_tagged_with_its_title_and_language(issued, kind):
     assert all(page["/Tabs"] == "/S" for page in reader.pages)  # annotations (links, the signature) in that order
     kinds = [str(e["/S"]) for e in _elements(reader)]
     assert kinds[0] == "/Document" and "/P" in kinds and "/Span" in kinds
+    # Each object stands on its own (no object stream): pyHanko, checking a countersignature, reads an object stream
+    # again for each structure element it visits.
+    assert b"/ObjStm" not in pdf.data[:pdf.data.index(b"%%EOF")]
 
 
 @pytest.mark.parametrize("kind", KINDS)
