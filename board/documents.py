@@ -11,7 +11,33 @@ from bids.rules import home_match, home_match_consequences
 from bids.sections import SECTION_TITLES, findings_by_section
 from bids.services import compliance, document_signatures
 from core.db import db
+from core.hashing import canonical_json
+from core.pdf import EmbeddedFile
 from scoring.visibility import Sight
+
+
+def inputs_file(kind: str, inputs: dict, now: datetime) -> EmbeddedFile:
+    """What a dossier (`kind` "dossier") or the board pack ("pack") is made of, as the JSON whose SHA-256 is its
+    inputs hash (board.rules.inputs_sha256; the footer prints its start)."""
+    return EmbeddedFile.json(f"{kind}-inputs.json", canonical_json(inputs, default=str),
+                             f"what this {'board pack' if kind == 'pack' else kind} was made of (its inputs, "
+                             "whose SHA-256 is the inputs hash in the footer)", now, relationship="Data")
+
+
+def dossier_files(bid: Bid, inputs: dict, now: datetime) -> list[EmbeddedFile]:
+    """The data a bid's dossier carries: the bid as submitted, in the form its version was fingerprinted in (so the
+    file's SHA-256 is the version's, printed in the dossier and recorded in the audit log's bid.submit entry), and
+    the dossier's inputs."""
+    files = []
+    version = bid.last_version
+    if version is not None:
+        frozen = canonical_json({"data": version.data_dict, "documents": version.documents_list}, compact=False)
+        files.append(EmbeddedFile.json(
+            f"bid-{bid.id}-version-{version.number}.json", frozen,
+            f"the bid as submitted (version {version.number}, {version.submitted_at:%Y-%m-%d %H:%M} UTC): its "
+            "particulars and its documents' names and SHA-256, as Gambit froze them", now))
+    files.append(inputs_file("dossier", inputs, now))
+    return files
 
 
 def _common(bid: Bid):

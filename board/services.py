@@ -19,7 +19,7 @@ from bids.lifecycle import BidStatus
 from bids.models import Bid
 from bids.services import BidError, document_signatures, has_stake, mark_decided
 from bids.services import record_president_ruling as record_bid_ruling
-from board.documents import dossier_context, minutes_context, pack_context
+from board.documents import dossier_context, dossier_files, inputs_file, minutes_context, pack_context
 from board.lifecycle import DECISION_LIFECYCLE, DecisionAction, DecisionStatus
 from board.models import Decision, Dossier, DossierView, Vote
 from board.notify import queue_notices
@@ -226,7 +226,7 @@ def _dossier_of(bid: Bid, report, *, actor: User | None, now: datetime) -> tuple
         return existing, None
 
     def render(identifier: str) -> bytes:
-        return render_pdf("dossier.html", inputs_sha256=digest,
+        return render_pdf("dossier.html", inputs_sha256=digest, attachments=dossier_files(bid, inputs, now),
                           **dossier_context(bid, report, identifier=identifier, now=now))
 
     return _render_dossier(event, bid, "bid", inputs, digest, render, actor=actor, now=now)
@@ -264,7 +264,7 @@ def ensure_pack(event: Event, *, actor: User | None, now: datetime, upload_dir: 
     pack_data = None
     if pack is None:
         def render(identifier: str) -> bytes:
-            return render_pdf("board_pack.html", inputs_sha256=digest,
+            return render_pdf("board_pack.html", inputs_sha256=digest, attachments=[inputs_file("pack", inputs, now)],
                               **pack_context(event, report, dossiers, identifier=identifier, now=now))
 
         pack, pack_data = _render_dossier(event, None, "pack", inputs, digest, render, actor=actor, now=now)
@@ -289,7 +289,7 @@ def pack_of(event: Event, *, actor: User | None, now: datetime) -> tuple[Dossier
         return found, None
 
     def render(identifier: str) -> bytes:
-        return render_pdf("board_pack.html", inputs_sha256=digest,
+        return render_pdf("board_pack.html", inputs_sha256=digest, attachments=[inputs_file("pack", inputs, now)],
                           **pack_context(event, report, dossiers, identifier=identifier, now=now))
 
     return _render_dossier(event, None, "pack", inputs, digest, render, actor=actor, now=now)

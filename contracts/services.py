@@ -46,7 +46,7 @@ from contracts.rules.tracker import MilestoneStatus, PaymentRefused, check_payme
 from core import audit, outbox, trust
 from core.db import db, swap_state
 from core.money import format_day, format_eur
-from core.pdf import looks_like_pdf, pdf_problem, render_pdf
+from core.pdf import EmbeddedFile, looks_like_pdf, pdf_problem, render_pdf
 from core.signing import Inspection, SigningError, inspect_pdf, load_identity, sign_issued
 from core.storage import StoredFileError, display_name, read_verified, store_file
 from core.urls import path_for
@@ -312,8 +312,15 @@ def discard_contract(contract: Contract, *, actor: User, now: datetime) -> None:
 def render_contract_pdf(contract: Contract, terms: ContractTerms, *, draft: bool,
                         checkpoint: audit.Checkpoint | None = None) -> bytes:
     """The contract as PDF through core.pdf (templates/pdf/contract.html); `checkpoint`, the audit log's head as
-    the issued contract is rendered, is printed in it. Raises core.pdf.PdfError."""
-    return render_pdf("contract.html", contract=contract, terms=terms, draft=draft, checkpoint=checkpoint)
+    the issued contract is rendered, is printed in it. The PDF carries its terms and payment schedule as JSON, the
+    text the issued contract freezes (Contract.terms_json). Raises core.pdf.PdfError."""
+    terms_file = EmbeddedFile.json(
+        f"contract-{contract.reference}-terms.json", _snapshot(terms),
+        "the terms this contract was written from: the parties, the bid's particulars it rests on, every payment "
+        "with its amount, payer, payee and due date (the payment schedule), and the regulation's version",
+        contract.issued_at or contract.created_at)
+    return render_pdf("contract.html", contract=contract, terms=terms, draft=draft, checkpoint=checkpoint,
+                      attachments=[terms_file])
 
 
 def _store(upload_dir: str, bid_id: int, content: bytes) -> str:

@@ -1,5 +1,12 @@
 """The one PDF function: WeasyPrint over a template of templates/pdf/, with a URL fetcher limited to static/,
-system fonts, no network, and a time limit."""
+system fonts, no network, and a time limit.
+
+Every PDF it makes is tagged and archival: PDF/A-3 level A (WeasyPrint's "pdf/a-3a": the structure tree of the
+HTML, its language and title, an sRGB output intent, fonts embedded) that also declares PDF/UA-1 in its XMP
+metadata. A document can carry files (`EmbeddedFile`), such as the data it was made from, as PDF/A-3 associated
+files, so an archive reads them without Gambit. What a template must give for that: `lang` on <html>, a <title>,
+headings in order, <th> header cells, and a <title> in every <svg> (its alternative text).
+"""
 
 from __future__ import annotations
 
@@ -12,14 +19,19 @@ import re
 import threading
 import warnings
 import zlib
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 from urllib.parse import unquote, urlparse
+from xml.etree import ElementTree
 
 from flask import current_app, render_template
 from pypdf import PdfReader
 from pypdf.generic import ArrayObject, DictionaryObject, IndirectObject
-from weasyprint import HTML
+from weasyprint import HTML, Attachment
+from weasyprint import pdf as weasyprint_pdf
+from weasyprint.css import ColorProfile
 from weasyprint.urls import URLFetcher, URLFetcherResponse
 
 log = logging.getLogger(__name__)
@@ -117,15 +129,131 @@ def _mime(path: Path) -> str:
         path.suffix, "application/octet-stream")
 
 
-def html_to_pdf(html: str, *, timeout: float | None = None) -> bytes:
-    """Render HTML to PDF bytes. Raises PdfError on failure or when the time limit (PDF_TIMEOUT_SECONDS) runs out."""
+# WeasyPrint's PDF/A-3 level A: tagged (structure tree, /MarkInfo, /Lang, the title shown), sRGB output intent,
+# fonts embedded, files associated through /AF. PDF/UA-1 is declared on top of it by _finish.
+PDF_VARIANT = "pdf/a-3a"
+PDF_UA_PART = "1"
+# The output intent's sRGB profile, WeasyPrint's own, read once: asked for as "srgb", WeasyPrint opens the file on
+# every render and never closes it. Each render gets a profile object of its own (WeasyPrint writes into it).
+_SRGB_ICC = (Path(weasyprint_pdf.__file__).parent / "sRGB2014.icc").read_bytes()
+_OUTPUT_INTENT = "gambit-srgb"
+
+
+def _srgb_profile() -> ColorProfile:
+    return ColorProfile(io.BytesIO(_SRGB_ICC), "sRGB2014.icc", "relative-colorimetric", (["r"], ["g"], ["b"]))
+
+_RDF = "http://www.w3.org/1999/02/22-rdf-syntax-ns#"
+_PDFAID = "http://www.aiim.org/pdfa/ns/id/"
+_PDFUAID = "http://www.aiim.org/pdfua/ns/id/"
+_PDF = "http://ns.adobe.com/pdf/1.3/"
+# The prefixes PDF/A prescribes for its extension schema container (validators check them, not only the URIs);
+# ElementTree's registry is global, as WeasyPrint's own registrations are.
+for _prefix, _uri in (("pdfuaid", _PDFUAID), ("pdfaExtension", "http://www.aiim.org/pdfa/ns/extension/"),
+                      ("pdfaSchema", "http://www.aiim.org/pdfa/ns/schema#"),
+                      ("pdfaProperty", "http://www.aiim.org/pdfa/ns/property#")):
+    ElementTree.register_namespace(_prefix, _uri)
+_XMP_HEADER = b'<?xpacket begin="" id="W5M0MpCehiHzreSzNTczkc9d"?>\n<x:xmpmeta xmlns:x="adobe:ns:meta/">'
+_XMP_FOOTER = b'</x:xmpmeta>\n<?xpacket end="r"?>'
+# PDF/A admits XMP properties of its own schemas and of those the file describes (ISO 19005-3, 6.6.2.3); the
+# PDF/UA identification is not one of PDF/A's, so the file describes it, as PDF/A's extension schema says.
+_PDFUA_EXTENSION = f"""<rdf:Description xmlns:rdf="{_RDF}" rdf:about=""
+ xmlns:pdfaExtension="http://www.aiim.org/pdfa/ns/extension/" xmlns:pdfaSchema="http://www.aiim.org/pdfa/ns/schema#"
+ xmlns:pdfaProperty="http://www.aiim.org/pdfa/ns/property#">
+<pdfaExtension:schemas><rdf:Bag><rdf:li rdf:parseType="Resource">
+<pdfaSchema:namespaceURI>{_PDFUAID}</pdfaSchema:namespaceURI>
+<pdfaSchema:prefix>pdfuaid</pdfaSchema:prefix>
+<pdfaSchema:schema>PDF/UA identification schema</pdfaSchema:schema>
+<pdfaSchema:property><rdf:Seq><rdf:li rdf:parseType="Resource">
+<pdfaProperty:name>part</pdfaProperty:name>
+<pdfaProperty:valueType>Integer</pdfaProperty:valueType>
+<pdfaProperty:category>internal</pdfaProperty:category>
+<pdfaProperty:description>Indicates, which part of ISO 14289 standard is followed</pdfaProperty:description>
+</rdf:li></rdf:Seq></pdfaSchema:property>
+</rdf:li></rdf:Bag></pdfaExtension:schemas>
+</rdf:Description>"""
+
+
+@dataclass(frozen=True)
+class EmbeddedFile:
+    """A file a PDF carries (a PDF/A-3 associated file): `relationship` is its /AFRelationship to the document
+    ("Source": what the document was written from; "Data": what its figures were computed from)."""
+
+    name: str
+    data: bytes
+    description: str
+    modified: datetime
+    relationship: str = "Source"
+
+    @property
+    def sha256(self) -> str:
+        return hashlib.sha256(self.data).hexdigest()
+
+    @classmethod
+    def json(cls, name: str, text: str, description: str, modified: datetime,
+             relationship: str = "Source") -> EmbeddedFile:
+        """A JSON document as an embedded file: `text` exactly as given (its bytes are what a hash was taken of)."""
+        return cls(name, text.encode(), description, modified, relationship)
+
+
+def _pdf_object(pdf, reference):
+    """The pydyf object a reference (b"12 0 R") names."""
+    return pdf.objects[int(reference.split()[0])]
+
+
+def _finish(document, pdf) -> None:
+    """WeasyPrint's finisher: the XMP metadata declares PDF/UA-1 beside PDF/A-3 (pdfuaid:part, with the extension
+    schema that describes it); each associated file is listed once in /AF (WeasyPrint lists it twice); no producer
+    is named; and every stream is compressed, each object standing on its own.
+
+    The producer: PDF/A wants the document information's /Producer and the XMP's pdf:Producer to agree, and
+    pyHanko, signing, appends itself to the one and replaces the other: with neither there, it writes both alike.
+    The objects: WeasyPrint, compressing, packs every object that is not a stream into one object stream, and a
+    tagged PDF has thousands (an element of the structure tree each); pyHanko, checking what a countersignature's
+    revision changed, walks the structure tree and reads that whole object stream again for each object it visits
+    (100 s for a countersigned contract). So the PDF is written uncompressed, which keeps the objects apart, and its
+    streams are compressed here instead (not those already encoded, such as JPEG images)."""
+    for item in pdf.objects:
+        if hasattr(item, "compress") and "Filter" not in item.extra:  # a pydyf.Stream (WeasyPrint's writer)
+            item.compress = True
+    if "AF" in pdf.catalog:
+        unique = list(dict.fromkeys(pdf.catalog["AF"]))
+        pdf.catalog["AF"].clear()
+        pdf.catalog["AF"].extend(unique)
+    pdf.info.pop("Producer", None)
+    stream = _pdf_object(pdf, pdf.catalog["Metadata"])
+    packet = b"".join(part if isinstance(part, bytes) else str(part).encode() for part in stream.stream)
+    start, end = packet.index(b"<rdf:RDF"), packet.index(b"</rdf:RDF>") + len(b"</rdf:RDF>")
+    rdf = ElementTree.fromstring(packet[start:end])
+    for description in list(rdf):
+        description.attrib.pop(f"{{{_PDF}}}Producer", None)
+        if set(description.attrib) == {f"{{{_RDF}}}about"} and not len(description):
+            rdf.remove(description)
+    ident = next(d for d in rdf if d.get(f"{{{_PDFAID}}}part"))
+    ident.set(f"{{{_PDFUAID}}}part", PDF_UA_PART)
+    rdf.append(ElementTree.fromstring(_PDFUA_EXTENSION))
+    stream.stream = [b"\n".join((_XMP_HEADER, ElementTree.tostring(rdf, encoding="utf-8"), _XMP_FOOTER))]
+
+
+def _attachment(item: EmbeddedFile) -> Attachment:
+    when = item.modified if item.modified.tzinfo else item.modified.replace(tzinfo=UTC)
+    when = when.astimezone(UTC)
+    return Attachment(file_obj=io.BytesIO(item.data), name=item.name, description=item.description,
+                      relationship=item.relationship, created=when, modified=when)
+
+
+def html_to_pdf(html: str, *, timeout: float | None = None, attachments: Sequence[EmbeddedFile] = ()) -> bytes:
+    """Render HTML to tagged, archival PDF bytes (PDF/A-3a, declaring PDF/UA-1), carrying `attachments`. Raises
+    PdfError on failure or when the time limit (PDF_TIMEOUT_SECONDS) runs out."""
     limit = timeout or current_app.config.get("PDF_TIMEOUT_SECONDS", 30)
 
     pause = CollectorPause()
 
     def render() -> bytes:
         with pause:
-            return HTML(string=html, base_url=str(STATIC_DIR) + "/", url_fetcher=StaticOnlyFetcher()).write_pdf()
+            return HTML(string=html, base_url=str(STATIC_DIR) + "/", url_fetcher=StaticOnlyFetcher()).write_pdf(
+                pdf_variant=PDF_VARIANT, attachments=[_attachment(a) for a in attachments] or None,
+                color_profiles={_OUTPUT_INTENT: _srgb_profile()}, output_intent=_OUTPUT_INTENT,
+                uncompressed_pdf=True, finisher=_finish)
 
     future = _pool.submit(render)
     try:
@@ -137,10 +265,11 @@ def html_to_pdf(html: str, *, timeout: float | None = None) -> bytes:
         raise PdfError(f"the PDF could not be rendered: {exc}") from exc
 
 
-def render_pdf(template: str, **context) -> bytes:
-    """Render templates/pdf/<template> with `context` and return the PDF bytes; raises PdfError."""
-    html = render_template(f"pdf/{template}", **context)
-    return html_to_pdf(html)
+def render_pdf(template: str, *, attachments: Sequence[EmbeddedFile] = (), **context) -> bytes:
+    """Render templates/pdf/<template> with `context` into a tagged, archival PDF carrying `attachments` (given to
+    the template too, as `embedded`, to name them in the text), and return its bytes; raises PdfError."""
+    html = render_template(f"pdf/{template}", embedded=list(attachments), **context)
+    return html_to_pdf(html, attachments=attachments)
 
 
 def looks_like_pdf(data: bytes) -> bool:

@@ -265,10 +265,19 @@ def sign_issued(data: bytes, *, document: str, identity: Identity | None = None)
     return sign_with(data, identity, reason=f"{REASON_PREFIX}{document}", field_name="GambitSignature")
 
 
+def _invisible_field(name: str) -> fields.SigFieldSpec:
+    """An invisible signature field that keeps a PDF/A-3 and PDF/UA-1 file so: its widget is printable and not
+    hidden (PDF/A), zero-sized and off the page, so it needs no appearance (PDF/A) and no tag (PDF/UA); PDF/UA
+    wants every widget on the page tagged or hidden, which PDF/A forbids."""
+    return fields.SigFieldSpec(sig_field_name=name,
+                               invis_sig_settings=fields.InvisSigSettings(set_print_flag=True, set_hidden_flag=False,
+                                                                          box_out_of_bounds=True))
+
+
 def sign_with(data: bytes, identity: Identity, *, reason: str, field_name: str) -> bytes:
     """`data` signed by `identity` in a new invisible signature field `field_name` (an incremental update: the
-    bytes before it are kept as they are). Also how the demo and the tests sign as someone else. Raises
-    SigningError."""
+    bytes before it are kept as they are, and a PDF/A-3 or PDF/UA-1 file stays one: see _invisible_field). Also
+    how the demo and the tests sign as someone else. Raises SigningError."""
     timestamper = None
     if identity.tsa_url:
         timestamper = HTTPTimeStamper(identity.tsa_url)
@@ -276,7 +285,8 @@ def sign_with(data: bytes, identity: Identity, *, reason: str, field_name: str) 
                                         md_algorithm="sha256")
     try:
         writer = IncrementalPdfFileWriter(io.BytesIO(data), strict=False)
-        out = signers.sign_pdf(writer, meta, signer=identity.signer, timestamper=timestamper)
+        out = signers.sign_pdf(writer, meta, signer=identity.signer, timestamper=timestamper,
+                               new_field_spec=_invisible_field(field_name))
     except Exception as exc:  # pyHanko raises several kinds (PdfReadError, SigningError, network errors)
         raise SigningError(f"the PDF could not be signed: {exc}") from exc
     return out.getvalue()

@@ -7,6 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 from decimal import Decimal
+from html import escape
 
 import flask
 from sqlalchemy import select
@@ -111,7 +112,10 @@ def _demo_bids(reg) -> list[DemoBid]:
 
 
 def _letter(title: str, body: str) -> bytes:
-    return html_to_pdf(f"<html><body><h1>{title}</h1><p>{body}</p><p>Signed and stamped.</p></body></html>")
+    """A demo letter as a bidder would upload it: a tagged PDF with its title and language, like Gambit's own."""
+    title, body = escape(title), escape(body)
+    return html_to_pdf(f'<!doctype html><html lang="en"><head><meta charset="utf-8"><title>{title}</title></head>'
+                       f"<body><h1>{title}</h1><p>{body}</p><p>Signed and stamped.</p></body></html>")
 
 
 def seed_bids(*, now: datetime) -> list[str]:

@@ -142,9 +142,9 @@ ALWAYS_AUDITED = {
 }
 
 
-def fast_pdf(html: str, *, timeout: float | None = None) -> bytes:
-    """A one-page PDF standing in for WeasyPrint (the templates are still rendered; the PDF is not what this
-    test is about, and WeasyPrint takes seconds per dossier)."""
+def fast_pdf(html: str, *, timeout: float | None = None, attachments=()) -> bytes:
+    """A one-page PDF standing in for WeasyPrint (the templates are still rendered; the PDF, and the files it would
+    carry, are not what this test is about, and WeasyPrint takes seconds per dossier)."""
     from pypdf import PdfWriter
 
     writer = PdfWriter()
