@@ -18,7 +18,9 @@ from events.regulation import Criterion, default_event_file, load_regulation_fil
 from scoring.rules import (
     criterion_stats,
     default_weights,
+    on_scale,
     prize_fund_hint,
+    prize_fund_line_value,
     prize_fund_reference,
     rank_bids,
     round_half_up,
@@ -309,18 +311,28 @@ def test_red_flags_are_shown_but_do_not_exclude_or_reorder():
 # ----------------------------------------------------------------------------- prize-fund reference
 
 
-@pytest.mark.parametrize(("prize_fund", "reference"), [
-    ("200000", "2.00"),     # the call's minimum
-    ("400000", "5.00"),     # the target
-    ("300000", "3.50"),     # half way
-    ("250001", "2.75"),     # 2.750015, two decimals
-    ("100000", "0.50"),     # below the minimum the line continues down
-    ("0", "0.00"),
-    ("-50000", "0.00"),     # clamped at the bottom of the scale
-    ("1000000", "5.00"),    # clamped at the top
+@pytest.mark.parametrize(("prize_fund", "line", "reference"), [
+    ("200000", "2.00", "2"),      # the call's minimum
+    ("400000", "5.00", "5"),      # the target
+    ("300000", "3.50", "3.5"),    # half way: on the scale already
+    ("250000", "2.75", "3"),      # between two steps of 0.5: the tie goes up
+    ("245000", "2.68", "2.5"),    # nearer 2.5
+    ("250001", "2.75", "3"),      # 2.750015, two decimals
+    ("100000", "0.50", "0.5"),    # below the minimum the line continues down
+    ("0", "0.00", "0"),
+    ("-50000", "0.00", "0"),      # clamped at the bottom of the scale
+    ("1000000", "5.00", "5"),     # clamped at the top
 ])
-def test_prize_fund_reference_score(prize_fund, reference):
+def test_prize_fund_reference_score_is_a_score_of_the_scale(prize_fund, line, reference):
+    assert prize_fund_line_value(REG, D(prize_fund)) == D(line)
     assert prize_fund_reference(REG, D(prize_fund)) == D(reference)
+    assert on_scale(REG, prize_fund_reference(REG, D(prize_fund)))
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(min_value=-10**7, max_value=10**7))
+def test_every_prize_fund_reference_is_on_the_scale(prize_fund):
+    assert on_scale(REG, prize_fund_reference(REG, D(prize_fund)))
 
 
 def test_prize_fund_reference_refuses_a_float():
@@ -330,7 +342,16 @@ def test_prize_fund_reference_refuses_a_float():
 
 def test_the_scorecard_hint_gives_the_reference_score_of_the_bids_prize_fund():
     key = REG.criteria[0].key
-    assert prize_fund_hint(REG, key, "250000.00") == (key, D("250000.00"), prize_fund_reference(REG, D("250000")))
+    hint = prize_fund_hint(REG, key, "250000.00")
+    assert (hint.criterion, hint.prize_fund, hint.score, hint.line_value) == (key, D("250000.00"), D("3"), D("2.75"))
+    assert hint.text(REG, "€250,000.00") == (
+        "Reference score from the prize fund of €250,000.00: 3 (2.75 on the straight line from 2 at the minimum "
+        "prize fund to 5 at the target, rounded to the nearest step of 0.5 on the scale) — a suggestion only; the "
+        "score is yours.")
+    on_line = prize_fund_hint(REG, key, "300000")
+    assert on_line.text(REG, "€300,000.00") == (
+        "Reference score from the prize fund of €300,000.00: 3.5 (on the straight line from 2 at the minimum prize "
+        "fund to 5 at the target) — a suggestion only; the score is yours.")
 
 
 @pytest.mark.parametrize(("criterion", "prize_fund"), [("a", None), ("a", ""), ("no such criterion", "250000.00")])

@@ -7,6 +7,7 @@ import io
 import re
 from datetime import date
 from decimal import Decimal
+from html import unescape
 
 import pytest
 from sqlalchemy import event as sa_event
@@ -204,12 +205,26 @@ def test_submitting_a_0_1_or_5_without_a_comment_shows_the_rule_beside_the_comme
 def test_the_form_shows_the_anchors_and_the_prize_fund_reference_without_filling_it_in(app, client, scene):
     as_user(client, app, scene["m1"])
     page = client.get(scorecard_url(scene["a"])).get_data(as_text=True)
-    assert "Reference score from the prize fund of €300,000.00: 3.50 — a suggestion only" in page
+    assert ("Reference score from the prize fund of €300,000.00: 3.5 (on the straight line from 2 at the minimum "
+            "prize fund to 5 at the target) — a suggestion only; the score is yours.") in page
     select_a = re.search(r'<select[^>]*name="score_a".*?</select>', page, re.S).group(0)
     assert '<option selected value="">Not scored yet</option>' in select_a
     assert '<option value="5">5 — Excellent</option>' in select_a and '<option value="3.5">3.5</option>' in select_a
     assert "The bid on playing conditions: The Potocki Palace hall" in page
     assert f'href="/bids/{scene["a"]}"' in page
+
+
+def test_the_reference_score_is_a_score_the_scale_can_take_and_the_line_value_is_labelled(app, client, sf, event):
+    between = sf.bid(event, city="Batumi", host="GEO", prize_fund=Decimal("250000.00"))
+    member = sf.member(federation="GER", name="Anna")
+    sf.status(event, "scoring")
+    sf.declare(event, member)
+    as_user(client, app, member)
+    page = unescape(client.get(scorecard_url(between)).get_data(as_text=True))
+    assert ("Reference score from the prize fund of €250,000.00: 3 (2.75 on the straight line from 2 at the minimum "
+            "prize fund to 5 at the target, rounded to the nearest step of 0.5 on the scale) — a suggestion only; the "
+            "score is yours.") in page
+    assert ": 2.75 —" not in page
 
 
 @pytest.mark.parametrize("status", ["closed", "deliberation"])
