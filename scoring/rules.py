@@ -770,6 +770,42 @@ class BidResult:
                 "red_flags": [f.as_dict() for f in self.red_flags]}
 
 
+# A statement about how far the members agree compares scores: it needs at least two members' scorecards. A lead
+# that changes needs a rival: at least two bids with a total in the ranking in force. Gambit's reading of the
+# ranking, not a rule of the regulations.
+MIN_SCORECARDS_FOR_AGREEMENT = 2
+MIN_BIDS_FOR_A_LEAD = 2
+
+
+def agreement_sentence(result: BidResult, due: int) -> str | None:
+    """What the ranking page says of the members' agreement on one bid, or None when it says nothing here: the
+    criteria the members disagree on are listed instead, or the bid has no total.
+
+    With fewer than MIN_SCORECARDS_FOR_AGREEMENT counted scorecards nothing can be said of agreement
+    ("Only 1 of 2 members has scored this bid: agreement cannot be judged yet."); `due` is how many members are to
+    score the bid (those not recused). Raises nothing."""
+    if any(c.disagreement for c in result.criteria):
+        return None
+    n = result.scorecards
+    if n < MIN_SCORECARDS_FOR_AGREEMENT:
+        if due < MIN_SCORECARDS_FOR_AGREEMENT:
+            return (f"Only {due} member {'is' if due == 1 else 'are'} due to score this bid: agreement cannot be "
+                    f"judged.")
+        if n == 0:
+            return f"None of the {due} members has scored this bid: agreement cannot be judged yet."
+        return f"Only {n} of {due} members has scored this bid: agreement cannot be judged yet."
+    if result.total is None:
+        return None
+    return (f"The {n} members who scored this bid broadly agree on every criterion (no disagreement flagged)."
+            if n < due else "The members broadly agree on every criterion (no disagreement flagged).")
+
+
+def lead_can_change(bids_with_a_total: int) -> bool:
+    """True when a variation of the ranking can change the lead: at least MIN_BIDS_FOR_A_LEAD bids have a total
+    in the ranking in force (with one there is no rival to take the lead). Raises nothing."""
+    return bids_with_a_total >= MIN_BIDS_FOR_A_LEAD
+
+
 @dataclass(frozen=True)
 class Ranking:
     """The ranking of the bids on the weighted total of Art. 15.5 under one weights version.

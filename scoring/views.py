@@ -43,6 +43,7 @@ from scoring.queries import (
 from scoring.rules import (
     BidResult,
     admission_open,
+    agreement_sentence,
     prize_fund_hint,
     scoring_is_open,
     weight_shares,
@@ -341,7 +342,8 @@ def ranking(slug: str):
         values = (bid.id, bid.title, bid.admitted_reason, scored[:1].upper() + scored[1:])
         links = (bid_link(bid.id), details_link(bid.id))
         card = report.kept("bid_card", (*values, *links, shown), partial(
-            bid_card, b, *values, _chart(report, b, reg, bid.title), reading.disagreements(b), *links, shown, out_of))
+            bid_card, b, *values, _chart(report, b, reg, bid.title), reading.disagreements(b),
+            agreement_sentence(b, report.expected(bid)), *links, shown, out_of))
         rows.append(RankedRow(result=b, bid=bid, scored=scored, card=card))
     places = sensitivity.first_places
     places_chart = None if places is None else report.kept(

@@ -16,6 +16,7 @@ from pymcdm.methods import WSM
 
 from events.regulation import Criterion, default_event_file, load_regulation_file
 from scoring.rules import (
+    agreement_sentence,
     criterion_stats,
     default_weights,
     on_scale,
@@ -306,6 +307,26 @@ def test_red_flags_are_shown_but_do_not_exclude_or_reorder():
     z = ranking.bid("Z")
     assert [f.criterion for f in z.red_flags] == ["b", "c", None]
     assert z.rank == 3 and z.total == D("1.75")
+
+
+# ---------------------------------------------------------------------------------------- agreement
+
+
+@pytest.mark.parametrize(("cards", "due", "sentence"), [
+    ({"m1": ("4", "3", "2")}, 2, "Only 1 of 2 members has scored this bid: agreement cannot be judged yet."),
+    ({"m1": ("4", "3", "2")}, 4, "Only 1 of 4 members has scored this bid: agreement cannot be judged yet."),
+    ({"m1": ("4", "3", "2")}, 1, "Only 1 member is due to score this bid: agreement cannot be judged."),
+    ({}, 3, "None of the 3 members has scored this bid: agreement cannot be judged yet."),
+    ({"m1": ("4", "3", "2"), "m2": ("4", "3.5", "2")}, 2,
+     "The members broadly agree on every criterion (no disagreement flagged)."),
+    ({"m1": ("4", "3", "2"), "m2": ("4", "3.5", "2")}, 3,
+     "The 2 members who scored this bid broadly agree on every criterion (no disagreement flagged)."),
+    ({"m1": ("4", "3", "2"), "m2": ("1", "3", "2")}, 2, None),  # a disagreement: the criteria are listed instead
+])
+def test_agreement_is_judged_only_from_two_scorecards(cards, due, sentence):
+    scorecards = {"X": {m: dict(zip("abc", (D(v) for v in vs), strict=True)) for m, vs in cards.items()}}
+    result = rank_bids(small_reg(), scorecards).bid("X")
+    assert agreement_sentence(result, due) == sentence
 
 
 # ----------------------------------------------------------------------------- prize-fund reference

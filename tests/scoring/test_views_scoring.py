@@ -255,6 +255,11 @@ def test_reopen_through_the_page_and_its_refusal_after_scoring_closes(app, clien
 # ----------------------------------------------------------------------------------------- the ranking
 
 
+def _page_text(html: str) -> str:
+    return re.sub(r"\s+", " ", unescape(re.sub(r"<[^>]+>", " ", html)))
+
+
+
 def test_the_ranking_page_names_the_weights_version_and_the_sensitivity(app, client, sf, scene, login_as):
     for m in (scene["m1"], scene["m2"]):
         sf.score(scene["a"], m, "4")
@@ -272,6 +277,17 @@ def test_the_ranking_page_names_the_weights_version_and_the_sensitivity(app, cli
     assert client.post(f"/events/{SLUG}/scoring/weights", data=form).status_code == 302
     page = client.get(f"/events/{SLUG}/scoring/ranking").get_data(as_text=True)
     assert "Weights version 1 (changed" in page and "Equal weights, as the Board asked on 3 June" in page
+
+
+def test_with_one_scorecard_and_one_bid_the_ranking_claims_neither_agreement_nor_a_change_of_lead(
+        app, client, sf, scene, login_as):
+    sf.score(scene["a"], scene["m1"], "4")
+    login_as("admin")
+    page = _page_text(client.get(f"/events/{SLUG}/scoring/ranking").get_data(as_text=True))
+    assert "Only 1 of 2 members has scored this bid: agreement cannot be judged yet." in page
+    assert "broadly agree" not in page
+    assert "Without the scorecards of Anna, no bid has a total." in page
+    assert "The lead changes." not in page
 
 
 def test_a_non_compliant_bid_is_listed_apart_until_the_admin_admits_it(app, client, sf, scene, login_as):
