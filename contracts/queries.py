@@ -20,11 +20,13 @@ from contracts.rules import (
     ContractStatus,
     MilestoneStatus,
     ReminderKind,
+    ScheduleGlance,
     Totals,
     guarantee_warnings,
     may_view_contract,
     milestone_status,
     reminder_kind,
+    schedule_glance,
     totals,
 )
 from core.auth import Role
@@ -167,6 +169,11 @@ def tracker(contract: Contract, as_of: date, *, due_soon_days: int, guarantee_wa
                                       outstanding=sums.organizer_outstanding, last_due=max(unpaid, default=None),
                                       warn_days=guarantee_warning_days)
     return Tracker(contract=contract, as_of=as_of, rows=rows, totals=sums, warnings=warnings)
+
+
+def glance(contract: Contract, as_of: date, due_soon_days: int) -> ScheduleGlance:
+    """What is overdue on `contract` on `as_of`, and what falls due next (contracts.rules.schedule_glance)."""
+    return schedule_glance((m.title, m.milestone_kind, status_of(m, as_of, due_soon_days)) for m in contract.milestones)
 
 
 def due_reminders(as_of: date, due_soon_days: int) -> list[tuple[Milestone, ReminderKind, MilestoneStatus]]:

@@ -90,8 +90,11 @@ def _tracker(contract: Contract, as_of):
 def index():
     contracts = queries.contracts_for_admin()
     outstanding = {c.id: queries.outstanding_total(c) for c in contracts}
-    return render_template("contracts/index.html", contracts=contracts, outstanding=outstanding,
-                           waiting=queries.selected_without_contract())
+    as_of, error = _as_of()
+    glance = {c.id: queries.glance(c, as_of, queries.due_soon_days()) for c in contracts if c.state.in_force}
+    return render_template("contracts/index.html", contracts=contracts, outstanding=outstanding, glance=glance,
+                           as_of=as_of, as_of_error=error, waiting=queries.selected_without_contract()), (
+        400 if error else 200)
 
 
 @bp.route("/my/contracts")

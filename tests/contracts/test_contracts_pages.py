@@ -371,3 +371,19 @@ def test_the_organizer_following_its_bids_link_before_the_contract_is_issued_is_
     response.close()
     assert "FIDE is preparing the contract with you" in get(organizer, "/my/contracts")
     get(as_user(app, people["rival"]), f"/bids/{bid_id}/contract", 404)
+
+
+def test_the_list_of_contracts_says_what_is_overdue_and_what_falls_due_next(app, event, people, cf):
+    contract_id = cf.contract(event, owner_id=people["organizer"], admin_id=people["admin"])
+    admin = as_user(app, people["admin"])
+
+    def row(as_of):
+        page = get(admin, f"/contracts/?as_of={as_of}")
+        assert '<th scope="col">Overdue</th><th scope="col">Next due</th>' in page
+        return re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", re.search(
+            rf'<tr><td><a href="/contracts/{contract_id}">.*?</tr>', page, re.S).group(0))).strip()
+
+    assert row("2015-06-15").endswith("€306,500.00 nothing overdue 30 June 2015: instalment 1, due 30 June 2015, "
+                                      "€100,000.00")
+    assert row("2015-07-05").endswith("€306,500.00 overdue €100,000.00 from the organizer (1 milestone) "
+                                      "31 August 2015: instalment 2, due 31 August 2015, €197,500.00")
