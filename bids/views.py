@@ -143,6 +143,8 @@ def _render_view(bid: Bid, *, reject_form=None, consultation_form=None, late_for
     secretariat = current_user.has_role(Role.ADMIN)
     late_admission_possible = services.late_admission_refusal(bid, current_user, now) is None
     consultation = consultation_of(bid)
+    if consultation is None:  # Art. 15.1's rule decides the offer: no consultation, no form (a refused one neither)
+        consultation_form = None
     if secretariat:
         if reject_form is None and BidAction.REJECT in actions:
             reject_form = _reject_form(bid)
