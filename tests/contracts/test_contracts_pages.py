@@ -387,3 +387,14 @@ def test_the_list_of_contracts_says_what_is_overdue_and_what_falls_due_next(app,
                                       "€100,000.00")
     assert row("2015-07-05").endswith("€306,500.00 overdue €100,000.00 from the organizer (1 milestone) "
                                       "31 August 2015: instalment 2, due 31 August 2015, €197,500.00")
+
+
+def test_a_milestones_breadcrumbs_go_through_the_contracts(app, event, people, cf):
+    contract_id = cf.contract(event, owner_id=people["organizer"], admin_id=people["admin"])
+    mid = milestone_id(app, contract_id, "instalment_1")
+    url = f"/contracts/{contract_id}/milestones/{mid}"
+    crumbs = re.search(r'<nav[^>]*aria-label="Breadcrumb".*?</nav>', get(as_user(app, people["admin"]), url), re.S)
+    assert '<a href="/contracts/">Contracts</a>' in crumbs.group(0)
+    crumbs = re.search(r'<nav[^>]*aria-label="Breadcrumb".*?</nav>', get(as_user(app, people["organizer"]), url),
+                       re.S)
+    assert '<a href="/my/contracts">Contracts</a>' in crumbs.group(0)
