@@ -468,3 +468,23 @@ def test_the_scorecard_writes_the_bids_days_as_the_app_does(app, client, sf, sce
     assert data["opening_date"] not in page
     if data.get("bank_guarantee"):
         assert f"valid until {format_day(date.fromisoformat(data['bank_guarantee']['valid_until']))}" in page
+
+
+def test_a_wcoc_member_arriving_is_shown_the_scorecards_they_have_to_submit(app, client, sf, event):
+    a = sf.bid(event, city="Lviv", host="UKR")
+    b = sf.bid(event, city="Sochi", host="RUS")
+    member = sf.member(federation="GER", name="Anna")
+    sf.status(event, "scoring")
+    as_user(client, app, member)
+    home = _page_text(client.get("/").get_data(as_text=True))
+    assert ("What you have to do FIDE Women's World Championship Match 2015: declare your conflicts of interest, "
+            "then score the bids") in home
+    sf.declare(event, member)
+    sf.score(a, member, "4")
+    home = client.get("/").get_data(as_text=True)
+    with app.app_context():
+        sochi = db.session.get(Bid, b).title
+    assert (f"FIDE Women&#39;s World Championship Match 2015: 1 of 2 scorecards to submit ({sochi})</a>") in home
+    assert f'<a href="/events/{SLUG}/scoring/">' in home
+    sf.score(b, member, "3")
+    assert 'id="todo"' not in client.get("/").get_data(as_text=True)  # nothing left to do
