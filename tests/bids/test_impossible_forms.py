@@ -37,6 +37,7 @@ def test_a_draft_in_a_decided_call_is_shown_with_why_it_cannot_be_saved(client, 
     for section in ("money", "hotel", "signature"):
         page = unescape(client.get(f"/bids/{bid_id}/edit/{section}").get_data(as_text=True))
         assert f"{why} The bid is shown as saved." in page, section
+        assert "Saving keeps a draft" not in page, section  # a draft that cannot be saved is not told it can
         form = read_form(page)
         assert not [b for b in form.buttons if b.get("type") == "submit"], section  # no Save, no add-rate, no upload
         assert "<fieldset disabled" in page
@@ -55,6 +56,7 @@ def test_an_open_draft_is_still_offered_its_form(client, app, practice, sf, make
     names = [b.get("value") for b in read_form(page).buttons]
     assert names[0] == "save" and "add_rate" in names and "next" in names  # Save comes first: Enter saves
     assert "draft-refusal" not in page and "<fieldset disabled" not in page
+    assert "Saving keeps a draft; the rules below are checked when you submit." in page
 
 
 def test_the_weights_of_a_decided_call_are_shown_not_offered(client, app, event, login_as):
