@@ -87,3 +87,27 @@ def test_the_secretariat_editing_a_federations_draft_is_told_on_whose_behalf(cli
     owner_client = app.test_client()
     login(owner_client, "ukr@example.org")
     assert "Editing on behalf of" not in owner_client.get(f"/bids/{bid_id}/edit/money").get_data(as_text=True)
+
+
+def test_a_room_rate_line_can_be_removed(client, app, practice, sf, make):
+    owner = make.user(email="rates@example.org", roles=("bidder",), federation="UKR")
+    bid_id = sf.bid(practice, status="draft", owner_id=owner)
+    login(client, "rates@example.org")
+    page = client.get(f"/bids/{bid_id}/edit/hotel").get_data(as_text=True)
+    form = read_form(page)
+    data = {**dict(form.fields), "room_rates-0-room_type": "Single", "room_rates-0-eur_per_night": "90.00",
+            "room_rates-1-room_type": "Double", "room_rates-1-eur_per_night": "120.00",
+            "action": "remove_rate:0"}
+    response = client.post(f"/bids/{bid_id}/edit/hotel", data=data)
+    assert response.status_code == 200
+    page = unescape(response.get_data(as_text=True))
+    assert "The room rate line (Single) is removed below; save to keep the change." in page
+    assert 'value="Double"' in page and 'value="Single"' not in page
+    assert "Remove this room rate" in page
+    data = {k: v for k, v in data.items() if not k.startswith("room_rates-0-")} | {"action": "save"}
+    assert client.post(f"/bids/{bid_id}/edit/hotel", data=data).status_code == 302
+    with app.app_context():
+        from bids.models import Bid
+
+        rates = db.session.get(Bid, bid_id).to_data().room_rates
+    assert [r.room_type for r in rates] == ["Double"]
