@@ -257,8 +257,9 @@ def _check_venue(reg: Regulation, bid: BidData) -> list[Finding]:
         _finding("15.2b.venue_city", reg.citation("venue"), "venue_city", _given(bid.venue_city),
                  "the bid must give the city of the proposed venue."),
         _finding("15.2b.venue_country", reg.citation("venue"), "venue_country", is_country_code(bid.venue_country),
-                 "the bid must give the country of the proposed venue by its two-letter ISO code, for example "
-                 f"{example} for {country_name(example)}.", _text_value(bid.venue_country)),
+                 "the bid must give the country of the proposed venue: choose it from the list of countries (a "
+                 f"file or the API gives its two-letter code, for example {example} for {country_name(example)}).",
+                 _text_value(bid.venue_country)),
     ]
 
 

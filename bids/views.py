@@ -143,6 +143,8 @@ def _render_view(bid: Bid, *, reject_form=None, consultation_form=None, late_for
     secretariat = current_user.has_role(Role.ADMIN)
     late_admission_possible = services.late_admission_refusal(bid, current_user, now) is None
     consultation = consultation_of(bid)
+    if consultation is None:  # Art. 15.1's rule decides the offer: no consultation, no form (a refused one neither)
+        consultation_form = None
     if secretariat:
         if reject_form is None and BidAction.REJECT in actions:
             reject_form = _reject_form(bid)
@@ -193,6 +195,15 @@ def edit(bid_id: int, section: str):
         elif request.form.get("action") == "add_rate" and section == "hotel":
             form.room_rates.append_entry()
             flash("A line for another room rate is added below; save to keep it.", "info")
+        elif (request.form.get("action") or "").startswith("remove_rate:") and section == "hotel":
+            index = request.form["action"].removeprefix("remove_rate:")
+            entries = form.room_rates.entries
+            if index.isdigit() and int(index) < len(entries):
+                removed = entries.pop(int(index))
+                if not entries:  # the form always shows one line to fill in
+                    form.room_rates.append_entry()
+                what = removed.form.room_type.data or "an empty line"
+                flash(f"The room rate line ({what}) is removed below; save to keep the change.", "info")
         elif form.validate():
             values, rates = values_from_form(section, form)
             try:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import enum
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date
 
@@ -46,6 +46,20 @@ def vote_recusal(member_federation: str | None, hosts: dict[int, str | None]) ->
     if not member_federation:
         return []
     return sorted(bid_id for bid_id, host in hosts.items() if host == member_federation)
+
+
+def not_voted_sentence(not_voted: Sequence[str], eligible: int) -> str:
+    """Who of the Board has still to vote: "2 of 5 members have not voted: Ana Ruiz, Ole Berg." over the `eligible`
+    members who may vote (active, not recused), `not_voted` the names of those of them without a vote. Raises
+    nothing."""
+    n = len(not_voted)
+    if eligible == 0:
+        return ("No member of the Presidential Board may vote on this call: none has an account, or every one is "
+                "recused.")
+    if n == 0:
+        return ("The only member who may vote has voted." if eligible == 1 else
+                f"Every one of the {eligible} members who may vote has voted.")
+    return f"{n} of {eligible} members {'has' if n == 1 else 'have'} not voted: {', '.join(not_voted)}."
 
 
 @dataclass(frozen=True)

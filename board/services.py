@@ -423,6 +423,15 @@ def board_members(event: Event):
                               .order_by(User.name)).all()
 
 
+def members_not_voted(event: Event, bids: list[Bid] | None = None) -> tuple[list[User], int]:
+    """(the board members who may vote and have not, how many may vote): active members not recused from the bids
+    before the Board (or `bids`)."""
+    bids = bids_before_board(event) if bids is None else bids
+    eligible = [m for m in board_members(event) if not recused_from_vote(event, m, bids)]
+    voted = set(db.session.scalars(select(Vote.member_id).where(Vote.event_id == event.id)))
+    return [m for m in eligible if m.id not in voted], len(eligible)
+
+
 def _counted_votes(event: Event, bids: list[Bid]) -> tuple[list[Vote], list[str]]:
     """The votes that count (members not recused from `bids`) and the names of the recused members."""
     recused = {m.id: m.name for m in board_members(event) if recused_from_vote(event, m, bids)}

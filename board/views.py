@@ -28,7 +28,7 @@ from board.forms import (
     method_choices,
 )
 from board.models import Decision, Dossier, DossierView, Vote
-from board.rules import DecisionError, dossiers_open
+from board.rules import DecisionError, dossiers_open, not_voted_sentence
 from core import outbox
 from core.auth import Role, roles_required
 from core.db import db, utcnow, writes_on_get
@@ -38,6 +38,7 @@ from core.storage import StoredFileError, read_verified, refused, send_bytes, se
 from core.templating import register_nav
 from events.models import Event
 from events.views import event_or_404
+from finance.rules import contract_article
 from scoring.visibility import sight
 
 bp = Blueprint("board", __name__, url_prefix="/board")
@@ -127,6 +128,7 @@ def _render_call(event, *, ruling_refused: dict | None = None):
         latest=latest, seen=seen, decided_documents=reviewed is not None,
         decision=decision, vote=vote, recused=recused, vote_form=vote_form, can_vote=services.voting_open(event),
         outcome=_outcome(listed), tally=services.current_tally(event) if is_open else None,
+        not_voted=_not_voted(event, bids) if is_open and decision is None else None,
         decision_form=_decision_form(event, bids) if is_open and decision is None else None,
         wcoc=_wcoc_members(), consultations=_consultations_of(listed),
         consultation_rule=event.regulation.consultation,
@@ -134,6 +136,11 @@ def _render_call(event, *, ruling_refused: dict | None = None):
         ruling_form=PresidentRulingForm(), ruling_refused=ruling_refused,
         unforeseen=event.regulation.citation("unforeseen"),
         ruling_grounds=RULING_GROUNDS), (422 if ruling_refused else 200)
+
+
+def _not_voted(event, bids) -> str:
+    missing, eligible = services.members_not_voted(event, bids)
+    return not_voted_sentence([m.name for m in missing], eligible)
 
 
 def _consultations_of(bids) -> dict:
@@ -407,11 +414,8 @@ def _notify(decision: Decision) -> None:
     """Say at once what became of the bidders' notices: written into the outbox with the decision, they go out
     from there whatever the mail server does now."""
     counts = outbox.counts(about=("decision", decision.id))
-    queued = sum(counts.values())
-    sending = ("Mail is off on this server: they wait in the outbox." if not current_app.config.get("MAIL_ENABLED")
-               else "They are being sent now; the outbox shows each one's delivery.")
-    flash(f"The decision is recorded; the call is decided. {queued} notice(s) to the bidders are queued. {sending}",
-          "success")
+    flash("The decision is recorded; the call is decided. " + outbox.written_sentence(
+        counts, what="notices to the bidders", mail_enabled=bool(current_app.config.get("MAIL_ENABLED"))), "success")
 
 
 @bp.route("/<slug>/decision")
@@ -435,7 +439,8 @@ def _decision_page(event, form=None, status: int = 200):
     notices = outbox.counts(about=("decision", notified.id)) if notified is not None else {}
     return render_template("board/decision.html", event=event, decision=current, history=history,
                            names=tally_names(current), notices=notices, notified=notified,
-                           form=form, wcoc=_wcoc_members(), checkpoint=services.decision_checkpoint(current)), status
+                           form=form, wcoc=_wcoc_members(), checkpoint=services.decision_checkpoint(current),
+                           contract_article=contract_article(event.regulation)), status
 
 
 @bp.route("/<slug>/decision/correct", methods=["POST"])

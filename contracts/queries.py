@@ -18,7 +18,15 @@ from bids.models import Bid
 from contracts.lifecycle import ContractStatus, may_view_contract
 from contracts.models import Contract, MatchResult, Milestone, Payment, PrizeDeduction
 from contracts.rules.reminders import ReminderKind, reminder_kind
-from contracts.rules.tracker import MilestoneStatus, Totals, guarantee_warnings, milestone_status, totals
+from contracts.rules.tracker import (
+    MilestoneStatus,
+    ScheduleGlance,
+    Totals,
+    guarantee_warnings,
+    milestone_status,
+    schedule_glance,
+    totals,
+)
 from core.auth import Role
 from core.db import db
 
@@ -159,6 +167,11 @@ def tracker(contract: Contract, as_of: date, *, due_soon_days: int, guarantee_wa
                                       outstanding=sums.organizer_outstanding, last_due=max(unpaid, default=None),
                                       warn_days=guarantee_warning_days)
     return Tracker(contract=contract, as_of=as_of, rows=rows, totals=sums, warnings=warnings)
+
+
+def glance(contract: Contract, as_of: date, due_soon_days: int) -> ScheduleGlance:
+    """What is overdue on `contract` on `as_of`, and what falls due next (contracts.rules.schedule_glance)."""
+    return schedule_glance((m.title, m.milestone_kind, status_of(m, as_of, due_soon_days)) for m in contract.milestones)
 
 
 def due_reminders(as_of: date, due_soon_days: int) -> list[tuple[Milestone, ReminderKind, MilestoneStatus]]:

@@ -630,37 +630,61 @@ def _check_key(key: str) -> str:
     return key
 
 
+def _received_on_problem(milestone: Milestone, received_on: date, now: datetime) -> str | None:
+    if received_on > now.date():
+        return f"The day the money was received cannot be after today ({format_day(now.date())})."
+    earliest = min(milestone.contract.bid.event.created_at.date(),
+                   milestone.contract.regulation.event.bid_deadline.date())
+    return implausible_day(received_on, what="the day the money was received", earliest=earliest,
+                           earliest_is="this call existed", today=now.date(), days_ahead=queries.sane_days_ahead())
+
+
+def payment_problems(milestone: Milestone, *, amount: Decimal | None, received_on: date | None,
+                     now: datetime) -> dict[str, str]:
+    """Everything wrong with a payment about to be recorded, by form field ("received_on", "amount"), all at
+    once; a value None (not entered, or not readable) is not checked. Reads what is outstanding as it stands: the
+    service checks again under its lock. Raises nothing."""
+    problems = {}
+    if received_on is not None:
+        problem = _received_on_problem(milestone, received_on, now)
+        if problem:
+            problems["received_on"] = problem
+    if amount is not None:
+        # What the milestone calls for less what was paid: a prize balance is owed less its deductions.
+        outstanding = max(queries.amount_owed(milestone) - _recorded_total(milestone.id), Decimal("0.00"))
+        try:
+            check_payment(article=milestone.article, title=milestone.title, amount=amount, outstanding=outstanding,
+                          is_cap=milestone.is_cap, cap=milestone.amount)
+        except PaymentRefused as exc:
+            problems["amount"] = str(exc)
+    return problems
+
+
 def record_payment(milestone: Milestone, *, amount: Decimal, received_on: date, reference: str, note: str,
                    idempotency_key: str, actor: User, now: datetime) -> tuple[Payment, bool]:
     """Record money received against a milestone (Art. 15.6.2); part payments are allowed.
 
     Returns (payment, created): a form sent twice with the same one-time key is recorded once, and the second
     call returns the first payment with created=False. The milestone row is locked first, so two writers
-    cannot both fit under what is outstanding. Raises ContractError when the contract is not in force, the
-    date lies in the future, or the payment would exceed what is outstanding ("Art. 15.6.2: €X is outstanding
-    on <milestone>; a payment of €Y would exceed it."). Writes `payment.record` to the audit log.
+    cannot both fit under what is outstanding. Raises ContractError when the contract is not in force, or, with
+    every problem in its `errors` by field (`payment_problems`), when the date lies in the future or is
+    implausible and when the payment would exceed what is outstanding ("Art. 15.6.2: €X is outstanding on
+    <milestone>; a payment of €Y would exceed it."). Writes `payment.record` to the audit log.
     """
     key = _check_key(idempotency_key)
     _check_in_force(milestone)
     found = _existing(milestone.id, key)
     if found is not None:
         return found, False
-    if received_on > now.date():
-        raise ContractError(f"The day the money was received cannot be after today ({format_day(now.date())}).",
-                            "received_on")
-    _check_day(milestone.contract, received_on, what="the day the money was received", now=now, field="received_on")
     _lock_call(milestone.contract)  # a deduction reads what is left of a prize balance inside the same lock
     _lock(milestone)
     found = _existing(milestone.id, key)  # the other writer we waited for may have been this same form
     if found is not None:
         return found, False
-    # What the milestone calls for less what was paid: a prize balance is owed less its deductions.
-    outstanding = max(queries.amount_owed(milestone) - _recorded_total(milestone.id), Decimal("0.00"))
-    try:
-        check_payment(article=milestone.article, title=milestone.title, amount=amount, outstanding=outstanding,
-                      is_cap=milestone.is_cap, cap=milestone.amount)
-    except PaymentRefused as exc:
-        raise ContractError(str(exc), "amount") from None
+    problems = payment_problems(milestone, amount=amount, received_on=received_on, now=now)
+    if problems:
+        field, message = next(iter(problems.items()))
+        raise ContractError(message, field, errors=problems)
     payment = Payment(kind="payment", amount=amount, received_on=received_on, reference=(reference or "").strip(),
                       note=(note or "").strip(), idempotency_key=key, recorded_at=now,
                       recorded_by_id=getattr(actor, "id", None))

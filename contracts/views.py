@@ -40,7 +40,7 @@ from contracts.lifecycle import ContractStatus, allowed_actions
 from contracts.models import Contract, Milestone, Payment
 from contracts.rules.result import MatchOutcome
 from contracts.rules.terms import fill_blank_due_dates
-from core import audit, outbox
+from core import outbox
 from core.auth import Role, roles_required
 from core.db import db, utcnow, writes_on_get
 from core.money import format_day, format_eur
@@ -93,8 +93,11 @@ def _tracker(contract: Contract, as_of):
 def index():
     contracts = queries.contracts_for_admin()
     outstanding = {c.id: queries.outstanding_total(c) for c in contracts}
-    return render_template("contracts/index.html", contracts=contracts, outstanding=outstanding,
-                           waiting=queries.selected_without_contract())
+    as_of, error = _as_of()
+    glance = {c.id: queries.glance(c, as_of, queries.due_soon_days()) for c in contracts if c.state.in_force}
+    return render_template("contracts/index.html", contracts=contracts, outstanding=outstanding, glance=glance,
+                           as_of=as_of, as_of_error=error, waiting=queries.selected_without_contract()), (
+        400 if error else 200)
 
 
 @bp.route("/my/contracts")
@@ -378,6 +381,14 @@ def milestone(contract_id: int, milestone_id: int):
     return _milestone_page(contract, _milestone_of(contract, milestone_id))
 
 
+def _field_errors(form, errors) -> None:
+    """Each message beside its field ({field: message}); a message of no field of the form above it."""
+    for name, message in errors.items():
+        target = form[name].errors if name in form else form.form_errors
+        if message not in target:
+            target.append(message)
+
+
 @bp.route("/contracts/<int:contract_id>/milestones/<int:milestone_id>/payments", methods=["POST"])
 @roles_required(Role.ADMIN)
 def record_payment(contract_id: int, milestone_id: int):
@@ -385,6 +396,9 @@ def record_payment(contract_id: int, milestone_id: int):
     m = _milestone_of(contract, milestone_id)
     form = PaymentForm()
     if not form.validate_on_submit():
+        # What the form could read is checked too, so that every problem is reported at once.
+        readable = {name: form[name].data if not form[name].errors else None for name in ("amount", "received_on")}
+        _field_errors(form, services.payment_problems(m, **readable, now=utcnow()))
         return _milestone_page(contract, m, form=form, status=422)
     key = form.idempotency_key.data
     amount, received_on = form.amount.data, form.received_on.data
@@ -396,7 +410,7 @@ def record_payment(contract_id: int, milestone_id: int):
         db.session.commit()
     except services.ContractError as exc:
         db.session.rollback()
-        (form[exc.field].errors.append(str(exc)) if exc.field in form else form.form_errors.append(str(exc)))
+        _field_errors(form, exc.errors or {exc.field or "": str(exc)})
         return _milestone_page(contract, m, form=form, status=422)
     except IntegrityError:
         # Most likely the same form sent twice at once, and the other request recorded it; say so only if it did.
@@ -407,10 +421,8 @@ def record_payment(contract_id: int, milestone_id: int):
             return redirect(url_for("contracts.milestone", contract_id=contract.id, milestone_id=m.id))
         created = False
     if created:
-        # The log's head right after the payment's entry: shown so it can be kept outside the database.
-        head = audit.checkpoint_of(payment, "payment.record")
         flash(f"{format_eur(payment.amount)} received on {format_day(payment.received_on)} is recorded against "
-              f"{m.title}. Audit checkpoint after this payment: {head}.", "success")
+              f"{m.title}. The audit log keeps who recorded it and when.", "success")
     else:
         flash("This payment was already recorded (the form was sent more than once); it is recorded once.", "info")
     return redirect(url_for("contracts.milestone", contract_id=contract.id, milestone_id=m.id))

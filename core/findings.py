@@ -86,6 +86,19 @@ class Finding:
         """The report repeats what was entered (a failure, or a sanity check's warning) when something was."""
         return bool(self.value) and self.outcome.shows_entered_value
 
+    @property
+    def entered_text(self) -> str:
+        """The report's "Entered" cell: what was entered, else why nothing is there ("not attached yet" for a
+        document to attach, "nothing entered" for a failed check or a warning, a dash where no figure belongs).
+        Raises nothing."""
+        if self.value:
+            return self.value
+        if self.outcome is Outcome.PENDING:
+            return "not attached yet"
+        if self.outcome in _SHOWS_ENTERED_VALUE:
+            return "nothing entered"
+        return "—"
+
     def as_text(self) -> str:
         """"Art. 15.2(c): ... (you entered €150,000.00)." as shown in a form and printed by the CLI."""
         text = f"{self.cite}: {self.message}"

@@ -29,7 +29,7 @@ import re
 import smtplib
 import threading
 import uuid
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from email.message import EmailMessage
@@ -434,6 +434,29 @@ def counts(*, about: tuple[str, int] | None = None, user_id: int | None = None) 
     if user_id is not None:
         query = query.where(OutboxMessage.user_id == user_id)
     return {status: n for status, n in db.session.execute(query)}
+
+
+def written_sentence(counts: Mapping[str, int], *, what: str, mail_enabled: bool) -> str:
+    """What became of the messages a change just wrote, for the person who made it, from their `counts` by status
+    (`counts`) and whether this server delivers mail: "2 notices to the bidders are in the outbox and are being
+    sent now; …", or, mail delivery off, that they wait in the outbox (not a failure). `what` is the plural noun
+    ("notices to the bidders"); its singular drops the s of the first word. Raises nothing."""
+    total = sum(counts.values())
+    first, _, rest = what.partition(" ")
+    one = f"{first.removesuffix('s')} {rest}".strip()
+    if total == 0:
+        return f"No {one} was written: there was no one to write to."
+    noun = what if total != 1 else one
+    held = f"{total} {noun} {'is' if total == 1 else 'are'} in the outbox"
+    if not mail_enabled:
+        return (f"{held}. Mail delivery is off on this server, so {'it waits' if total == 1 else 'they wait'} there "
+                f"and {'goes' if total == 1 else 'go'} out once delivery is turned on.")
+    sent, failed = counts.get(MessageStatus.SENT.value, 0), counts.get(MessageStatus.FAILED.value, 0)
+    if sent == total:
+        return f"{held} and {'was' if total == 1 else 'were'} sent."
+    so_far = f" ({sent} sent so far)" if sent else ""
+    trouble = f"; {failed} could not be delivered" if failed else ""
+    return f"{held} and being sent now{so_far}{trouble}; the outbox shows each one's delivery."
 
 
 def oldest_unsent(at: datetime) -> timedelta | None:

@@ -29,6 +29,25 @@ def nav_items(user) -> list[dict]:
             if roles is None or held.intersection(roles)]
 
 
+# (roles, provider): each package says what a user holding one of `roles` has to do now, as (sentence, url) pairs,
+# shown on the home page where they arrive after logging in.
+TODO: list[tuple[tuple[Role, ...], Callable[[Any], list[tuple[str, str]]]]] = []
+
+
+def register_todo(role: Role | tuple[Role, ...], provider: Callable[[Any], list[tuple[str, str]]]) -> None:
+    """Add what `provider(user)` says a user holding `role` (one of several) has to do now. Registering the same
+    provider twice adds it once."""
+    if not any(p is provider for _, p in TODO):
+        TODO.append((role if isinstance(role, tuple) else (role,), provider))
+
+
+def todo_items(user) -> list[dict]:
+    """The user's to-do on arrival: every registered provider of a role they hold, in the order registered."""
+    held = user.role_set
+    return [{"text": text, "url": url} for roles, provider in TODO if held.intersection(roles)
+            for text, url in provider(user)]
+
+
 # An id no row has, standing in for the ids while a URL is built once (`id_url`).
 _MARKER = 918_273_645_546_372_819
 
@@ -59,6 +78,7 @@ def init_templating(app) -> None:
     app.jinja_env.globals["Role"] = Role
     app.jinja_env.globals["sort_url"] = _sort_url
     app.jinja_env.globals["nav_items"] = nav_items
+    app.jinja_env.globals["todo_items"] = todo_items
     register_nav(90, Role.ADMIN, "Users", "accounts.users")
     app.jinja_env.trim_blocks = True
     app.jinja_env.lstrip_blocks = True

@@ -3,13 +3,20 @@
 
 from __future__ import annotations
 
-from flask import Blueprint, current_app, jsonify
+from flask import Blueprint, current_app, jsonify, send_from_directory
 from sqlalchemy import text
 
 from core.db import db
 from core.readiness import run_checks
 
 bp = Blueprint("core", __name__)
+
+
+@bp.route("/favicon.ico")
+def favicon():
+    """The site's icon where browsers look for it first (base.html links the same file)."""
+    return send_from_directory(current_app.static_folder or "static", "favicon.ico",
+                               mimetype="image/vnd.microsoft.icon", max_age=86400)
 
 
 @bp.route("/healthz")

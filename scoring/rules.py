@@ -22,8 +22,9 @@ Arithmetic and rounding, stated once:
   panel, not a sample of it, and one member gives 0. It never exceeds half the range, so with the 2015
   thresholds (range 2, standard deviation 1) the standard-deviation test only fires together with the range
   test; it matters for data whose `disagreement_stdev` is below half its `disagreement_range`.
-* The prize-fund reference score is kept to two decimals, not rounded to the scale step: it is a guide shown
-  to the members, who then give a score on the scale.
+* The prize-fund reference score is a score the scale can take: the straight line's value rounded to the
+  nearest step of the scale (half up), so the members are never shown a score they could not give. The line's
+  value itself is kept beside it, to two decimals, and shown as what it is.
 """
 
 from __future__ import annotations
@@ -242,15 +243,7 @@ def score_problems(reg: Regulation, scores: Mapping[str, Decimal | int | None], 
 # ------------------------------------------------------------------------------- prize-fund reference
 
 
-def prize_fund_reference(reg: Regulation, prize_fund: Decimal | int) -> Decimal:
-    """The reference score for criterion 15.5(a) of a bid's prize fund, two decimals, half up.
-
-    `prize_fund_reference_at_minimum` at the call's minimum prize fund, `scale_max` at `prize_fund.target`,
-    on the straight line through those two points, clamped to scale_min..scale_max (so below the minimum it
-    keeps falling and stops at scale_min; above the target it stays at scale_max). Not rounded to the scale
-    step: it guides the members, who score on the scale. Raises TypeError for a non-number and ValueError
-    for a non-finite one.
-    """
+def _prize_fund_line(reg: Regulation, prize_fund: Decimal | int) -> Fraction:
     if not _is_number(prize_fund):
         raise TypeError(f"a prize fund is a Decimal or an int, got {prize_fund!r}")
     if not Decimal(prize_fund).is_finite():
@@ -259,19 +252,72 @@ def prize_fund_reference(reg: Regulation, prize_fund: Decimal | int) -> Decimal:
     low, high = Fraction(sc.prize_fund_reference_at_minimum), Fraction(sc.scale_max)
     slope = (high - low) / (Fraction(pf.target) - Fraction(pf.minimum))
     ref = low + (Fraction(prize_fund) - Fraction(pf.minimum)) * slope
-    ref = min(max(ref, Fraction(sc.scale_min)), Fraction(sc.scale_max))
-    return round_half_up(ref)
+    return min(max(ref, Fraction(sc.scale_min)), Fraction(sc.scale_max))
 
 
-def prize_fund_hint(reg: Regulation, criterion: str, prize_fund: str | None
-                    ) -> tuple[str, Decimal, Decimal] | None:
-    """The scorecard's hint for `criterion` (the one scored on the prize fund): (criterion, the bid's prize fund,
-    its reference score by prize_fund_reference), or None when the bid states no prize fund or the call has no
-    such criterion. Raises decimal.InvalidOperation for a prize fund that is not a number."""
+def nearest_on_scale(reg: Regulation, value: Fraction | Decimal | int) -> Decimal:
+    """The score of the scale nearest to `value` (a tie goes up), clamped to scale_min..scale_max: a value the
+    members can give. Raises nothing for a finite number."""
+    sc = reg.scoring
+    lo, step = Fraction(sc.scale_min), Fraction(sc.step)
+    steps = (Fraction(value) - lo) / step
+    n = (2 * steps.numerator + steps.denominator) // (2 * steps.denominator)  # floor(steps + 1/2)
+    score = min(max(lo + n * step, lo), Fraction(sc.scale_max))
+    return Decimal(score.numerator) / Decimal(score.denominator)
+
+
+def prize_fund_line_value(reg: Regulation, prize_fund: Decimal | int) -> Decimal:
+    """The straight line's value for a bid's prize fund, two decimals, half up: `prize_fund_reference_at_minimum`
+    at the call's minimum prize fund, `scale_max` at `prize_fund.target`, clamped to scale_min..scale_max (below
+    the minimum it keeps falling and stops at scale_min; above the target it stays at scale_max). Not a score the
+    scale need take (2.75 on a scale in steps of 0.5). Raises TypeError for a non-number and ValueError for a
+    non-finite one."""
+    return round_half_up(_prize_fund_line(reg, prize_fund))
+
+
+def prize_fund_reference(reg: Regulation, prize_fund: Decimal | int) -> Decimal:
+    """The reference score for the prize-fund criterion of a bid's prize fund: the line's value
+    (`prize_fund_line_value`, taken exactly) at the nearest score on the scale, a tie going up. Raises as
+    `prize_fund_line_value`."""
+    return nearest_on_scale(reg, _prize_fund_line(reg, prize_fund))
+
+
+@dataclass(frozen=True)
+class PrizeFundHint:
+    """The scorecard's hint for the criterion scored on the prize fund: the bid's prize fund, the reference score
+    (on the scale) and the line's value it was rounded from."""
+
+    criterion: str
+    prize_fund: Decimal
+    score: Decimal
+    line_value: Decimal
+
+    @property
+    def rounded(self) -> bool:
+        """True when the line's value is not itself a score of the scale."""
+        return self.line_value != self.score
+
+    def text(self, reg: Regulation, prize_fund_text: str) -> str:
+        """"Reference score from the prize fund of €250,000.00: 3 (the straight line from …)": the hint as
+        shown, the prize fund written by the caller (`prize_fund_text`, a formatted amount). Raises nothing."""
+        sc = reg.scoring
+        how = (f"{_num(self.line_value)} on the straight line from {_num(sc.prize_fund_reference_at_minimum)} at the "
+               f"minimum prize fund to {_num(sc.scale_max)} at the target, rounded to the nearest step of "
+               f"{_num(sc.step)} on the scale" if self.rounded else
+               f"on the straight line from {_num(sc.prize_fund_reference_at_minimum)} at the minimum prize fund "
+               f"to {_num(sc.scale_max)} at the target")
+        return (f"Reference score from the prize fund of {prize_fund_text}: {_num(self.score)} ({how}) — a "
+                f"suggestion only; the score is yours.")
+
+
+def prize_fund_hint(reg: Regulation, criterion: str, prize_fund: str | None) -> PrizeFundHint | None:
+    """The scorecard's hint for `criterion` (the one scored on the prize fund), or None when the bid states no
+    prize fund or the call has no such criterion. Raises decimal.InvalidOperation for a prize fund that is not a
+    number."""
     if not prize_fund or not any(c.key == criterion for c in reg.criteria):
         return None
     amount = Decimal(prize_fund)
-    return criterion, amount, prize_fund_reference(reg, amount)
+    return PrizeFundHint(criterion, amount, prize_fund_reference(reg, amount), prize_fund_line_value(reg, amount))
 
 
 # ------------------------------------------------------------------------------ per-criterion statistics
@@ -720,6 +766,42 @@ class BidResult:
                 "tied": self.tied, "scorecards": self.scorecards, "total": _dec(self.total), "note": self.note,
                 "criteria": [c.as_dict() for c in self.criteria],
                 "red_flags": [f.as_dict() for f in self.red_flags]}
+
+
+# A statement about how far the members agree compares scores: it needs at least two members' scorecards. A lead
+# that changes needs a rival: at least two bids with a total in the ranking in force. Gambit's reading of the
+# ranking, not a rule of the regulations.
+MIN_SCORECARDS_FOR_AGREEMENT = 2
+MIN_BIDS_FOR_A_LEAD = 2
+
+
+def agreement_sentence(result: BidResult, due: int) -> str | None:
+    """What the ranking page says of the members' agreement on one bid, or None when it says nothing here: the
+    criteria the members disagree on are listed instead, or the bid has no total.
+
+    With fewer than MIN_SCORECARDS_FOR_AGREEMENT counted scorecards nothing can be said of agreement
+    ("Only 1 of 2 members has scored this bid: agreement cannot be judged yet."); `due` is how many members are to
+    score the bid (those not recused). Raises nothing."""
+    if any(c.disagreement for c in result.criteria):
+        return None
+    n = result.scorecards
+    if n < MIN_SCORECARDS_FOR_AGREEMENT:
+        if due < MIN_SCORECARDS_FOR_AGREEMENT:
+            return (f"Only {due} member {'is' if due == 1 else 'are'} due to score this bid: agreement cannot be "
+                    f"judged.")
+        if n == 0:
+            return f"None of the {due} members has scored this bid: agreement cannot be judged yet."
+        return f"Only {n} of {due} members has scored this bid: agreement cannot be judged yet."
+    if result.total is None:
+        return None
+    return (f"The {n} members who scored this bid broadly agree on every criterion (no disagreement flagged)."
+            if n < due else "The members broadly agree on every criterion (no disagreement flagged).")
+
+
+def lead_can_change(bids_with_a_total: int) -> bool:
+    """True when a variation of the ranking can change the lead: at least MIN_BIDS_FOR_A_LEAD bids have a total
+    in the ranking in force (with one there is no rival to take the lead). Raises nothing."""
+    return bids_with_a_total >= MIN_BIDS_FOR_A_LEAD
 
 
 @dataclass(frozen=True)

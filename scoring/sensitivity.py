@@ -56,6 +56,7 @@ from scoring.rules import (
     _integer_weights,
     _jsonable_id,
     check_weights,
+    lead_can_change,
     leaders_of,
     round_half_up,
     score_table,
@@ -439,9 +440,10 @@ def _variations(ctx: _Context) -> tuple[Variation, ...]:
     base = set(ctx.leaders)
     table, wint = ctx.table, ctx.wint
     out = []
+    contested = lead_can_change(len(ctx.scored))
 
     def add(kind: str, subject, leaders: tuple[BidId, ...], prefix: str) -> None:
-        changes = set(leaders) != base
+        changes = contested and set(leaders) != base
         out.append(Variation(kind, subject, leaders, changes,
                              f"{prefix}, {_leaders_text(ctx, leaders, still=not changes)}"))
 
@@ -488,7 +490,8 @@ def leave_one_out(reg: Regulation, scorecards: Scorecards, weights: Weights | No
                   member_names: Mapping[MemberId, str] | None = None) -> tuple[Variation, ...]:
     """The ranking without each member in turn, without each criterion of positive weight in turn (when
     there are at least two), and with medians instead of means; each says whether the leader changes
-    (a new leader, a tie for the lead, or no leader at all). Raises as `scoring.rules.rank_bids`."""
+    (a new leader, a tie for the lead, or no leader at all; never when fewer than two bids have a total, as
+    `scoring.rules.lead_can_change` says). Raises as `scoring.rules.rank_bids`."""
     return _variations(_context(reg, scorecards, weights, names, member_names))
 
 

@@ -19,12 +19,14 @@ from sqlalchemy import select
 from werkzeug.routing import BuildError
 
 from accounts.forms import EmptyForm
+from accounts.models import User
 from bids.data import EVALUATION_FIELDS
 from bids.models import Bid
 from core.auth import Role, roles_required
 from core.db import db, reads_first, utcnow, writes_on_get
-from core.templating import id_url, register_nav
+from core.templating import id_url, register_nav, register_todo
 from events.models import Event
+from events.rules import EventStatus
 from events.services import get_event
 from scoring import reading, services
 from scoring.charts import criteria_chart, first_places_chart
@@ -44,6 +46,7 @@ from scoring.queries import (
 from scoring.rules import (
     BidResult,
     admission_open,
+    agreement_sentence,
     prize_fund_hint,
     weight_shares,
     weights_change_needs_reason,
@@ -56,6 +59,7 @@ bp = Blueprint("scoring", __name__)
 
 @bp.record_once
 def _nav(state) -> None:
+    register_todo(Role.WCOC, _scorecards_due)
     register_nav(40, (Role.WCOC, Role.BOARD), "Scoring", "scoring.index")
     register_nav(41, Role.ADMIN, "Scoring", "scoring.admin_index")
 
@@ -128,6 +132,26 @@ def index():
 
 
 bp.add_url_rule("/admin/scoring", endpoint="admin_index", view_func=index)
+
+
+def _scorecards_due(member: User) -> list[tuple[str, str]]:
+    """A WCOC member's to-do on arrival, for each call in scoring: the declaration of conflicts to confirm first,
+    or the scorecards still to submit."""
+    out = []
+    for event in db.session.scalars(select(Event).where(Event.status == EventStatus.SCORING.value)
+                                    .order_by(Event.id)):
+        data = load_scoring(event)
+        if declaration_required(member, event, data=data):
+            out.append((f"{event.title}: declare your conflicts of interest, then score the bids",
+                        url_for("scoring.conflicts", slug=event.slug)))
+            continue
+        due = data.due(member)
+        left = [b for b in due if not ((c := data.card(b, member)) and c.is_submitted)]
+        if left:
+            out.append((f"{event.title}: {len(left)} of {len(due)} scorecard{'s' if len(due) != 1 else ''} to "
+                        f"submit ({', '.join(b.title for b in left)})",
+                        url_for("scoring.my_scorecards", slug=event.slug)))
+    return out
 
 
 # ------------------------------------------------------------------------------------------- conflicts
@@ -341,7 +365,8 @@ def ranking(slug: str):
         values = (bid.id, bid.title, bid.admitted_reason, scored[:1].upper() + scored[1:])
         links = (bid_link(bid.id), details_link(bid.id))
         card = report.kept("bid_card", (*values, *links, shown), partial(
-            bid_card, b, *values, _chart(report, b, reg, bid.title), reading.disagreements(b), *links, shown, out_of))
+            bid_card, b, *values, _chart(report, b, reg, bid.title), reading.disagreements(b),
+            agreement_sentence(b, report.expected(bid)), *links, shown, out_of))
         rows.append(RankedRow(result=b, bid=bid, scored=scored, card=card))
     places = sensitivity.first_places
     places_chart = None if places is None else report.kept(

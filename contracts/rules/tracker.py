@@ -197,6 +197,45 @@ def totals(rows: Iterable[tuple[MilestoneKind, MilestoneStatus]]) -> Totals:
     return Totals(**s)
 
 
+@dataclass(frozen=True)
+class NextDue:
+    """The next milestone to fall due: its title, day, what is outstanding on it and whether FIDE pays it."""
+
+    title: str
+    due: date
+    outstanding: Decimal
+    fide_pays: bool
+
+
+@dataclass(frozen=True)
+class ScheduleGlance:
+    """A contract's schedule at a glance, for the list of contracts: what is overdue (by the organizer, by FIDE)
+    and on how many milestones, and the next milestone to fall due (None when none is left)."""
+
+    organizer_overdue: Decimal
+    fide_overdue: Decimal
+    overdue_count: int
+    next_due: NextDue | None
+
+
+def schedule_glance(rows: Iterable[tuple[str, MilestoneKind, MilestoneStatus]]) -> ScheduleGlance:
+    """From (title, kind, status on the day) of each milestone: the overdue amounts and count, and the milestone
+    with the earliest day among those not settled, not overdue and with a day set (the first in the order given
+    on the same day). At-cost items are never due. Raises nothing."""
+    overdue = {True: ZERO, False: ZERO}
+    count = 0
+    upcoming: NextDue | None = None
+    for title, kind, st in rows:
+        if kind is MilestoneKind.AT_COST or st.settled:
+            continue
+        if st.overdue:
+            overdue[kind.organizer_pays] += st.outstanding
+            count += 1
+        elif st.due is not None and st.outstanding > 0 and (upcoming is None or st.due < upcoming.due):
+            upcoming = NextDue(title, st.due, st.outstanding, not kind.organizer_pays)
+    return ScheduleGlance(overdue[True], overdue[False], count, upcoming)
+
+
 # -------------------------------------------------------------------------------------------- payments
 
 

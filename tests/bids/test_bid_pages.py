@@ -457,3 +457,26 @@ def test_the_inspection_invitation_covers_all_expenses_not_only_travel_and_hotel
             f"hotel expenses, and, as Art. {preg.inspection.also_article} requires, every other expense.") in html
     public = client.get(f"/events/{preg.event.slug}").get_data(as_text=True)
     assert "with all expenses paid by the bidder (travel and hotel, and every other)" in public
+
+
+def test_the_compliance_report_never_leaves_the_entered_cell_blank(client, app, login_as):
+    login_as("bidder", email="ukr2@example.org", federation="UKR", applicant_type="federation",
+             organisation="Ukrainian Chess Federation")
+    bid_id = start_bid(client)
+    view = client.get(f"/bids/{bid_id}").get_data(as_text=True)
+    table = view.split('<table class="table compliance">', 1)[1].split("</table>", 1)[0]
+    cells = re.findall(r'<tr class="outcome-row-[^"]*">\s*<td>.*?</td>\s*<td>.*?</td>\s*<td>(.*?)</td>', table, re.S)
+    assert cells and all(c.strip() for c in cells)
+    assert "nothing entered" in cells
+
+
+def test_the_country_is_asked_for_by_name_not_by_iso_code(client, app, login_as):
+    login_as("bidder", email="ukr3@example.org", federation="UKR", applicant_type="federation",
+             organisation="Ukrainian Chess Federation")
+    bid_id = start_bid(client)
+    form = client.get(f"/bids/{bid_id}/edit/dates_venue").get_data(as_text=True)
+    select = re.search(r'<select[^>]*name="venue_country".*?</select>', form, re.S).group(0)
+    assert '<option value="UA">Ukraine</option>' in select
+    view = client.get(f"/bids/{bid_id}").get_data(as_text=True)
+    assert "the bid must give the country of the proposed venue: choose it from the list of countries" in view
+    assert "ISO" not in form and "ISO" not in view

@@ -60,6 +60,10 @@ def test_a_federations_bid_has_no_consultation_state_or_form(app, scored, make):
     page = admin.get(f"/bids/{scored['lviv']}").get_data(as_text=True)
     assert "Consultation of the host federation" not in page and 'id="consultation-form"' not in page
     assert "Pending" not in page and "/consultation" not in page
+    # A form sent all the same (an old tab, a crafted post) is refused, and the page it comes back on offers none.
+    refused = admin.post(f"/bids/{scored['lviv']}/consultation", data={"outcome": "", "note": ""})
+    assert refused.status_code == 422
+    assert 'id="consultation-form"' not in refused.get_data(as_text=True)
     board = admin.get("/board/fwwcm-2015").get_data(as_text=True)
     assert 'id="consultations"' not in board and 'id="consultation-' not in board  # no sponsor's bid before it
     api = admin.get(f"/api/v1/bids/{scored['lviv']}")

@@ -35,8 +35,8 @@ def test_notices_written_while_the_mail_server_is_down_reach_every_bidder_once_i
             "rationale": ""}, follow_redirects=True)
         page = response.get_data(as_text=True)
         assert response.status_code == 200
-        assert ("The decision is recorded; the call is decided. 3 notice(s) to the bidders are queued. They are "
-                "being sent now; the outbox shows each one&#39;s delivery.") in page
+        assert ("The decision is recorded; the call is decided. 3 notices to the bidders are in the outbox and being "
+                "sent now; the outbox shows each one&#39;s delivery.") in page
         with app.app_context():
             decision = db.session.scalars(select(Decision)).one()
             assert decision.bidders_notified

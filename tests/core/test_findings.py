@@ -68,3 +68,16 @@ def test_a_stored_finding_reads_back_the_same(outcome):
 def test_a_stored_finding_with_an_unknown_outcome_is_refused():
     with pytest.raises(ValueError):
         Finding.from_dict({"code": "x", "article": "", "field": "", "outcome": "maybe", "message": "?"})
+
+
+@pytest.mark.parametrize(("outcome", "value", "shown"), [
+    (Outcome.FAIL, "€150,000.00", "€150,000.00"),
+    (Outcome.FAIL, "", "nothing entered"),
+    (Outcome.WARNING, "", "nothing entered"),
+    (Outcome.PENDING, "", "not attached yet"),
+    (Outcome.PASS, "", "—"),
+    (Outcome.NOT_APPLICABLE, "", "—"),
+])
+def test_the_entered_cell_is_never_blank(outcome, value, shown):
+    finding = Finding("x", "15.2(c)", "prize_fund_eur", outcome, "The prize fund.", value)
+    assert finding.entered_text == shown

@@ -149,6 +149,7 @@ VISITS: list[Visit] = [
 # GET rules of the app that are not HTML pages a person reads, each with the reason it is not visited.
 EXCLUDED: dict[str, str] = {
     "static": "static files",
+    "core.favicon": "the site's icon",
     "core.healthz": "a plain-text health check for the load balancer",
     "core.readyz": "a JSON readiness check for the load balancer or the orchestrator",
     "bids.document": "an uploaded PDF, sent as a download",

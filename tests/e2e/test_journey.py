@@ -507,8 +507,8 @@ def test_journey_from_registration_to_overdue_payment(browser, live_server, mail
         assert registered == 2  # the two confirmations of step 1 and 2, nothing else yet
         page.get_by_role("button", name="Record the decision").click()
         page.wait_for_url(f"**/board/{SLUG}/decision")
-        expect(flash(page)).to_contain_text("The decision is recorded; the call is decided. 2 notice(s) to the "
-                                            "bidders are queued. They are being sent now")
+        expect(flash(page)).to_contain_text("The decision is recorded; the call is decided. 2 notices to the "
+                                            "bidders are in the outbox and being sent now")
         mailbox.wait_for(registered + 2)
         expect(page.locator("dl.facts")).to_contain_text(fed_title)
         president.shot("07-decision.png")

@@ -16,9 +16,12 @@ from pymcdm.methods import WSM
 
 from events.regulation import Criterion, default_event_file, load_regulation_file
 from scoring.rules import (
+    agreement_sentence,
     criterion_stats,
     default_weights,
+    on_scale,
     prize_fund_hint,
+    prize_fund_line_value,
     prize_fund_reference,
     rank_bids,
     round_half_up,
@@ -306,21 +309,51 @@ def test_red_flags_are_shown_but_do_not_exclude_or_reorder():
     assert z.rank == 3 and z.total == D("1.75")
 
 
+# ---------------------------------------------------------------------------------------- agreement
+
+
+@pytest.mark.parametrize(("cards", "due", "sentence"), [
+    ({"m1": ("4", "3", "2")}, 2, "Only 1 of 2 members has scored this bid: agreement cannot be judged yet."),
+    ({"m1": ("4", "3", "2")}, 4, "Only 1 of 4 members has scored this bid: agreement cannot be judged yet."),
+    ({"m1": ("4", "3", "2")}, 1, "Only 1 member is due to score this bid: agreement cannot be judged."),
+    ({}, 3, "None of the 3 members has scored this bid: agreement cannot be judged yet."),
+    ({"m1": ("4", "3", "2"), "m2": ("4", "3.5", "2")}, 2,
+     "The members broadly agree on every criterion (no disagreement flagged)."),
+    ({"m1": ("4", "3", "2"), "m2": ("4", "3.5", "2")}, 3,
+     "The 2 members who scored this bid broadly agree on every criterion (no disagreement flagged)."),
+    ({"m1": ("4", "3", "2"), "m2": ("1", "3", "2")}, 2, None),  # a disagreement: the criteria are listed instead
+])
+def test_agreement_is_judged_only_from_two_scorecards(cards, due, sentence):
+    scorecards = {"X": {m: dict(zip("abc", (D(v) for v in vs), strict=True)) for m, vs in cards.items()}}
+    result = rank_bids(small_reg(), scorecards).bid("X")
+    assert agreement_sentence(result, due) == sentence
+
+
 # ----------------------------------------------------------------------------- prize-fund reference
 
 
-@pytest.mark.parametrize(("prize_fund", "reference"), [
-    ("200000", "2.00"),     # the call's minimum
-    ("400000", "5.00"),     # the target
-    ("300000", "3.50"),     # half way
-    ("250001", "2.75"),     # 2.750015, two decimals
-    ("100000", "0.50"),     # below the minimum the line continues down
-    ("0", "0.00"),
-    ("-50000", "0.00"),     # clamped at the bottom of the scale
-    ("1000000", "5.00"),    # clamped at the top
+@pytest.mark.parametrize(("prize_fund", "line", "reference"), [
+    ("200000", "2.00", "2"),      # the call's minimum
+    ("400000", "5.00", "5"),      # the target
+    ("300000", "3.50", "3.5"),    # half way: on the scale already
+    ("250000", "2.75", "3"),      # between two steps of 0.5: the tie goes up
+    ("245000", "2.68", "2.5"),    # nearer 2.5
+    ("250001", "2.75", "3"),      # 2.750015, two decimals
+    ("100000", "0.50", "0.5"),    # below the minimum the line continues down
+    ("0", "0.00", "0"),
+    ("-50000", "0.00", "0"),      # clamped at the bottom of the scale
+    ("1000000", "5.00", "5"),     # clamped at the top
 ])
-def test_prize_fund_reference_score(prize_fund, reference):
+def test_prize_fund_reference_score_is_a_score_of_the_scale(prize_fund, line, reference):
+    assert prize_fund_line_value(REG, D(prize_fund)) == D(line)
     assert prize_fund_reference(REG, D(prize_fund)) == D(reference)
+    assert on_scale(REG, prize_fund_reference(REG, D(prize_fund)))
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(min_value=-10**7, max_value=10**7))
+def test_every_prize_fund_reference_is_on_the_scale(prize_fund):
+    assert on_scale(REG, prize_fund_reference(REG, D(prize_fund)))
 
 
 def test_prize_fund_reference_refuses_a_float():
@@ -330,7 +363,16 @@ def test_prize_fund_reference_refuses_a_float():
 
 def test_the_scorecard_hint_gives_the_reference_score_of_the_bids_prize_fund():
     key = REG.criteria[0].key
-    assert prize_fund_hint(REG, key, "250000.00") == (key, D("250000.00"), prize_fund_reference(REG, D("250000")))
+    hint = prize_fund_hint(REG, key, "250000.00")
+    assert (hint.criterion, hint.prize_fund, hint.score, hint.line_value) == (key, D("250000.00"), D("3"), D("2.75"))
+    assert hint.text(REG, "€250,000.00") == (
+        "Reference score from the prize fund of €250,000.00: 3 (2.75 on the straight line from 2 at the minimum "
+        "prize fund to 5 at the target, rounded to the nearest step of 0.5 on the scale) — a suggestion only; the "
+        "score is yours.")
+    on_line = prize_fund_hint(REG, key, "300000")
+    assert on_line.text(REG, "€300,000.00") == (
+        "Reference score from the prize fund of €300,000.00: 3.5 (on the straight line from 2 at the minimum prize "
+        "fund to 5 at the target) — a suggestion only; the score is yours.")
 
 
 @pytest.mark.parametrize(("criterion", "prize_fund"), [("a", None), ("a", ""), ("no such criterion", "250000.00")])

@@ -13,7 +13,7 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from events.regulation import Criterion, default_event_file, load_regulation_file
-from scoring.rules import rank_bids
+from scoring.rules import lead_can_change, rank_bids
 from scoring.sensitivity import (
     assess_sensitivity,
     dirichlet_first_place_shares,
@@ -221,6 +221,27 @@ def test_median_instead_of_mean_can_change_the_leader():
     (median,) = [v for v in leave_one_out(small_reg(), cards) if v.kind == "median"]
     assert median.changes_leader and median.leaders == ("X",)
     assert median.description == "with medians instead of means, X leads"
+
+
+def test_with_a_single_bid_with_a_total_no_variation_changes_the_lead():
+    one = {"X": {"m1": card(4, 3, 2)}, "Y": {}}
+    variations = leave_one_out(small_reg(), one, member_names={"m1": "Ms One"})
+    by = {(v.kind, v.subject): v for v in variations}
+    assert by[("member", "m1")].leaders == ()  # without its only scorer the bid has no total...
+    assert by[("member", "m1")].description == "without the scorecards of Ms One, no bid has a total"
+    assert not any(v.changes_leader for v in variations)  # ...but with no rival, no lead was there to change
+    assert assess_sensitivity(small_reg(), one).robust is None
+
+
+@pytest.mark.parametrize(("bids", "can"), [(0, False), (1, False), (2, True), (5, True)])
+def test_a_lead_can_change_only_with_two_bids_with_a_total(bids, can):
+    assert lead_can_change(bids) is can
+
+
+def test_with_two_bids_losing_every_total_still_changes_the_lead():
+    two = {"X": {"m1": card(4, 3, 2)}, "Y": {"m1": card(3, 3, 3)}}
+    (without,) = [v for v in leave_one_out(small_reg(), two) if v.kind == "member"]
+    assert without.leaders == () and without.changes_leader
 
 
 def test_zero_weight_criteria_are_not_left_out():

@@ -7,6 +7,7 @@ import io
 import re
 from datetime import date
 from decimal import Decimal
+from html import unescape
 
 import pytest
 from sqlalchemy import event as sa_event
@@ -204,12 +205,26 @@ def test_submitting_a_0_1_or_5_without_a_comment_shows_the_rule_beside_the_comme
 def test_the_form_shows_the_anchors_and_the_prize_fund_reference_without_filling_it_in(app, client, scene):
     as_user(client, app, scene["m1"])
     page = client.get(scorecard_url(scene["a"])).get_data(as_text=True)
-    assert "Reference score from the prize fund of €300,000.00: 3.50 — a suggestion only" in page
+    assert ("Reference score from the prize fund of €300,000.00: 3.5 (on the straight line from 2 at the minimum "
+            "prize fund to 5 at the target) — a suggestion only; the score is yours.") in page
     select_a = re.search(r'<select[^>]*name="score_a".*?</select>', page, re.S).group(0)
     assert '<option selected value="">Not scored yet</option>' in select_a
     assert '<option value="5">5 — Excellent</option>' in select_a and '<option value="3.5">3.5</option>' in select_a
     assert "The bid on playing conditions: The Potocki Palace hall" in page
     assert f'href="/bids/{scene["a"]}"' in page
+
+
+def test_the_reference_score_is_a_score_the_scale_can_take_and_the_line_value_is_labelled(app, client, sf, event):
+    between = sf.bid(event, city="Batumi", host="GEO", prize_fund=Decimal("250000.00"))
+    member = sf.member(federation="GER", name="Anna")
+    sf.status(event, "scoring")
+    sf.declare(event, member)
+    as_user(client, app, member)
+    page = unescape(client.get(scorecard_url(between)).get_data(as_text=True))
+    assert ("Reference score from the prize fund of €250,000.00: 3 (2.75 on the straight line from 2 at the minimum "
+            "prize fund to 5 at the target, rounded to the nearest step of 0.5 on the scale) — a suggestion only; the "
+            "score is yours.") in page
+    assert ": 2.75 —" not in page
 
 
 @pytest.mark.parametrize("status", ["closed", "deliberation"])
@@ -240,6 +255,11 @@ def test_reopen_through_the_page_and_its_refusal_after_scoring_closes(app, clien
 # ----------------------------------------------------------------------------------------- the ranking
 
 
+def _page_text(html: str) -> str:
+    return re.sub(r"\s+", " ", unescape(re.sub(r"<[^>]+>", " ", html)))
+
+
+
 def test_the_ranking_page_names_the_weights_version_and_the_sensitivity(app, client, sf, scene, login_as):
     for m in (scene["m1"], scene["m2"]):
         sf.score(scene["a"], m, "4")
@@ -257,6 +277,17 @@ def test_the_ranking_page_names_the_weights_version_and_the_sensitivity(app, cli
     assert client.post(f"/events/{SLUG}/scoring/weights", data=form).status_code == 302
     page = client.get(f"/events/{SLUG}/scoring/ranking").get_data(as_text=True)
     assert "Weights version 1 (changed" in page and "Equal weights, as the Board asked on 3 June" in page
+
+
+def test_with_one_scorecard_and_one_bid_the_ranking_claims_neither_agreement_nor_a_change_of_lead(
+        app, client, sf, scene, login_as):
+    sf.score(scene["a"], scene["m1"], "4")
+    login_as("admin")
+    page = _page_text(client.get(f"/events/{SLUG}/scoring/ranking").get_data(as_text=True))
+    assert "Only 1 of 2 members has scored this bid: agreement cannot be judged yet." in page
+    assert "broadly agree" not in page
+    assert "Without the scorecards of Anna, no bid has a total." in page
+    assert "The lead changes." not in page
 
 
 def test_a_non_compliant_bid_is_listed_apart_until_the_admin_admits_it(app, client, sf, scene, login_as):
@@ -437,3 +468,23 @@ def test_the_scorecard_writes_the_bids_days_as_the_app_does(app, client, sf, sce
     assert data["opening_date"] not in page
     if data.get("bank_guarantee"):
         assert f"valid until {format_day(date.fromisoformat(data['bank_guarantee']['valid_until']))}" in page
+
+
+def test_a_wcoc_member_arriving_is_shown_the_scorecards_they_have_to_submit(app, client, sf, event):
+    a = sf.bid(event, city="Lviv", host="UKR")
+    b = sf.bid(event, city="Sochi", host="RUS")
+    member = sf.member(federation="GER", name="Anna")
+    sf.status(event, "scoring")
+    as_user(client, app, member)
+    home = _page_text(client.get("/").get_data(as_text=True))
+    assert ("What you have to do FIDE Women's World Championship Match 2015: declare your conflicts of interest, "
+            "then score the bids") in home
+    sf.declare(event, member)
+    sf.score(a, member, "4")
+    home = client.get("/").get_data(as_text=True)
+    with app.app_context():
+        sochi = db.session.get(Bid, b).title
+    assert (f"FIDE Women&#39;s World Championship Match 2015: 1 of 2 scorecards to submit ({sochi})</a>") in home
+    assert f'<a href="/events/{SLUG}/scoring/">' in home
+    sf.score(b, member, "3")
+    assert 'id="todo"' not in client.get("/").get_data(as_text=True)  # nothing left to do
