@@ -25,8 +25,8 @@ from bids.models import Bid
 from core.auth import Role, roles_required
 from core.db import db, reads_first, utcnow, writes_on_get
 from core.templating import id_url, register_nav, register_todo
+from events.lifecycle import EventStatus
 from events.models import Event
-from events.rules import EventStatus
 from events.services import get_event
 from scoring import reading, services
 from scoring.charts import criteria_chart, first_places_chart
