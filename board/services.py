@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import io
 import json
-from collections.abc import Callable
 from datetime import date, datetime
 from pathlib import Path
 
@@ -43,6 +42,7 @@ from board.rules import (
 from core import audit
 from core.auth import Role
 from core.db import db, swap_state
+from core.hooks import Hook
 from core.pdf import render_pdf, sha256
 from core.signing import sign_issued
 from core.storage import store_file
@@ -481,16 +481,10 @@ def scoring_closed_on(event: Event) -> date | None:
     return at.date() if at is not None else None
 
 
-_CORRECTION_HOOKS: list[Callable] = []
-
-
-def on_correction(hook: Callable) -> Callable:
-    """Register hook(decision, *, superseded, actor, now), run inside the transaction of a correction that selects
-    another bid (contracts/ closes the old winner's contract there). A layer above the board registers it, so
-    the board never imports contracts. Registering twice runs it once."""
-    if hook not in _CORRECTION_HOOKS:
-        _CORRECTION_HOOKS.append(hook)
-    return hook
+# `after_correction(decision, *, superseded, actor, now)`, run inside the transaction of a correction that selects
+# another bid: contracts/ closes the old winner's contract there. A layer above the board provides it (app.py), so
+# the board never imports contracts.
+after_correction: Hook[..., object] = Hook("board.services.after_correction")
 
 
 ALREADY_DECIDED = ("A decision is recorded once the WCOC's scoring is closed, and only once; a mistake is mended "
@@ -564,7 +558,7 @@ def record_decision(event: Event, *, method: str, selected: Bid, rationale: str,
     First decision: a compare-and-swap of the call from "deliberation" to "decided" (two at once: one is
     recorded, the other refused), the selected bid to "selected" and the others before the Board to "not
     selected". Correction: a compare-and-swap of `corrects` from "in force" to "superseded", the bids moved where
-    the correction puts them and, when it selects another bid, the registered hooks run in the same transaction
+    the correction puts them and, when it selects another bid, the after_correction hook runs in the same transaction
     (contracts/ closes the old winner's contract to new payments).
 
     `method` "board_vote": the selected bid must be the one with the most votes of the members not recused (no
@@ -667,8 +661,7 @@ def record_decision(event: Event, *, method: str, selected: Bid, rationale: str,
         audit.record("decision.supersede", corrects, actor=actor, now=now, data={"by": decision.id})
     _move_bids(contest, selected, decision, actor=actor, now=now)
     if corrects is not None and corrects.selected_bid_id != selected.id:
-        for hook in _CORRECTION_HOOKS:
-            hook(decision, superseded=corrects, actor=actor, now=now)
+        after_correction(decision, superseded=corrects, actor=actor, now=now)
     audit.record("decision.correct" if corrects else "decision.record", decision, actor=actor, now=now,
                  data={"method": how.value, "selected": selected.id, "reviewed": reviewed,
                        "no_meeting_reason": decision.no_meeting_reason,

@@ -247,7 +247,8 @@ def close_for_correction(decision, *, superseded, actor: User, now: datetime) ->
     of the call's other bids to new payments (issued or signed: CLOSE, with the decision named; drafts:
     discarded). What was paid stays on record, and is refunded by reversing it. Each change is a
     compare-and-swap on the contract's status. Raises ContractError when a contract changed at the same moment.
-    Writes `contract.close` / `contract.discard` to the audit log. Registered with board.services below."""
+    Writes `contract.close` / `contract.discard` to the audit log. app.py provides it as the board's
+    after_correction hook."""
     selected = db.session.get_one(Bid, decision.selected_bid_id)
     reason = (f"Decision {superseded.id} was corrected by decision {decision.id} on {format_day(now.date())}, "
               f"which selects {selected.title}: {decision.correction_reason}")
@@ -267,8 +268,6 @@ def close_for_correction(decision, *, superseded, actor: User, now: datetime) ->
         closed.append(contract)
     return closed
 
-
-board_services.on_correction(close_for_correction)
 
 
 def prepare_correction(contract: Contract, *, reason: str, actor: User, now: datetime) -> Contract:
