@@ -19,7 +19,7 @@ from sqlalchemy.exc import IntegrityError
 from accounts.models import User
 from bids.lifecycle import BidStatus
 from bids.models import Bid
-from board import services as board_services
+from board import queries as board_queries
 from contracts import queries
 from contracts.models import Contract, MatchResult, Milestone, Payment, PrizeDeduction, Reminder
 from contracts.rules import (
@@ -156,7 +156,7 @@ def _selected_by(bid: Bid) -> dict[str, str]:
     """How the decision in force selected the bid: `selected_by` ("board_vote" or "president"; "" when none is
     recorded) and, for the President's decision, its `selection_grounds` (why no Board meeting could be held, the
     WCOC consulted and when). Raises nothing."""
-    decision = board_services.current_decision(bid.event)
+    decision = board_queries.current_decision(bid.event)
     if decision is None or decision.selected_bid_id != bid.id:
         return {"selected_by": "", "selection_grounds": ""}
     return {"selected_by": decision.method, "selection_grounds": decision.grounds}

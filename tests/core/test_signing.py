@@ -185,6 +185,7 @@ def test_the_dossier_prints_what_the_signatures_amount_to(app, scored, signing_c
     from accounts.models import User
     from bids.models import Bid, BidDocument
     from bids.services import recheck_document_signatures
+    from board import queries as board_queries
     from board import services as board
     from core.db import db, utcnow
 
@@ -213,7 +214,7 @@ def test_the_dossier_prints_what_the_signatures_amount_to(app, scored, signing_c
         for bid_key in ("lviv", "tbilisi", "madrid"):
             dossier = board.ensure_dossier(db.session.get(Bid, scored[bid_key]), actor=actor, now=utcnow(),
                                            upload_dir=upload_dir)
-            data = (board.dossier_dir(upload_dir) / dossier.stored_name).read_bytes()
+            data = (board_queries.dossier_dir(upload_dir) / dossier.stored_name).read_bytes()
             texts[bid_key] = " ".join(" ".join(p.extract_text() for p in PdfReader(io.BytesIO(data)).pages).split())
             assert signing.verify_issued(data).ok
         db.session.rollback()
