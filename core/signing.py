@@ -73,8 +73,8 @@ class _KeepFindings(logging.Filter):
 
 # A logger's filters see the records made on that very logger: every pyHanko logger there is once pyHanko's
 # signing and validation modules are imported (above).
-for _name in [n for n in logging.root.manager.loggerDict if n == "pyhanko" or n.startswith("pyhanko.")]:
-    logging.getLogger(_name).addFilter(_KeepFindings())
+for _logger in [n for n in logging.root.manager.loggerDict if n == "pyhanko" or n.startswith("pyhanko.")]:
+    logging.getLogger(_logger).addFilter(_KeepFindings())
 
 REASON_PREFIX = "Issued by Gambit: "
 DEV_MARK = "Development identity - not for real documents"
