@@ -27,11 +27,14 @@ from accounts.cli import cli as users_cli
 from accounts.services import configure_hasher
 from accounts.views import bp as accounts_bp
 from api.blueprint import bp as api_bp
+from bids import services as bids_services
 from bids import views as bids_views
 from bids.cli import cli as bids_cli
+from board import services as board_services
 from board.jobs import cli as board_cli
 from board.views import bp as board_bp
 from config import Config, log_format
+from contracts import services as contracts_services
 from contracts.cli import cli as payments_cli
 from contracts.reminders import scheduled_reminders
 from contracts.views import bp as contracts_bp
@@ -55,6 +58,7 @@ from core.templating import init_templating
 from core.urls import BaseUrlError, parse_base_url
 from core.views import bp as core_bp
 from demo.cli import cli as demo_cli
+from events import services as events_services
 from events import views as events_views
 from events.cli import cli as events_cli
 from scoring.queries import declaration_required, load_scoring
@@ -75,11 +79,15 @@ class IdConverter(IntegerConverter):
 
 
 def _provide_hooks() -> None:
-    """The later steps' parts of earlier steps' pages (core.hooks): scoring's weights and progress on the call's
-    page, scoring's declaration gate before every bid page."""
+    """Every hook (core.hooks), here and nowhere else: the later steps' parts of earlier steps' pages (scoring's
+    weights and progress on the call's page, scoring's declaration gate before every bid page) and of earlier
+    steps' changes (an amendment of the call judges every submitted bid again; a correction of the decision that
+    selects another bid closes the old winner's contract)."""
     events_views.criteria_in_force.provide(weights_in_force)
     events_views.scoring_progress.provide(_scoring_progress)
     bids_views.declaration_required.provide(declaration_required)
+    events_services.judge_again.provide(bids_services.judge_again)
+    board_services.after_correction.provide(contracts_services.close_for_correction)
 
 
 def _periodic_jobs(app: Flask) -> None:

@@ -9,8 +9,8 @@ from api.auth import api_error, api_user
 from api.ranking import BidLeftOut
 from api.routing import operation
 from api.shapes import Day, Instant, Shape
+from board.queries import current_decision
 from board.rules import DecisionMethod
-from board.services import current_decision
 from core.auth import Role
 from events.services import get_event
 from scoring.queries import load_scoring

@@ -136,8 +136,9 @@ def run_pdfs(site, tmp: Path, *, rounds: int) -> tuple[list[PdfResult], dict]:
     from accounts.models import User
     from bench.data import SLUG, make_app
     from board.documents import dossier_context, pack_context
+    from board.queries import bid_inputs, pack_inputs
     from board.rules import inputs_sha256
-    from board.services import bid_inputs, ensure_pack, pack_inputs
+    from board.services import ensure_pack
     from core.db import db
     from core.pdf import html_to_pdf
     from events.services import get_event

@@ -37,7 +37,7 @@ from core.pdf import pdf_problem
 from core.signing import inspect_pdf
 from core.storage import display_name, store_file
 from events.models import Event
-from events.services import lock_call, on_amendment
+from events.services import lock_call
 
 
 class BidError(ValueError):
@@ -515,7 +515,6 @@ def _judgement(bid: Bid, version, *, now: datetime) -> BidJudgement:
     return row
 
 
-@on_amendment
 def judge_again(event: Event, old_version, new_version, *, now: datetime) -> list[dict]:
     """Every submitted bid of the call judged again under the amended regulation; its findings under the old version
     are recorded first (if they were not), so both stay on record. Returns one report entry per bid whose findings

@@ -33,7 +33,7 @@ class DecisionForm(BaseForm):
         validators=[Optional(), Length(max=5000)],
         description="Required for the President's decision. A tied vote is not a reason: the bidding procedure says "
                     "how a tie is broken.")
-    # The votes the page showed (board.services.votes_fingerprint): refused if they changed before the record.
+    # The votes the page showed (board.queries.votes_fingerprint): refused if they changed before the record.
     votes_seen = HiddenField()
 
 

@@ -17,8 +17,7 @@ from flask import Blueprint, current_app
 
 from accounts.models import User
 from bids.models import Bid
-from board import services
-from board.rules import DecisionError, dossiers_open
+from board import queries, services
 from core import jobs
 from core.db import db, reading, utcnow
 from events.models import Event
@@ -31,52 +30,41 @@ cli = Blueprint("board_cli", __name__, cli_group="board")
 
 def render_all(event_id: int, bid_id: int | None, actor_id: int | None, progress=None) -> int:
     """Make (or find) the current dossier of a bid, or every missing dossier then the pack when bid_id is None;
-    returns the id of the document asked for. Each document is rendered in a reading transaction (no write lock
-    held while WeasyPrint runs), then stored and committed in a short one of its own; `progress(done, total)` is
-    called after each. Runs in an app context (the worker's, the thread's, the CLI's). Raises what the services
-    raise."""
+    returns the id of the document asked for. The same path as the request's (board.services.make_documents, then
+    keep), one document at a time: each is rendered in a reading transaction (no write lock held while WeasyPrint
+    runs), then stored and committed in a short one of its own; `progress(done, total)` is called after each.
+    Runs in an app context (the worker's, the thread's, the CLI's). Raises what the services raise."""
     upload_dir = current_app.config["UPLOAD_DIR"]
 
-    def step(make) -> int:
+    def step(bid: int | None) -> int:
         # Every id is read before a commit: touching an expired row after it would begin a transaction outside
         # `reading()`, one that takes the write lock and keeps it through the next rendering.
         with reading():
             actor = db.session.get(User, actor_id) if actor_id else None
-            made, data = make(actor)
-            made_id = made.id
+            made = services.make_documents(db.session.get_one(Event, event_id),
+                                           db.session.get_one(Bid, bid) if bid is not None else None,
+                                           actor=actor, now=utcnow())
+            made_id = made[-1].dossier.id
         db.session.commit()  # ends the reading transaction: nothing was written
-        if data is not None:
-            made = services.keep(made, data, actor=db.session.get(User, actor_id) if actor_id else None,
-                                 now=utcnow(), upload_dir=upload_dir)
-            made_id = made.id
+        if any(m.pdf is not None for m in made):
+            made_id = services.keep(made, actor=db.session.get(User, actor_id) if actor_id else None, now=utcnow(),
+                                    upload_dir=upload_dir)[-1].id
             db.session.commit()
         return made_id
 
-    def event() -> Event:
-        return db.session.get_one(Event, event_id)
-
-    # The same guards as ensure_dossier / ensure_pack: nothing before scoring is closed, and after the decision
-    # the documents it reviewed are the call's (a new pack nobody reviewed is never made).
-    with reading():
-        ev = event()
-        if not dossiers_open(ev.state):
-            raise DecisionError("The dossiers open to the Board once the WCOC's scoring is closed.")
-        reviewed = services.reviewed_documents(ev)
-        found = None if reviewed is None else (reviewed[1].get(bid_id) if bid_id is not None else reviewed[0])
-        found_id = found.id if found is not None else None
-    db.session.commit()
-    if found_id is not None:
-        return found_id
     if bid_id is not None:
-        return step(lambda actor: services.dossier_of(db.session.get_one(Bid, bid_id), actor=actor, now=utcnow()))
+        return step(bid_id)
+    # The pack needs every bid's dossier: the missing ones are made first, one per step (after the decision,
+    # make_documents gives what it reviewed, and none is missing).
     with reading():
-        missing = [b.id for b, _ in services.missing_dossiers(event())]
+        event = db.session.get_one(Event, event_id)
+        missing = [] if queries.reviewed_documents(event) else [b.id for b, _ in queries.missing_dossiers(event)]
     db.session.commit()
     for done, missing_id in enumerate(missing, start=1):
-        step(lambda actor, b=missing_id: services.dossier_of(db.session.get_one(Bid, b), actor=actor, now=utcnow()))
+        step(missing_id)
         if progress:
             progress(done, len(missing) + 1)
-    pack_id = step(lambda actor: services.pack_of(event(), actor=actor, now=utcnow()))
+    pack_id = step(None)
     if progress:
         progress(len(missing) + 1, len(missing) + 1)
     return pack_id

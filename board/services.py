@@ -1,28 +1,47 @@
-"""Dossiers, votes and the decision: the only code that changes the board's rows. Never commits; takes the
-actor and the time; writes the audit log."""
+"""Dossiers, votes and the decision: the only code that changes the board's rows (board.queries reads them). Never
+commits; takes the actor and the time; writes the audit log."""
 
 from __future__ import annotations
 
 import io
 import json
-from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import date, datetime
-from pathlib import Path
 
 from pypdf import PdfReader
 from sqlalchemy import func, select
 from sqlalchemy.exc import IntegrityError
-from sqlalchemy.orm import selectinload
 
-from accounts.models import User, UserRole
+from accounts.models import User
 from bids.lifecycle import BidStatus
 from bids.models import Bid
-from bids.services import BidError, document_signatures, has_stake, mark_decided
+from bids.services import BidError, has_stake, mark_decided
 from bids.services import record_president_ruling as record_bid_ruling
 from board.documents import dossier_context, dossier_files, inputs_file, minutes_context, pack_context
 from board.lifecycle import DECISION_LIFECYCLE, DecisionAction, DecisionStatus
 from board.models import Decision, Dossier, DossierView, Vote
 from board.notify import queue_notices
+from board.queries import (
+    already_corrected,
+    bid_inputs,
+    bids_before_board,
+    bids_decided,
+    counted_votes,
+    current_decision,
+    current_pack,
+    current_tally,
+    decision_checkpoint,
+    dossier_dir,
+    fingerprint,
+    pack_inputs,
+    ranking_report,
+    recused_from_vote,
+    reviewed_documents,
+    scoring_closed_on,
+    stored_by_digest,
+    votes_counted,
+    voting_open,
+)
 from board.rules import (
     Consulted,
     DecisionError,
@@ -35,12 +54,11 @@ from board.rules import (
     dossiers_open,
     inputs_sha256,
     rationale_needed,
-    tally,
-    vote_recusal,
 )
 from core import audit
 from core.auth import Role
 from core.db import db, swap_state
+from core.hooks import Hook
 from core.pdf import render_pdf, sha256
 from core.signing import sign_issued
 from core.storage import store_file
@@ -48,87 +66,100 @@ from events.lifecycle import EventStatus
 from events.lifecycle import TransitionError as EventTransitionError
 from events.models import Event
 from events.services import change_event_status, lock_call
-from scoring.queries import build_ranking, load_scoring
-
-
-def dossier_dir(upload_dir: str) -> Path:
-    """The folder of the stored dossiers, packs and minutes (store_file makes it when it stores the first one)."""
-    return Path(upload_dir) / "dossiers"
-
-
-def ranking_report(event: Event, *, full: bool = False):
-    """The WCOC's ranking and its sensitivity for the call, as the dossiers and the decision use them (`full`:
-    with every bid's owner, room rates, documents and versions loaded at once, for rendering)."""
-    return build_ranking(load_scoring(event, full=full))
-
-
-def scoring_rows(event: Event):
-    """The call's scoring rows (scoring.queries.ScoringData), without scores or ranking: all that the inputs of
-    a dossier or pack are made of, so finding a stored one is a lookup by its key, not a recomputation."""
-    return load_scoring(event)
-
-
-def _recusals_by_bid(data) -> dict[int, list]:
-    cached = getattr(data, "_recusals_by_bid", None)
-    if cached is None:
-        cached = {}
-        for r in data.recusals():
-            cached.setdefault(r.bid.id, []).append([r.member.id, r.reason])
-        data._recusals_by_bid = cached
-    return cached
-
-
-def bid_inputs(bid: Bid, source) -> dict:
-    """What a bid's dossier is made of: change any of these and a new dossier is made. `source`: the call's
-    ScoringData, or a ranking report built on it. Reads rows only (no score, no ranking)."""
-    data = getattr(source, "data", source)
-    cards = sorted([member_id, card.version, card.revision, card.status]
-                   for (bid_id, member_id), card in data.cards.items() if bid_id == bid.id)
-    return {"kind": "bid", "bid": bid.id, "bid_version": bid.version,
-            "bid_version_sha256": data.version_sha256.get(bid.id, ""), "bid_status": bid.status,
-            "admitted": bid.admitted_reason, "scorecards": cards,
-            "weights": data.weights_version.number if data.weights_version else 0,
-            "recusals": sorted(_recusals_by_bid(data).get(bid.id, [])),
-            "regulation": bid.event.regulation_version.sha256,
-            # what its letter's and guarantee's signatures amount to (they change with the trust list)
-            "signatures": [note.as_text() for note in document_signatures(bid)],
-            "consultation": [bid.consultation, bid.consultation_note, bid.consultation_accepted_at is not None,
-                             bid.consultation_ruling_grounds, bid.consultation_ruling_reason],
-            "signal_blocker_required": bid.event.signal_blocker_required}
-
-
-def pack_inputs(event: Event, source, dossiers: list[Dossier]) -> dict:
-    data = getattr(source, "data", source)
-    return {"kind": "pack", "event": event.id, "regulation": event.regulation_version.sha256,
-            "dossiers": sorted([d.bid_id, d.pdf_sha256] for d in dossiers),
-            "weights": data.weights_version.number if data.weights_version else 0}
 
 
 def _pages(data: bytes) -> int:
     return len(PdfReader(io.BytesIO(data)).pages)
 
 
-def _render_dossier(event: Event, bid: Bid | None, kind: str, inputs: dict, digest: str, render, *, actor: User | None,
-                    now: datetime) -> tuple[Dossier, bytes]:
-    """Render a new dossier (or pack) and build its row, without adding it to the session: every PDF is made
-    before the transaction writes anything (and so before it takes the audit lock)."""
+@dataclass(frozen=True)
+class Made:
+    """A dossier or pack for the current inputs: the stored one (`pdf` None), or one rendered and signed now, its
+    row built but not yet added to the session (`keep` stores both)."""
+
+    dossier: Dossier
+    pdf: bytes | None
+
+
+def _find_or_render(event: Event, bid: Bid | None, inputs: dict, template: str, context, *, attachments,
+                    actor: User | None, now: datetime) -> Made:
+    """The one path of a stored document: looked up by the hash of its inputs (queries.stored_by_digest), else
+    rendered from `template` with `context(identifier)` and the files `attachments()` gives (the data it was made
+    from, embedded), signed, and its row built, without writing anything:
+    every PDF is made before the transaction writes (and so before it takes the audit lock). Raises
+    core.pdf.PdfError if rendering fails."""
+    kind = "bid" if bid is not None else "pack"
+    digest = inputs_sha256(inputs)
+    found = stored_by_digest(event.id, kind, [digest]).get(digest)
+    if found is not None:
+        return Made(found, None)
     number = (db.session.scalar(select(func.max(Dossier.number)).where(
         Dossier.event_id == event.id, Dossier.kind == kind,
         Dossier.bid_id == bid.id if bid else Dossier.bid_id.is_(None))) or 0) + 1
     identifier = (f"{event.slug}-bid{bid.id}-d{number}" if bid else f"{event.slug}-pack-p{number}").upper()
-    data = sign_issued(render(identifier), document=f"{'dossier' if bid else 'board pack'} {identifier}")
+    data = sign_issued(render_pdf(template, inputs_sha256=digest, attachments=attachments(), **context(identifier)),
+                       document=f"{'dossier' if bid else 'board pack'} {identifier}")
     dossier = Dossier(event_id=event.id, bid_id=bid.id if bid else None, kind=kind, number=number,
                       identifier=identifier, inputs_sha256=digest, inputs=json.dumps(inputs, sort_keys=True),
                       pdf_sha256=sha256(data), pages=_pages(data), size_bytes=len(data), created_at=now,
                       created_by_id=getattr(actor, "id", None))
     if bid is not None:
         dossier.bid = bid  # the pack lists it before it is written
-    return dossier, data
+    return Made(dossier, data)
 
 
-def _keep(dossier: Dossier, data: bytes, *, actor: User | None, now: datetime, upload_dir: str) -> Dossier:
-    """Store a rendered dossier and its row, and audit it. Made at the same moment by someone else (the unique
-    inputs hash): theirs is kept and returned."""
+def _dossier(bid: Bid, report, *, actor: User | None, now: datetime) -> Made:
+    inputs = bid_inputs(bid, report)
+    return _find_or_render(bid.event, bid, inputs, "dossier.html",
+                           lambda identifier: dossier_context(bid, report, identifier=identifier, now=now),
+                           attachments=lambda: dossier_files(bid, inputs, now), actor=actor, now=now)
+
+
+def _pack(event: Event, report, *, actor: User | None, now: datetime) -> list[Made]:
+    """Every bid's dossier before the Board, then the pack that lists them (last)."""
+    made = [_dossier(b, report, actor=actor, now=now) for b in report.data.ranked]
+    dossiers = [m.dossier for m in made]
+    inputs = pack_inputs(event, report, dossiers)
+    return [*made, _find_or_render(
+        event, None, inputs, "board_pack.html",
+        lambda identifier: pack_context(event, report, dossiers, identifier=identifier, now=now),
+        attachments=lambda: [inputs_file("pack", inputs, now)], actor=actor, now=now)]
+
+
+def make_documents(event: Event, bid: Bid | None, *, actor: User | None, now: datetime,
+                   report=None) -> list[Made]:
+    """The current dossier of `bid`, or (bid None) every bid's current dossier then the board pack (last), each
+    the stored one or one rendered now and not yet stored: what the request (ensure_dossier, ensure_pack) and the
+    background worker (board.jobs.render_all) make alike, then store with `keep`. After the decision, the
+    documents it reviewed are the call's (the bids' statuses change with it, which would otherwise make a new
+    dossier and pack nobody reviewed). `report`: the ranking report with everything loaded for rendering, when
+    the caller has it. Writes nothing. Raises DecisionError before the WCOC's scoring is closed,
+    core.pdf.PdfError if rendering fails."""
+    if not dossiers_open(event.state):
+        raise DecisionError("The dossiers open to the Board once the WCOC's scoring is closed.")
+    reviewed = reviewed_documents(event)
+    if reviewed is not None:
+        pack, dossiers = reviewed
+        if bid is not None and bid.id in dossiers:
+            return [Made(dossiers[bid.id], None)]
+        if bid is None and pack is not None:
+            return [*(Made(d, None) for d in sorted(dossiers.values(), key=lambda d: d.bid_id or 0)),
+                    Made(pack, None)]
+    report = ranking_report(event, full=True) if report is None else report
+    return [_dossier(bid, report, actor=actor, now=now)] if bid is not None else _pack(event, report, actor=actor,
+                                                                                        now=now)
+
+
+def keep(made: list[Made], *, actor: User | None, now: datetime, upload_dir: str) -> list[Dossier]:
+    """Store what make_documents rendered, file then row, each audited (`dossier.bid` / `dossier.pack`); a
+    document found stored is returned as it is. One made at the same moment by someone else (the unique inputs
+    hash): theirs is kept and returned, our file removed. Raises core.storage.StorageError when the file cannot be
+    written."""
+    return [m.dossier if m.pdf is None else _store(m.dossier, m.pdf, actor=actor, now=now, upload_dir=upload_dir)
+            for m in made]
+
+
+def _store(dossier: Dossier, data: bytes, *, actor: User | None, now: datetime, upload_dir: str) -> Dossier:
     dossier.stored_name = store_file(dossier_dir(upload_dir), data)
     try:
         with db.session.begin_nested():
@@ -136,184 +167,26 @@ def _keep(dossier: Dossier, data: bytes, *, actor: User | None, now: datetime, u
             db.session.flush()
     except IntegrityError:
         (dossier_dir(upload_dir) / dossier.stored_name).unlink(missing_ok=True)
-        return db.session.scalars(select(Dossier).where(
-            Dossier.event_id == dossier.event_id, Dossier.kind == dossier.kind,
-            Dossier.inputs_sha256 == dossier.inputs_sha256)).one()
+        return stored_by_digest(dossier.event_id, dossier.kind, [dossier.inputs_sha256])[dossier.inputs_sha256]
     audit.record(f"dossier.{dossier.kind}", dossier, actor=actor, now=now,
                  data={"identifier": dossier.identifier, "sha256": dossier.pdf_sha256, "inputs": dossier.inputs_sha256})
     return dossier
 
 
-def _stored(event: Event, kind: str, digest: str) -> Dossier | None:
-    return db.session.scalars(select(Dossier).where(Dossier.event_id == event.id, Dossier.kind == kind,
-                                                    Dossier.inputs_sha256 == digest)).first()
-
-
-def bid_digests(event: Event, data) -> dict[int, str]:
-    """{bid id: the inputs hash of its dossier as things stand} for every bid before the Board. The bids' documents
-    (whose signatures are an input) are loaded for all of them in one query, not one per bid."""
-    if data.ranked:
-        db.session.scalars(select(Bid).options(selectinload(Bid.documents))
-                           .where(Bid.id.in_([b.id for b in data.ranked]))).all()
-    return {b.id: inputs_sha256(bid_inputs(b, data)) for b in data.ranked}
-
-
-def reviewed_documents(event: Event) -> tuple[Dossier | None, dict[int, Dossier]] | None:
-    """The board pack and the dossiers (by bid id) the decision in force records as reviewed, or None before the
-    decision. After it, these are the call's documents: the bids' statuses change with the decision (selected,
-    not selected), which would otherwise make a new dossier and pack nobody reviewed."""
-    decision = current_decision(event)
-    if decision is None:
-        return None
-    identifiers = [r["identifier"] for r in decision.loads("reviewed")]
-    rows = db.session.scalars(select(Dossier).where(Dossier.event_id == event.id,
-                                                    Dossier.identifier.in_(identifiers))).all()
-    return (next((d for d in rows if d.kind == "pack"), None),
-            {d.bid_id: d for d in rows if d.kind == "bid" and d.bid_id is not None})
-
-
-def _stored_bid_dossiers(event: Event, data, digests: dict[int, str] | None = None) -> list[Dossier] | None:
-    """The stored dossier of every bid before the Board for its current inputs (one query), or None when one is
-    missing."""
-    digests = bid_digests(event, data) if digests is None else digests
-    if not digests:
-        return []
-    found = {d.inputs_sha256: d for d in db.session.scalars(select(Dossier).where(
-        Dossier.event_id == event.id, Dossier.kind == "bid", Dossier.inputs_sha256.in_(sorted(set(digests.values())))))}
-    dossiers = [found.get(digests[b.id]) for b in data.ranked]
-    return None if any(d is None for d in dossiers) else [d for d in dossiers if d is not None]
-
-
-def stored_current(event: Event, bid: Bid | None, data=None) -> tuple[str, Dossier | None]:
-    """The inputs hash of the dossier (bid) or pack (None) as things stand, and the stored file for it if any.
-    Cheap: a lookup by that key, in a fixed number of queries (the scoring rows, then the stored rows); nothing is
-    ranked or rendered. The pack's hash depends on the bids' current dossiers, so for the pack a missing dossier
-    gives ("", None). After the decision: the document it reviewed, when there is one."""
-    reviewed = reviewed_documents(event)
-    found = None if reviewed is None else (reviewed[1].get(bid.id) if bid is not None else reviewed[0])
-    if found is not None:
-        return found.inputs_sha256, found
-    data = scoring_rows(event) if data is None else data
-    if bid is not None:
-        digest = inputs_sha256(bid_inputs(bid, data))
-        kind = "bid"
-    else:
-        dossiers = _stored_bid_dossiers(event, data)
-        if dossiers is None:
-            return "", None
-        digest = inputs_sha256(pack_inputs(event, data, dossiers))
-        kind = "pack"
-    return digest, _stored(event, kind, digest)
-
-
-def missing_dossiers(event: Event) -> list[tuple[Bid, str]]:
-    """The bids before the Board whose current dossier is not stored yet, with its inputs hash (one lookup)."""
-    data = scoring_rows(event)
-    digests = bid_digests(event, data)
-    stored = set(db.session.scalars(select(Dossier.inputs_sha256).where(
-        Dossier.event_id == event.id, Dossier.kind == "bid", Dossier.inputs_sha256.in_(sorted(set(digests.values()))))))
-    return [(b, digests[b.id]) for b in data.ranked if digests[b.id] not in stored]
-
-
-def _dossier_of(bid: Bid, report, *, actor: User | None, now: datetime) -> tuple[Dossier, bytes | None]:
-    """The stored dossier for the bid's current inputs (bytes None), or a new one rendered now (not yet kept)."""
-    event = bid.event
-    inputs = bid_inputs(bid, report)
-    digest = inputs_sha256(inputs)
-    existing = db.session.scalars(select(Dossier).where(Dossier.event_id == event.id, Dossier.kind == "bid",
-                                                        Dossier.inputs_sha256 == digest)).first()
-    if existing is not None:
-        return existing, None
-
-    def render(identifier: str) -> bytes:
-        return render_pdf("dossier.html", inputs_sha256=digest, attachments=dossier_files(bid, inputs, now),
-                          **dossier_context(bid, report, identifier=identifier, now=now))
-
-    return _render_dossier(event, bid, "bid", inputs, digest, render, actor=actor, now=now)
-
-
 def ensure_dossier(bid: Bid, *, actor: User | None, now: datetime, upload_dir: str, report=None) -> Dossier:
-    """The current dossier of a bid: the stored one when its inputs have not changed, else a new one rendered
-    (before anything is written) and stored. Raises DecisionError before scoring is closed, core.pdf.PdfError if
-    rendering fails."""
-    if not dossiers_open(bid.event.state):
-        raise DecisionError("The dossiers open to the Board once the WCOC's scoring is closed.")
-    reviewed = reviewed_documents(bid.event)
-    if reviewed is not None and bid.id in reviewed[1]:
-        return reviewed[1][bid.id]
-    dossier, data = _dossier_of(bid, report or ranking_report(bid.event, full=True), actor=actor, now=now)
-    return dossier if data is None else _keep(dossier, data, actor=actor, now=now, upload_dir=upload_dir)
+    """The current dossier of a bid, stored (make_documents, then keep). Raises DecisionError before scoring is
+    closed, core.pdf.PdfError if rendering fails."""
+    made = make_documents(bid.event, bid, actor=actor, now=now, report=report)
+    return keep(made, actor=actor, now=now, upload_dir=upload_dir)[-1]
 
 
 def ensure_pack(event: Event, *, actor: User | None, now: datetime, upload_dir: str) -> tuple[Dossier, list[Dossier]]:
-    """The current board pack and the current dossier of every bid before the Board (made where missing). Every
-    PDF is rendered first; the rows are written after, so no lock is held while WeasyPrint runs. Raises
-    DecisionError before scoring is closed, core.pdf.PdfError if rendering fails."""
-    if not dossiers_open(event.state):
-        raise DecisionError("The dossiers open to the Board once the WCOC's scoring is closed.")
-    reviewed = reviewed_documents(event)
-    if reviewed is not None and reviewed[0] is not None:
-        return reviewed[0], sorted(reviewed[1].values(), key=lambda d: d.bid_id or 0)
-    report = ranking_report(event, full=True)
-    made = [_dossier_of(b, report, actor=actor, now=now) for b in report.data.ranked]
-    dossiers = [d for d, _ in made]
-    inputs = pack_inputs(event, report, dossiers)
-    digest = inputs_sha256(inputs)
-    pack = db.session.scalars(select(Dossier).where(Dossier.event_id == event.id, Dossier.kind == "pack",
-                                                    Dossier.inputs_sha256 == digest)).first()
-    pack_data = None
-    if pack is None:
-        def render(identifier: str) -> bytes:
-            return render_pdf("board_pack.html", inputs_sha256=digest, attachments=[inputs_file("pack", inputs, now)],
-                              **pack_context(event, report, dossiers, identifier=identifier, now=now))
-
-        pack, pack_data = _render_dossier(event, None, "pack", inputs, digest, render, actor=actor, now=now)
-    dossiers = [d if data is None else _keep(d, data, actor=actor, now=now, upload_dir=upload_dir)
-                for d, data in made]
-    if pack_data is not None:
-        pack = _keep(pack, pack_data, actor=actor, now=now, upload_dir=upload_dir)
+    """The current board pack and the current dossier of every bid before the Board, stored (make_documents, then
+    keep): every PDF is rendered first and the rows are written after, so no lock is held while WeasyPrint runs.
+    Raises DecisionError before scoring is closed, core.pdf.PdfError if rendering fails."""
+    *dossiers, pack = keep(make_documents(event, None, actor=actor, now=now), actor=actor, now=now,
+                           upload_dir=upload_dir)
     return pack, dossiers
-
-
-def pack_of(event: Event, *, actor: User | None, now: datetime) -> tuple[Dossier, bytes | None]:
-    """The stored board pack for the current inputs (bytes None), or a new one rendered now (not yet kept); every
-    bid's current dossier must be stored already (DecisionError otherwise)."""
-    report = ranking_report(event, full=True)
-    dossiers = _stored_bid_dossiers(event, report.data)
-    if dossiers is None:
-        raise DecisionError("A bid's dossier is missing: make the dossiers first.")
-    inputs = pack_inputs(event, report, dossiers)
-    digest = inputs_sha256(inputs)
-    found = _stored(event, "pack", digest)
-    if found is not None:
-        return found, None
-
-    def render(identifier: str) -> bytes:
-        return render_pdf("board_pack.html", inputs_sha256=digest, attachments=[inputs_file("pack", inputs, now)],
-                          **pack_context(event, report, dossiers, identifier=identifier, now=now))
-
-    return _render_dossier(event, None, "pack", inputs, digest, render, actor=actor, now=now)
-
-
-def dossier_of(bid: Bid, *, actor: User | None, now: datetime) -> tuple[Dossier, bytes | None]:
-    """The stored dossier for the bid's current inputs (bytes None), or a new one rendered now (not yet kept)."""
-    return _dossier_of(bid, ranking_report(bid.event, full=True), actor=actor, now=now)
-
-
-def keep(dossier: Dossier, data: bytes | None, *, actor: User | None, now: datetime, upload_dir: str) -> Dossier:
-    """Store what dossier_of / pack_of rendered (nothing when `data` is None: it was stored already)."""
-    return dossier if data is None else _keep(dossier, data, actor=actor, now=now, upload_dir=upload_dir)
-
-
-def current_pack(event: Event) -> tuple[Dossier, list[Dossier]] | None:
-    """The stored board pack and dossiers for the call as things stand, or None when one is missing (nothing is
-    rendered: the decision records what the Board had, made beforehand by ensure_pack)."""
-    data = scoring_rows(event)
-    dossiers = _stored_bid_dossiers(event, data)
-    if dossiers is None:
-        return None
-    pack = _stored(event, "pack", inputs_sha256(pack_inputs(event, data, dossiers)))
-    return (pack, dossiers) if pack is not None else None
 
 
 def record_president_ruling(bid: Bid, *, grounds: str, reason: str, actor: User, now: datetime) -> None:
@@ -337,39 +210,6 @@ def record_view(dossier: Dossier, user, *, now: datetime) -> bool:
     db.session.flush()
     audit.record("dossier.opened", dossier, actor=user, now=now, data={"identifier": dossier.identifier})
     return True
-
-
-def bids_before_board(event: Event) -> list[Bid]:
-    return list(db.session.scalars(select(Bid).where(
-        Bid.event_id == event.id, Bid.status.in_([BidStatus.SUBMITTED.value, BidStatus.SHORTLISTED.value]))
-        .order_by(Bid.id)).all())
-
-
-def bids_reviewed(event: Event) -> list[Bid]:
-    """The bids the Board reads: before it, or decided on (selected / not selected)."""
-    return list(db.session.scalars(select(Bid).where(
-        Bid.event_id == event.id, Bid.status.in_([s.value for s in BidStatus if s.visible_to_reviewers]))
-        .order_by(Bid.id)).all())
-
-
-def bids_decided(event: Event) -> list[Bid]:
-    """The bids a decision chose between (selected / not selected): what a correction re-decides."""
-    return list(db.session.scalars(select(Bid).where(
-        Bid.event_id == event.id, Bid.status.in_([BidStatus.SELECTED.value, BidStatus.NOT_SELECTED.value]))
-        .order_by(Bid.id)).all())
-
-
-def recused_from_vote(event: Event, member, bids: list[Bid] | None = None) -> list[Bid]:
-    """The bids (before the Board, or `bids`) whose host federation is the member's."""
-    bids = bids_before_board(event) if bids is None else bids
-    hosts = {b.id: b.host_federation for b in bids}
-    ids = set(vote_recusal(member.federation, hosts))
-    return [b for b in bids if b.id in ids]
-
-
-def voting_open(event: Event) -> bool:
-    """Whether the Board votes now: once the WCOC's scoring is closed and until the decision."""
-    return event.state is EventStatus.DELIBERATION
 
 
 _VOTE_RACE = ("Your vote was recorded at the same moment from another page; nothing was changed by this one. "
@@ -411,93 +251,14 @@ def cast_vote(event: Event, member, bid: Bid | None, *, now: datetime) -> Vote:
     return vote
 
 
-def current_decision(event: Event) -> Decision | None:
-    """The decision in force (at most one per call: a unique index)."""
-    return db.session.scalars(select(Decision).where(
-        Decision.event_id == event.id, Decision.status == DecisionStatus.IN_FORCE.value)).first()
-
-
-def board_members(event: Event):
-    return db.session.scalars(select(User).where(User.active.is_(True),
-                                                 User.roles.any(UserRole.role == Role.BOARD.value))
-                              .order_by(User.name)).all()
-
-
-def members_not_voted(event: Event, bids: list[Bid] | None = None) -> tuple[list[User], int]:
-    """(the board members who may vote and have not, how many may vote): active members not recused from the bids
-    before the Board (or `bids`)."""
-    bids = bids_before_board(event) if bids is None else bids
-    eligible = [m for m in board_members(event) if not recused_from_vote(event, m, bids)]
-    voted = set(db.session.scalars(select(Vote.member_id).where(Vote.event_id == event.id)))
-    return [m for m in eligible if m.id not in voted], len(eligible)
-
-
-def _counted_votes(event: Event, bids: list[Bid]) -> tuple[list[Vote], list[str]]:
-    """The votes that count (members not recused from `bids`) and the names of the recused members."""
-    recused = {m.id: m.name for m in board_members(event) if recused_from_vote(event, m, bids)}
-    votes = db.session.scalars(select(Vote).where(Vote.event_id == event.id).order_by(Vote.id)
-                               .execution_options(populate_existing=True)).all()
-    return [v for v in votes if v.member_id not in recused], list(recused.values())
-
-
-def votes_counted(votes: list[Vote]) -> list[dict]:
-    """The votes a tally counts, as the decision stores them: [{vote, member, name, bid}] (bid None: abstained)."""
-    return [{"vote": v.id, "member": v.member_id, "name": v.member.name, "bid": v.bid_id}
-            for v in sorted(votes, key=lambda v: v.id)]
-
-
-def votes_fingerprint(event: Event, bids: list[Bid] | None = None) -> str:
-    """What the page that records the decision shows of the votes, as one string its form sends back (the
-    SHA-256 of the votes counted, ids and choices): the decision is refused when the votes changed since."""
-    bids = bids_before_board(event) if bids is None else bids
-    votes, _ = _counted_votes(event, bids)
-    return _fingerprint(votes_counted(votes))
-
-
-def _fingerprint(counted: list[dict]) -> str:
-    return sha256(json.dumps([[c["vote"], c["member"], c["bid"]] for c in counted]).encode())
-
-
 VOTES_CHANGED = ("The votes changed since this page was loaded (now: {now}); nothing was recorded. Reload the page, "
                  "read the tally again and record the decision.")
 
 
-def already_corrected(decision: Decision) -> str:
-    """The refusal of a correction of a decision that is no longer in force: when and by whom it was corrected."""
-    by = db.session.scalars(select(Decision).where(Decision.corrects_id == decision.id)).first()
-    if by is None:
-        return (f"Decision {decision.id} is no longer in force; nothing was recorded by this correction. Reload the "
-                "page to see the decision in force.")
-    return (f"This decision was already corrected at {by.recorded_at:%H:%M} UTC on {by.recorded_at:%-d %B %Y} by "
-            f"{by.recorded_by.name} (decision {by.id}); nothing was recorded by this correction. Reload the page to "
-            "see the correction.")
-
-
-def current_tally(event: Event, bids: list[Bid] | None = None) -> Tally:
-    """The votes over the bids before the Board (or `bids`), counting only members not recused."""
-    bids = bids_before_board(event) if bids is None else bids
-    votes, recused = _counted_votes(event, bids)
-    return tally(((v.member.name, v.bid_id) for v in votes), [b.id for b in bids], recused)
-
-
-def scoring_closed_on(event: Event) -> date | None:
-    """The day the WCOC's scoring was last closed, from the audit log (None when never recorded there)."""
-    at = db.session.scalar(select(audit.AuditEntry.at).where(
-        audit.AuditEntry.action == "event.close_scoring", audit.AuditEntry.object_type == "Event",
-        audit.AuditEntry.object_id == str(event.id)).order_by(audit.AuditEntry.id.desc()).limit(1))
-    return at.date() if at is not None else None
-
-
-_CORRECTION_HOOKS: list[Callable] = []
-
-
-def on_correction(hook: Callable) -> Callable:
-    """Register hook(decision, *, superseded, actor, now), run inside the transaction of a correction that selects
-    another bid (contracts/ closes the old winner's contract there). A layer above the board registers it, so
-    the board never imports contracts. Registering twice runs it once."""
-    if hook not in _CORRECTION_HOOKS:
-        _CORRECTION_HOOKS.append(hook)
-    return hook
+# `after_correction(decision, *, superseded, actor, now)`, run inside the transaction of a correction that selects
+# another bid: contracts/ closes the old winner's contract there. A layer above the board provides it (app.py), so
+# the board never imports contracts.
+after_correction: Hook[..., object] = Hook("board.services.after_correction")
 
 
 ALREADY_DECIDED = ("A decision is recorded once the WCOC's scoring is closed, and only once; a mistake is mended "
@@ -518,7 +279,7 @@ def _check_method(event: Event, method: DecisionMethod, selected: Bid, contest: 
                          procedure=str(reg.citation("board_vote")), tie_break=str(tie_break),
                          tie_break_says=reg.procedure.rules[tie_break.key].says,
                          tie_break_method=reg.board_voting.tie_break)
-        votes, _ = _counted_votes(event, contest)
+        votes, _ = counted_votes(event, contest)
         last_cast = max((v.cast_at for v in votes), default=None)
         last_vote = last_cast.date() if last_cast else None
     else:
@@ -563,7 +324,7 @@ def _move_bids(contest: list[Bid], selected: Bid, decision: Decision, *, actor: 
 
 def record_decision(event: Event, *, method: str, selected: Bid, rationale: str, decided_on: date,
                     consultations: list[tuple[User, str, date | None]], actor: User, now: datetime,
-                    no_meeting_reason: str = "", upload_dir: str = "", corrects: Decision | None = None,
+                    no_meeting_reason: str = "", corrects: Decision | None = None,
                     correction_reason: str = "", votes_seen: str | None = None) -> Decision:
     """Record the decision of Art. 15.5 (or, with `corrects`, a correction of the decision in force): the one
     decision in force for the call.
@@ -571,7 +332,7 @@ def record_decision(event: Event, *, method: str, selected: Bid, rationale: str,
     First decision: a compare-and-swap of the call from "deliberation" to "decided" (two at once: one is
     recorded, the other refused), the selected bid to "selected" and the others before the Board to "not
     selected". Correction: a compare-and-swap of `corrects` from "in force" to "superseded", the bids moved where
-    the correction puts them and, when it selects another bid, the registered hooks run in the same transaction
+    the correction puts them and, when it selects another bid, the after_correction hook runs in the same transaction
     (contracts/ closes the old winner's contract to new payments).
 
     `method` "board_vote": the selected bid must be the one with the most votes of the members not recused (no
@@ -584,7 +345,7 @@ def record_decision(event: Event, *, method: str, selected: Bid, rationale: str,
     last vote.
 
     Nothing is rendered here: the board pack must be current (ensure_pack, in an earlier transaction), and the
-    minutes are made after the commit (store_minutes). `upload_dir` is unused, kept for callers.
+    minutes are made after the commit (store_minutes).
 
     Everything is checked inside the call's lock (events.services.lock_call, the one cast_vote takes), and the
     record stores the votes it counted (ids and choices). `votes_seen`: the fingerprint of the votes the page
@@ -619,8 +380,8 @@ def record_decision(event: Event, *, method: str, selected: Bid, rationale: str,
         check_consultation(selected.consultation_state, selected.title,
                            article=event.regulation.consultation.article)
     no_meeting_reason = (no_meeting_reason or "").strip()
-    counted = votes_counted(_counted_votes(event, contest)[0])
-    if votes_seen is not None and votes_seen != _fingerprint(counted):
+    counted = votes_counted(counted_votes(event, contest)[0])
+    if votes_seen is not None and votes_seen != fingerprint(counted):
         raise DecisionError(VOTES_CHANGED.format(now=current_tally(event, contest).names(
             {b.id: b.title for b in contest}) or "no votes"))
     the_tally = _check_method(event, how, selected, contest, decided_on, consultations, no_meeting_reason,
@@ -674,8 +435,7 @@ def record_decision(event: Event, *, method: str, selected: Bid, rationale: str,
         audit.record("decision.supersede", corrects, actor=actor, now=now, data={"by": decision.id})
     _move_bids(contest, selected, decision, actor=actor, now=now)
     if corrects is not None and corrects.selected_bid_id != selected.id:
-        for hook in _CORRECTION_HOOKS:
-            hook(decision, superseded=corrects, actor=actor, now=now)
+        after_correction(decision, superseded=corrects, actor=actor, now=now)
     audit.record("decision.correct" if corrects else "decision.record", decision, actor=actor, now=now,
                  data={"method": how.value, "selected": selected.id, "reviewed": reviewed,
                        "no_meeting_reason": decision.no_meeting_reason,
@@ -684,21 +444,6 @@ def record_decision(event: Event, *, method: str, selected: Bid, rationale: str,
     if corrects is None:
         mark_notified(decision, messages=queue_notices(decision, actor=actor, now=now), now=now)
     return decision
-
-
-def decision_checkpoint(decision: Decision) -> audit.Checkpoint | None:
-    """The audit chain's head right after the entry that recorded `decision` (decision.record, or
-    decision.correct for a correction): printed in its minutes and shown on the decision page. None only for a
-    decision recorded before the log held such entries."""
-    return audit.checkpoint_of(decision, "decision.record", "decision.correct")
-
-
-def minutes_copy(decision: Decision, seen, *, reader: str, now: datetime) -> bytes:
-    """The minutes of `decision` as `reader` may see them (`seen`, a scoring.visibility.Sight that withholds some
-    of the record's scores): rendered for them and not stored, the stored minutes staying the record. Raises
-    core.pdf.PdfError if rendering fails."""
-    return render_pdf("minutes.html", **minutes_context(decision, now=now, checkpoint=decision_checkpoint(decision),
-                                                        seen=seen, reader=reader))
 
 
 def store_minutes(decision: Decision, *, actor: User, now: datetime, upload_dir: str) -> Decision:

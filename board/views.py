@@ -16,7 +16,7 @@ from bids.lifecycle import BidStatus
 from bids.models import Bid
 from bids.presenters import consultation_of
 from bids.services import BidError, has_stake
-from board import jobs, services
+from board import jobs, queries, services
 from board.documents import tally_names
 from board.forms import (
     CorrectionForm,
@@ -66,7 +66,7 @@ def _require_open(event):
 def _sight(event):
     """What the caller may see of the call's scores (scoring.visibility; the call's rows are read only when their
     roles alone do not open every score)."""
-    return sight(lambda: services.scoring_rows(event), current_user._get_current_object())
+    return sight(lambda: queries.scoring_rows(event), current_user._get_current_object())
 
 
 def _require_sight(event, bid_id: int | None):
@@ -97,9 +97,9 @@ def _render_call(event, *, ruling_refused: dict | None = None):
     """The Board's page of a call; `ruling_refused` ({bid_id, grounds, reason, message}): a refused Art. 16
     decision of the President shown again with what was typed and why (422)."""
     is_open = dossiers_open(event.state)
-    bids = services.bids_before_board(event)
+    bids = queries.bids_before_board(event)
     # After the decision the bids are selected / not selected: their dossiers stay listed.
-    listed = services.bids_reviewed(event)
+    listed = queries.bids_reviewed(event)
     dossiers = db.session.scalars(select(Dossier).where(Dossier.event_id == event.id)
                                   .order_by(Dossier.bid_id, Dossier.number)).all()
     seen = set(db.session.scalars(select(DossierView.dossier_id).where(DossierView.user_id == current_user.id)))
@@ -107,18 +107,18 @@ def _render_call(event, *, ruling_refused: dict | None = None):
     for d in dossiers:
         latest[(d.kind, d.bid_id)] = d
     # After the decision, what it reviewed stays the call's dossiers and pack (not whatever was made last).
-    reviewed = services.reviewed_documents(event) if is_open else None
+    reviewed = queries.reviewed_documents(event) if is_open else None
     if reviewed is not None:
         latest.update({("bid", bid_id): d for bid_id, d in reviewed[1].items()})
         if reviewed[0] is not None:
             latest[("pack", None)] = reviewed[0]
-    decision = services.current_decision(event)
+    decision = queries.current_decision(event)
     vote = None
     recused = []
     if current_user.has_role(Role.BOARD):
         vote = db.session.scalars(select(Vote).where(Vote.event_id == event.id,
                                                      Vote.member_id == current_user.id)).first()
-        recused = services.recused_from_vote(event, current_user)
+        recused = queries.recused_from_vote(event, current_user)
     vote_form = VoteForm()
     vote_form.choice.choices = choices([(str(b.id), b.title) for b in bids] + [("abstain", "I abstain")])
     if vote is not None:
@@ -126,8 +126,8 @@ def _render_call(event, *, ruling_refused: dict | None = None):
     return render_template(
         "board/call.html", event=event, is_open=is_open, bids=bids, listed=listed, dossiers=dossiers,
         latest=latest, seen=seen, decided_documents=reviewed is not None,
-        decision=decision, vote=vote, recused=recused, vote_form=vote_form, can_vote=services.voting_open(event),
-        outcome=_outcome(listed), tally=services.current_tally(event) if is_open else None,
+        decision=decision, vote=vote, recused=recused, vote_form=vote_form, can_vote=queries.voting_open(event),
+        outcome=_outcome(listed), tally=queries.current_tally(event) if is_open else None,
         not_voted=_not_voted(event, bids) if is_open and decision is None else None,
         decision_form=_decision_form(event, bids) if is_open and decision is None else None,
         wcoc=_wcoc_members(), consultations=_consultations_of(listed),
@@ -139,7 +139,7 @@ def _render_call(event, *, ruling_refused: dict | None = None):
 
 
 def _not_voted(event, bids) -> str:
-    missing, eligible = services.members_not_voted(event, bids)
+    missing, eligible = queries.members_not_voted(event, bids)
     return not_voted_sentence([m.name for m in missing], eligible)
 
 
@@ -202,15 +202,15 @@ def _decision_form(event, bids, form_class=DecisionForm, **kwargs):
     if form.decided_on.data is None and request.method == "GET":
         form.decided_on.data = utcnow().date()
     if request.method == "GET":  # what the page shows is what its form names: the votes, the decision in force
-        form.votes_seen.data = services.votes_fingerprint(event, bids)
+        form.votes_seen.data = queries.votes_fingerprint(event, bids)
         if "corrects" in form:
-            current = services.current_decision(event)
+            current = queries.current_decision(event)
             form.corrects.data = str(current.id) if current is not None else ""
     return form
 
 
 def _serve(dossier: Dossier):
-    path = services.dossier_dir(_upload_dir()) / dossier.stored_name
+    path = queries.dossier_dir(_upload_dir()) / dossier.stored_name
     actor, now = current_user._get_current_object(), utcnow()
     try:
         data = read_verified(path, dossier.pdf_sha256, what=f"the {dossier.identifier} PDF", obj=dossier,
@@ -228,10 +228,10 @@ def _current(event, bid):
     rendered); when it is missing, make it: in the request when few PDFs are missing and there is no Redis,
     otherwise outside the request (RQ worker, or a background thread) while the page shows the progress."""
     what = f"the dossier of {bid.title}" if bid else "the board pack"
-    digest, found = services.stored_current(event, bid)
+    digest, found = queries.stored_current(event, bid)
     if found is not None:
         return _serve(found)
-    missing = [] if bid is not None else services.missing_dossiers(event)
+    missing = [] if bid is not None else queries.missing_dossiers(event)
     to_make = len(missing) + 1
     redis = current_app.config.get("REDIS_URL")
     if not redis and to_make <= current_app.config.get("PDF_INLINE_LIMIT", 4):
@@ -257,7 +257,7 @@ def _current(event, bid):
     else:
         state = jobs.start_thread(event.id, bid.id if bid else None, current_user.id, digest or "new")
         status, error, restarted = state["status"], state["error"], False
-    total = len(services.scoring_rows(event).ranked) + 1 if bid is None else 1
+    total = len(queries.scoring_rows(event).ranked) + 1 if bid is None else 1
     return render_template("board/preparing.html", event=event, what=what, status=status,
                            error=status == "failed", rendering=status == "started", reason=error,
                            done=total - to_make, total=total, restarted=restarted), 202
@@ -306,7 +306,7 @@ def stored(slug: str, dossier_id: int):
 def vote(slug: str):
     event = event_or_404(slug)
     form = VoteForm()
-    bids = services.bids_before_board(event)
+    bids = queries.bids_before_board(event)
     form.choice.choices = choices([(str(b.id), b.title) for b in bids] + [("abstain", "I abstain")])
     if not form.validate_on_submit():
         flash("Choose a bid, or abstain.", "error")
@@ -354,7 +354,7 @@ def decide(slug: str):
     _require_open(event)
     if not (current_user.has_role(Role.ADMIN) or current_user.is_president):
         abort(403, description="The secretariat or the FIDE President records the decision.")
-    bids = services.bids_before_board(event)
+    bids = queries.bids_before_board(event)
     form = _decision_form(event, bids)
     if form.validate_on_submit():
         selected = db.session.get(Bid, int(form.selected.data)) if form.selected.data.isdigit() else None
@@ -400,13 +400,13 @@ def _make_minutes(decision: Decision, actor) -> None:
 
 
 def _call_with(event, form):
-    bids = services.bids_before_board(event)
+    bids = queries.bids_before_board(event)
     vote_form = VoteForm()
     vote_form.choice.choices = choices([(str(b.id), b.title) for b in bids] + [("abstain", "I abstain")])
     return render_template("board/call.html", event=event, is_open=True, bids=bids, listed=bids,
                            dossiers=[], latest={}, seen=set(), decision=None, vote=None, recused=[],
-                           can_vote=services.voting_open(event), outcome={},
-                           vote_form=vote_form, tally=services.current_tally(event), decision_form=form,
+                           can_vote=queries.voting_open(event), outcome={},
+                           vote_form=vote_form, tally=queries.current_tally(event), decision_form=form,
                            wcoc=_wcoc_members())
 
 
@@ -429,17 +429,17 @@ def decision(slug: str):
 
 
 def _decision_page(event, form=None, status: int = 200):
-    current = services.current_decision(event)
+    current = queries.current_decision(event)
     if current is None:
         abort(404, description="No decision is recorded for this call yet.")
     history = db.session.scalars(select(Decision).where(Decision.event_id == event.id).order_by(Decision.id)).all()
     if form is None and (current_user.has_role(Role.ADMIN) or current_user.is_president):
-        form = _decision_form(event, services.bids_decided(event), CorrectionForm)
+        form = _decision_form(event, queries.bids_decided(event), CorrectionForm)
     notified = next((d for d in history if d.bidders_notified), None)
     notices = outbox.counts(about=("decision", notified.id)) if notified is not None else {}
     return render_template("board/decision.html", event=event, decision=current, history=history,
                            names=tally_names(current), notices=notices, notified=notified,
-                           form=form, wcoc=_wcoc_members(), checkpoint=services.decision_checkpoint(current),
+                           form=form, wcoc=_wcoc_members(), checkpoint=queries.decision_checkpoint(current),
                            contract_article=contract_article(event.regulation)), status
 
 
@@ -449,10 +449,10 @@ def correct(slug: str):
     event = event_or_404(slug)
     if not (current_user.has_role(Role.ADMIN) or current_user.is_president):
         abort(403)
-    current = services.current_decision(event)
+    current = queries.current_decision(event)
     if current is None:
         abort(404)
-    form = _decision_form(event, services.bids_decided(event), CorrectionForm)
+    form = _decision_form(event, queries.bids_decided(event), CorrectionForm)
     if not (form.validate_on_submit() and form.selected.data.isdigit()):
         return _decision_page(event, form, 422)
     # The decision the page showed in force, named by the form: sent twice, or from a stale page, it is refused.
@@ -499,11 +499,11 @@ def minutes(slug: str, decision_id: int):
     seen = _sight(event)
     if seen.refusal(row.get("bid") for row in found.loads("ranking").get("bids") or []):
         try:
-            copy = services.minutes_copy(found, seen, reader=current_user.name, now=utcnow())
+            copy = queries.minutes_copy(found, seen, reader=current_user.name, now=utcnow())
         except PdfError as exc:
             return render_template("error.html", code=503, message=f"The minutes could not be made: {exc}"), 503
         return send_bytes(copy, download_name=f"decision-{found.id}-minutes-copy.pdf", as_attachment=False)
-    path = services.dossier_dir(_upload_dir()) / found.minutes_stored_name
+    path = queries.dossier_dir(_upload_dir()) / found.minutes_stored_name
     return send_verified(path, found.minutes_sha256, what=f"the minutes of decision {found.id}", obj=found,
                          actor=current_user._get_current_object(), now=utcnow(),
                          download_name=f"decision-{found.id}-minutes.pdf")

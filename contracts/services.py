@@ -19,7 +19,7 @@ from sqlalchemy.exc import IntegrityError
 from accounts.models import User
 from bids.lifecycle import BidStatus
 from bids.models import Bid
-from board import services as board_services
+from board import queries as board_queries
 from contracts import queries
 from contracts.lifecycle import ContractAction, ContractStatus, next_status
 from contracts.models import Contract, MatchResult, Milestone, Payment, PrizeDeduction, Reminder
@@ -152,7 +152,7 @@ def _selected_by(bid: Bid) -> dict[str, str]:
     """How the decision in force selected the bid: `selected_by` ("board_vote" or "president"; "" when none is
     recorded) and, for the President's decision, its `selection_grounds` (why no Board meeting could be held, the
     WCOC consulted and when). Raises nothing."""
-    decision = board_services.current_decision(bid.event)
+    decision = board_queries.current_decision(bid.event)
     if decision is None or decision.selected_bid_id != bid.id:
         return {"selected_by": "", "selection_grounds": ""}
     return {"selected_by": decision.method, "selection_grounds": decision.grounds}
@@ -243,7 +243,8 @@ def close_for_correction(decision, *, superseded, actor: User, now: datetime) ->
     of the call's other bids to new payments (issued or signed: CLOSE, with the decision named; drafts:
     discarded). What was paid stays on record, and is refunded by reversing it. Each change is a
     compare-and-swap on the contract's status. Raises ContractError when a contract changed at the same moment.
-    Writes `contract.close` / `contract.discard` to the audit log. Registered with board.services below."""
+    Writes `contract.close` / `contract.discard` to the audit log. app.py provides it as the board's
+    after_correction hook."""
     selected = db.session.get_one(Bid, decision.selected_bid_id)
     reason = (f"Decision {superseded.id} was corrected by decision {decision.id} on {format_day(now.date())}, "
               f"which selects {selected.title}: {decision.correction_reason}")
@@ -263,8 +264,6 @@ def close_for_correction(decision, *, superseded, actor: User, now: datetime) ->
         closed.append(contract)
     return closed
 
-
-board_services.on_correction(close_for_correction)
 
 
 def prepare_correction(contract: Contract, *, reason: str, actor: User, now: datetime) -> Contract:

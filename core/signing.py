@@ -9,6 +9,7 @@ signature made with it says it is a development identity.
 
 from __future__ import annotations
 
+import contextvars
 import hashlib
 import io
 import logging
@@ -17,7 +18,7 @@ import secrets
 import threading
 import warnings
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -50,6 +51,30 @@ from core.pdf import PdfError, inflation_problem, looks_like_pdf
 log = logging.getLogger(__name__)
 # An untrusted signer is an expected finding, reported in words; pyHanko would also log it as a warning each time.
 logging.getLogger("pyhanko.sign.validation.generic_cms").setLevel(logging.ERROR)
+
+# What pyHanko's validation logs while inspect_pdf runs (a difference analysis that failed on a changed file, with
+# its traceback) is a finding about the file, not a fault of Gambit: it is kept for the verdict instead of being
+# written to the log.
+_findings: contextvars.ContextVar[list[str] | None] = contextvars.ContextVar("pyhanko_findings", default=None)
+
+
+class _KeepFindings(logging.Filter):
+    def filter(self, record: logging.LogRecord) -> bool:
+        kept = _findings.get()
+        if kept is None:
+            return True
+        words = record.getMessage()
+        why = str(record.exc_info[1]).strip() if record.exc_info and record.exc_info[1] is not None else ""
+        if why:  # its first line says why; the lines after it list the objects concerned
+            words += f": {why.splitlines()[0]}"
+        kept.append(" ".join(words.split()))
+        return False
+
+
+# A logger's filters see the records made on that very logger: every pyHanko logger there is once pyHanko's
+# signing and validation modules are imported (above).
+for _logger in [n for n in logging.root.manager.loggerDict if n == "pyhanko" or n.startswith("pyhanko.")]:
+    logging.getLogger(_logger).addFilter(_KeepFindings())
 
 REASON_PREFIX = "Issued by Gambit: "
 DEV_MARK = "Development identity - not for real documents"
@@ -329,6 +354,9 @@ class SignatureInfo:
     # A later revision changes what was signed (pyHanko's difference analysis finds more than signatures, form
     # filling and validation data added), even if a later signature covers it: a countersignature may not do that.
     altered_after: bool = False
+    # What pyHanko's validation said of this signature beyond its verdict (why its difference analysis failed):
+    # shown by the verdict, not stored.
+    notes: tuple[str, ...] = field(default=(), compare=False)
 
     def words(self) -> str:
         """"signed by Jane Doe (UCF) on 2 March 2015 at 14:03 UTC, intact, trusted"."""
@@ -431,6 +459,8 @@ def inspect_pdf(data: bytes, *, trust_roots: Iterable[bytes] = (), now: datetime
                           checked_at=now)
     results: list[dict[str, Any]] = []
     for sig in embedded:
+        kept: list[str] = []
+        token = _findings.set(kept)
         try:
             context = ValidationContext(trust_roots=roots, allow_fetching=False, revocation_mode="soft-fail")
             # Any certificate that can sign documents: a bank's or a federation's may lack non-repudiation.
@@ -452,6 +482,8 @@ def inspect_pdf(data: bytes, *, trust_roots: Iterable[bytes] = (), now: datetime
             log.info("signature could not be validated: %s", exc)
             intact = valid = trusted = whole = timestamped = altered = False
             when = None
+        finally:
+            _findings.reset(token)
         cert_der = sig.signer_cert.dump()
         reason = ""
         try:
@@ -464,7 +496,7 @@ def inspect_pdf(data: bytes, *, trust_roots: Iterable[bytes] = (), now: datetime
             development=is_development(cert_der), reason=reason,
             cert_sha256=hashlib.sha256(cert_der).hexdigest(),
             public_key_sha256=hashlib.sha256(_public_key(cert_der)).hexdigest(),
-            revision_end=_revision_end(sig), altered_after=altered))
+            revision_end=_revision_end(sig), altered_after=altered, notes=tuple(kept)))
     # A signature followed by changes is still unchanged where a later intact signature covers the whole file
     # (a countersignature covers every byte before it).
     sealed_from = None
@@ -548,7 +580,11 @@ def verify_issued(data: bytes, *, identity: Identity | None = None) -> Verdict:
         return Verdict(False, "Signed by another key: the signature is intact but its certificate does not chain to "
                               "Gambit's certificate authority.", tuple(details), document, sig.signed_at,
                        sig.development)
+    details += [f"pyHanko's difference analysis: {note.rstrip('.')}." for note in sig.notes]
     if sig.modified_after:
+        if sig.altered_after:
+            details.append("What was added also changes the content Gambit signed (more than adding a signature "
+                           "or filling in a form field).")
         added = max(inspection.size - sig.revision_end, 0)
         return Verdict(False, f"Modified after signing: Gambit's signed revision is intact, but {added} bytes were "
                               "added to the file after Gambit signed it, and no later signature covers them. What "

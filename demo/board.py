@@ -8,7 +8,7 @@ from datetime import datetime, timedelta
 import flask
 
 from accounts.services import find_user_by_email
-from board import services
+from board import queries, services
 from events.lifecycle import EventStatus
 from events.services import change_event_status, get_event
 
@@ -28,14 +28,14 @@ def seed_board_demo(*, now: datetime, slug: str = "fwwcm-2015") -> list[str]:
         out.append(f"demo: {event.slug} scoring closed")
     pack, dossiers = services.ensure_pack(event, actor=admin, now=day + timedelta(hours=1), upload_dir=upload_dir)
     out.append(f"demo dossiers: {', '.join(d.identifier for d in dossiers)} and {pack.identifier}")
-    report = services.ranking_report(event)
+    report = queries.ranking_report(event)
     leader = report.ranking.leader
-    bids = {b.id: b for b in services.bids_before_board(event)}
+    bids = {b.id: b for b in queries.bids_before_board(event)}
     if leader is None or leader not in bids:
         return out
     for email in ("board@example.org", "president@example.org"):
         member = find_user_by_email(email)
-        if member is not None and not services.recused_from_vote(event, member):
+        if member is not None and not queries.recused_from_vote(event, member):
             services.cast_vote(event, member, bids[leader], now=day + timedelta(days=2))
             services.record_view(dossiers[0], member, now=day + timedelta(days=1))
     decision = services.record_decision(

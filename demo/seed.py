@@ -10,7 +10,7 @@ from decimal import Decimal
 from flask import current_app
 
 from accounts import services as accounts
-from board.services import current_decision
+from board.queries import current_decision
 from contracts import queries, services
 from core.auth import Role
 from demo.bids import seed_bids

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
 from datetime import date, datetime
 
 from sqlalchemy import bindparam, func, select
@@ -12,6 +11,7 @@ from accounts.models import User
 from core import audit
 from core.auth import Role
 from core.db import db, lock_row, swap_state
+from core.hooks import Hook
 from events.lifecycle import EventStatus, TransitionError, check_transition
 from events.models import Amendment, Event, RegulationVersion
 from events.regulation import Regulation, amendment_authority
@@ -22,14 +22,9 @@ class AmendmentError(ValueError):
     """An amendment that cannot be recorded as given; the message names what is missing or wrong."""
 
 
-_AMENDMENT_HOOKS: list[Callable] = []
-
-
-def on_amendment(hook: Callable) -> Callable:
-    """Register `hook(event, old_version, new_version, *, now)`, run when an amendment is recorded; it returns
-    report entries (bids/ judges every submitted bid again and lists those whose findings changed)."""
-    _AMENDMENT_HOOKS.append(hook)
-    return hook
+# `judge_again(event, old_version, new_version, *, now)`, run when an amendment is recorded, returns the report's
+# entries: bids/ judges every submitted bid again and lists those whose findings changed (app.py provides it).
+judge_again: Hook[..., list[dict]] = Hook("events.services.judge_again")
 
 
 def amendment_problems(reg: Regulation, *, authority: str | None, decided_on: date | None, reference: str | None,
@@ -93,7 +88,7 @@ def record_amendment(event: Event, old_version: RegulationVersion, new_version: 
                      now: datetime, recommended_by: str | None = None, recommended_on: date | None = None,
                      recommendation: str | None = None, grounds: str | None = None) -> Amendment:
     """Record the change from `old_version` to `new_version` as an amendment, with what changed key by key, then run
-    the registered hooks (every submitted bid judged again under the new version; the report lists whose findings
+    the `judge_again` hook (every submitted bid judged again under the new version; the report lists whose findings
     changed). The Board's amendment carries the WCOC's recommendation it followed (`recommended_by`,
     `recommended_on`, `recommendation`); the President's, the grounds (`grounds`: a key of the authority's grounds).
     Raises AmendmentError when `amendment_problems` finds something missing. Writes `event.amendment` to the audit
@@ -109,9 +104,7 @@ def record_amendment(event: Event, old_version: RegulationVersion, new_version: 
     ground = who.ground(grounds.strip()) if who.grounds and grounds else None
     follows = bool(who.upon_recommendation_by)
     changes = snapshot_changes(json.loads(old_version.snapshot), json.loads(new_version.snapshot))
-    report: list[dict] = []
-    for hook in _AMENDMENT_HOOKS:
-        report += hook(event, old_version, new_version, now=now)
+    report = judge_again(event, old_version, new_version, now=now)
     amendment = Amendment(event_id=event.id, from_version_id=old_version.id, to_version_id=new_version.id,
                           authority=who.key, authority_label=who.label, article=who.article, decided_on=decided_on,
                           reference=reference.strip(), reason=reason.strip(),

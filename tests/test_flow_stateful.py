@@ -52,6 +52,7 @@ from bids import services as bids
 from bids.lifecycle import BidStatus
 from bids.lifecycle import TransitionError as BidTransitionError
 from bids.models import Bid, BidVersion
+from board import queries as board_queries
 from board import services as board
 from board.models import Decision, Dossier, Vote
 from board.rules import DecisionError
@@ -725,7 +726,7 @@ class FlowMachine(RuleBasedStateMachine):
         self.step("cast_vote", lambda: board.cast_vote(self.event(), member, bid, now=self.now))
 
     def votes_undecided(self) -> bool:
-        contest = [b.id for b in board.bids_before_board(self.event())]
+        contest = [b.id for b in board_queries.bids_before_board(self.event())]
         counts = self.vote_counts(contest)
         top = max(counts.values(), default=0)
         return top == 0 or list(counts.values()).count(top) > 1
@@ -735,7 +736,7 @@ class FlowMachine(RuleBasedStateMachine):
     def board_agrees(self, i):
         """Steering: while the votes favour no bid, every board member and the President vote for the same bid
         before the Board (the member of its host federation is refused)."""
-        contest = board.bids_before_board(self.event())
+        contest = board_queries.bids_before_board(self.event())
         if not contest:
             return
         bid_id = pick(contest, i).id
@@ -764,7 +765,7 @@ class FlowMachine(RuleBasedStateMachine):
             self.event(), method=method, selected=selected, rationale="The Board's reasons.",
             decided_on=decided_on, consultations=consultations, actor=actor, now=self.now,
             no_meeting_reason="The Board could not meet." if method == "president" else "",
-            upload_dir=self.upload_dir, corrects=corrects, correction_reason="Mended." if corrects else ""))
+            corrects=corrects, correction_reason="Mended." if corrects else ""))
 
     def decision_step(self, what: str, work) -> bool:
         """Record a decision (or correction) and, once it is committed, its minutes. When a correction selects
@@ -806,7 +807,7 @@ class FlowMachine(RuleBasedStateMachine):
         ok, _ = self.step("ensure_pack", lambda: board.ensure_pack(self.event(), actor=self.user(self.admin),
                                                                    now=self.now, upload_dir=self.upload_dir))
         self.packs_made += ok
-        contest = board.bids_before_board(self.event())
+        contest = board_queries.bids_before_board(self.event())
         if not contest:
             return
         selected_id = pick(contest, i).id
@@ -827,8 +828,8 @@ class FlowMachine(RuleBasedStateMachine):
     def correct(self, i, other):
         """Steering: once the winner has a contract in force, the President corrects the decision, selecting
         another decided bid (`other`) or the same one."""
-        current = board.current_decision(self.event())
-        decided = [b.id for b in board.bids_decided(self.event())]
+        current = board_queries.current_decision(self.event())
+        decided = [b.id for b in board_queries.bids_decided(self.event())]
         if current is None or not decided:
             return
         others = [b for b in decided if b != current.selected_bid_id]
@@ -874,7 +875,7 @@ class FlowMachine(RuleBasedStateMachine):
             render=fake_render))
 
     def winner(self) -> int | None:
-        decision = board.current_decision(self.event()) if self.event_id else None
+        decision = board_queries.current_decision(self.event()) if self.event_id else None
         return decision.selected_bid_id if decision else None
 
     @precondition(lambda self: self.status == "decided")
@@ -1003,7 +1004,7 @@ class FlowMachine(RuleBasedStateMachine):
     def selected_bid_is_the_decisions(self):
         if self.event_id is None:
             return
-        decision = board.current_decision(self.event())
+        decision = board_queries.current_decision(self.event())
         statuses = dict(db.session.execute(select(Bid.id, Bid.status).where(Bid.event_id == self.event_id)).all())
         selected = sorted(b for b, s in statuses.items() if s == BidStatus.SELECTED.value)
         decided = sorted(b for b, s in statuses.items()
@@ -1014,7 +1015,7 @@ class FlowMachine(RuleBasedStateMachine):
         assert decision or not decided, f"bids {decided} decided on with no decision in force"
 
     def board_vote_decision_won_the_vote(self):
-        decision = board.current_decision(self.event()) if self.event_id else None
+        decision = board_queries.current_decision(self.event()) if self.event_id else None
         if decision is None or decision.method != "board_vote":
             db.session.remove()
             return
@@ -1031,7 +1032,7 @@ class FlowMachine(RuleBasedStateMachine):
     def only_the_decisions_contract_accepts_payments(self):
         if self.event_id is None:
             return
-        decision = board.current_decision(self.event())
+        decision = board_queries.current_decision(self.event())
         winner = decision.selected_bid_id if decision else None
         accepting = []
         for contract in db.session.scalars(select(Contract)):

@@ -6,7 +6,7 @@ import pytest
 from sqlalchemy import select
 
 from board.models import Decision, Dossier
-from board.services import dossier_dir
+from board.queries import dossier_dir
 from core.audit import AuditEntry
 from core.db import db, utcnow
 from tests.conftest import login

@@ -203,7 +203,7 @@ def test_the_dossier_and_the_pack_show_the_consultation_of_a_sponsors_bid_only(a
     from flask import render_template
 
     from board.documents import dossier_context, pack_context
-    from board.services import ranking_report
+    from board.queries import ranking_report
     from events.models import Event
 
     _sponsor(app, scored["lviv"])

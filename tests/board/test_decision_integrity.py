@@ -12,7 +12,7 @@ from sqlalchemy import func, select
 
 from accounts.models import User
 from bids.models import Bid
-from board import services
+from board import queries, services
 from board.models import Decision
 from board.rules import DecisionError
 from contracts import services as contracts
@@ -284,7 +284,7 @@ def test_the_recording_transaction_renders_no_pdf(app, scored, make, monkeypatch
         services.store_minutes(decision, actor=actor, now=NOW, upload_dir=app.config["UPLOAD_DIR"])
         assert len(decision.minutes_sha256) == 64
         # The stored minutes carry Gambit's signature, naming the decision (issue 17).
-        minutes = (services.dossier_dir(app.config["UPLOAD_DIR"]) / decision.minutes_stored_name).read_bytes()
+        minutes = (queries.dossier_dir(app.config["UPLOAD_DIR"]) / decision.minutes_stored_name).read_bytes()
         verdict = verify_issued(minutes)
         assert verdict.ok and verdict.document == f"minutes of decision DECISION-{decision.id}"
         db.session.commit()

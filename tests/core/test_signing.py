@@ -4,7 +4,11 @@ can verify it, and the signatures of uploaded letters, guarantees and countersig
 from __future__ import annotations
 
 import io
+import os
 import re
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 from pyhanko.pdf_utils.reader import PdfFileReader
@@ -22,6 +26,8 @@ from tests.signing import (
     trusted_signer,
     untrusted_signer,
 )
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="module")
@@ -98,6 +104,32 @@ def test_flask_pdf_verify_prints_the_verdict_and_exits_by_it(app, rendered, tmp_
     assert result.exit_code == 0 and result.output.startswith("Issued by Gambit: dossier FWWCM-2015-BID7-D2")
     result = runner.invoke(args=["pdf", "verify", str(bad)])
     assert result.exit_code == 1 and result.output.startswith("Modified after signing")
+
+
+REWRITTEN = ["Modified after signing: Gambit's signed revision is intact, but ",
+             "pyHanko's difference analysis: Error in diff operation between revision 1 and 2: There are unexplained "
+             "xrefs in revision 2",
+             "What was added also changes the content Gambit signed (more than adding a signature or filling in a "
+             "form field)."]
+
+
+def test_flask_pdf_verify_of_a_page_rewritten_after_signing_gives_the_reason_and_no_traceback(app, rendered, tmp_path,
+                                                                                             signing_ca, capfd):
+    """pyHanko logs its failed difference analysis of the changed file as a warning with a traceback; the verdict
+    says what it found instead, in the command run in process and in a process of its own (its own logging)."""
+    changed = tmp_path / "changed.pdf"
+    changed.write_bytes(rewrite_first_page(rendered[1]))
+    result = app.test_cli_runner().invoke(args=["pdf", "verify", str(changed)])
+    printed = result.output + "".join(capfd.readouterr())
+    assert result.exit_code == 1 and result.output.startswith(REWRITTEN[0])
+    assert "Traceback" not in printed and all(line in printed for line in REWRITTEN)
+    env = {"PATH": os.environ.get("PATH", ""), "FLASK_APP": "app", "GAMBIT_INSTANCE": str(tmp_path / "instance"),
+           "SECRET_KEY": "verify-test", "SIGNING_PKCS12": str(signing_ca.path),
+           "SIGNING_PASSPHRASE": signing_ca.passphrase, "LOG_LEVEL": "INFO"}
+    run = subprocess.run([sys.executable, "-m", "flask", "pdf", "verify", str(changed)], cwd=ROOT, env=env,
+                         capture_output=True, text=True, timeout=120)
+    assert run.returncode == 1 and run.stdout.startswith(REWRITTEN[0]), run.stdout + run.stderr
+    assert "Traceback" not in run.stdout + run.stderr and all(line in run.stdout for line in REWRITTEN)
 
 
 def test_the_public_verify_page_stores_nothing_and_the_certificate_is_offered(app, client, rendered, signing_ca):
@@ -185,6 +217,7 @@ def test_the_dossier_prints_what_the_signatures_amount_to(app, scored, signing_c
     from accounts.models import User
     from bids.models import Bid, BidDocument
     from bids.services import recheck_document_signatures
+    from board import queries as board_queries
     from board import services as board
     from core.db import db, utcnow
 
@@ -213,7 +246,7 @@ def test_the_dossier_prints_what_the_signatures_amount_to(app, scored, signing_c
         for bid_key in ("lviv", "tbilisi", "madrid"):
             dossier = board.ensure_dossier(db.session.get(Bid, scored[bid_key]), actor=actor, now=utcnow(),
                                            upload_dir=upload_dir)
-            data = (board.dossier_dir(upload_dir) / dossier.stored_name).read_bytes()
+            data = (board_queries.dossier_dir(upload_dir) / dossier.stored_name).read_bytes()
             texts[bid_key] = " ".join(" ".join(p.extract_text() for p in PdfReader(io.BytesIO(data)).pages).split())
             assert signing.verify_issued(data).ok
         db.session.rollback()

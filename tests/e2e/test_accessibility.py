@@ -226,7 +226,7 @@ def _facts(app) -> dict[str, object]:
 
     from accounts.services import find_user_by_email
     from bids.models import Bid
-    from board.services import current_decision
+    from board.queries import current_decision
     from contracts.models import Contract
     from core.db import db
     from core.outbox import OutboxMessage
