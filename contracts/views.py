@@ -40,7 +40,7 @@ from contracts.lifecycle import ContractStatus, allowed_actions
 from contracts.models import Contract, Milestone, Payment
 from contracts.rules.result import MatchOutcome
 from contracts.rules.terms import fill_blank_due_dates
-from core import outbox
+from core import audit, outbox
 from core.auth import Role, roles_required
 from core.db import db, utcnow, writes_on_get
 from core.money import format_day, format_eur
@@ -421,8 +421,12 @@ def record_payment(contract_id: int, milestone_id: int):
             return redirect(url_for("contracts.milestone", contract_id=contract.id, milestone_id=m.id))
         created = False
     if created:
+        # The log's head right after the payment's entry, kept outside the database, later proves the log was not
+        # rewritten behind it (`flask audit verify --expect`).
+        head = audit.checkpoint_of(payment, "payment.record")
         flash(f"{format_eur(payment.amount)} received on {format_day(payment.received_on)} is recorded against "
-              f"{m.title}. The audit log keeps who recorded it and when.", "success")
+              f"{m.title}. The audit log keeps who recorded it and when. Receipt to keep outside Gambit (it proves "
+              f"later that the log was not rewritten): {head}.", "success")
     else:
         flash("This payment was already recorded (the form was sent more than once); it is recorded once.", "info")
     return redirect(url_for("contracts.milestone", contract_id=contract.id, milestone_id=m.id))

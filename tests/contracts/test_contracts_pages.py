@@ -225,15 +225,17 @@ def test_recording_payments_part_over_twice_and_reversed(app, event, people, cf)
     post(admin, f"{url}/payments", data)
     recorded = get(admin, url)
     # Issue 14, item 15: the day as the rest of the app writes it, not 2015-06-20.
-    # In plain words: the log's internal head ("159:1625…") is not a secretariat's word.
+    # In plain words: the log's head is given as a receipt to keep, with what it is for, not as a "checkpoint".
     assert ("€60,000.00 received on 20 June 2015 is recorded against instalment 1, due 30 June 2015. The audit log "
-            "keeps who recorded it and when.") in recorded
+            "keeps who recorded it and when. Receipt to keep outside Gambit (it proves later that the log was not "
+            "rewritten): ") in recorded
     assert "checkpoint" not in recorded.lower()
     assert "Reason for reversing the payment of €60,000.00 received on 20 June 2015</label>" in recorded
     assert "reversing entry" not in recorded
     with app.app_context():
         entry = db.session.scalars(select(AuditEntry).where(AuditEntry.action == "payment.record")).one()
-        assert verify_chain(expect=Checkpoint.parse(f"{entry.id}:{entry.hash}")).ok
+        shown = re.search(r"rewritten\): (\d+:[0-9a-f]{64})\.", recorded).group(1)
+        assert shown == f"{entry.id}:{entry.hash}" and verify_chain(expect=Checkpoint.parse(shown)).ok
     post(admin, f"{url}/payments", data)  # a double click: the same key
     page = get(admin, url)
     assert "already recorded (the form was sent more than once); it is recorded once" in page

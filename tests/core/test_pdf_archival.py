@@ -66,7 +66,7 @@ def _collect(app) -> dict[str, Issued]:
     from sqlalchemy import select
 
     from bids.models import Bid, BidDocument
-    from board import services as board
+    from board import queries as board
     from board.models import Decision, Dossier
     from contracts import services as contracts
     from contracts.models import Contract
