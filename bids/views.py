@@ -183,10 +183,21 @@ def edit(bid_id: int, section: str):
         abort(404)
     form_class = SECTION_FORMS[section]
     status = 200
+    upload_errors: dict[str, str] = {}
     if request.method == "GET":
         form = form_class(data=form_data_for(bid, section), reg=bid.event.regulation)
     else:
+        # A body above the limit cannot be read at all, so nothing typed with it can be kept (the page's script
+        # refuses such a file before it is sent).
+        if (request.content_length or 0) > current_app.config["MAX_CONTENT_LENGTH"]:
+            flash(f"{_too_large()} Nothing on the page was saved: type your changes again.", "error")
+            return redirect(url_for("bids.edit", bid_id=bid.id, section=section))
         form = form_class(reg=bid.event.regulation)
+        # The section's files travel with its fields: a file chosen is attached whichever button is pressed, and
+        # the fields are saved (or come back as typed) whether the file is accepted or refused.
+        attached, upload_errors = _attach_chosen(bid, section, wanted=request.form.get("action") == "upload")
+        for message in attached:
+            flash(message, "success")
         if request.form.get("action") == "add_rate" and section == "hotel" and form.rates_full:
             form.form_errors.append(ROOM_RATES_FULL.format(entered=len(form.room_rates.entries) + 1))
             status = 422
@@ -211,6 +222,10 @@ def edit(bid_id: int, section: str):
                 db.session.commit()
                 flash(f"{SECTION_TITLES[section]}: saved." if changed else
                       f"{SECTION_TITLES[section]}: nothing had changed.", "success")
+                for message in upload_errors.values():
+                    flash(f"{message} What you typed in the fields is saved.", "error")
+                if upload_errors:
+                    return redirect(url_for("bids.edit", bid_id=bid.id, section=section) + "#documents")
                 if request.form.get("action") == "next":
                     names = list(SECTIONS)
                     following = names[names.index(section) + 1] if section != names[-1] else None
@@ -220,6 +235,7 @@ def edit(bid_id: int, section: str):
                 return redirect(url_for("bids.edit", bid_id=bid.id, section=section))
         else:
             status = 422
+        form.form_errors.extend(upload_errors.values())  # after validate(), which starts the list afresh
     if not bid.state.is_editable:
         flash(f"This bid is {bid.state.label.lower()}: it can be read but not changed here.", "info")
     if request.method == "POST":  # the page shows what was typed: the notes beside it judge that, not the saved bid
@@ -240,15 +256,47 @@ def edit(bid_id: int, section: str):
         if section == "dates_venue" else None,
         document_kinds=SECTION_DOCUMENTS.get(section, []), kinds=DOCUMENT_KINDS,
         documents=[d for d in bid.documents if d.kind in SECTION_DOCUMENTS.get(section, [])],
-        upload_form=DocumentForm(), max_mb=current_app.config["MAX_UPLOAD_MB"]), status
+        upload_errors=upload_errors, max_mb=current_app.config["MAX_UPLOAD_MB"],
+        max_bytes=current_app.config["MAX_UPLOAD_MB"] * 1024 * 1024), status
+
+
+def _too_large() -> str:
+    return (f"The upload is larger than the limit of {current_app.config['MAX_UPLOAD_MB']} MB. Choose a smaller "
+            "file.")
+
+
+def _attach_chosen(bid: Bid, section: str, *, wanted: bool) -> tuple[list[str], dict[str, str]]:
+    """Store each file chosen on a section's page (input `file-<kind>`), each in a transaction of its own so that
+    a refused file leaves the others and the section's fields alone. `wanted`: the person pressed the upload
+    button, so choosing no file is a mistake to point out. Returns (what was attached, {kind: why refused})."""
+    attached: list[str] = []
+    errors: dict[str, str] = {}
+    max_bytes = current_app.config["MAX_UPLOAD_MB"] * 1024 * 1024
+    kinds = SECTION_DOCUMENTS.get(section, [])
+    chosen = {k: f for k in kinds if (f := request.files.get(f"file-{k}")) is not None and f.filename}
+    if wanted and not chosen:
+        for kind in kinds:
+            errors[kind] = f"{DOCUMENT_KINDS[kind][0]}: no file was chosen. Choose the PDF to upload."
+    for kind, upload in chosen.items():
+        try:
+            doc = services.store_document(bid, kind, filename=upload.filename,
+                                          content=upload.stream.read(max_bytes + 1),
+                                          upload_dir=current_app.config["UPLOAD_DIR"], max_bytes=max_bytes,
+                                          actor=current_user, now=utcnow())
+        except services.BidError as exc:
+            db.session.rollback()
+            errors[kind] = str(exc)
+        else:
+            db.session.commit()
+            attached.append(f"{doc.kind_label} attached: {doc.original_name} (SHA-256 {doc.sha256[:16]}…).")
+    return attached, errors
 
 
 @bp.route("/bids/<int:bid_id>/documents", methods=["POST"])
 @login_required
 def upload(bid_id: int):
     bid = load_own_bid(bid_id)
-    too_large = (f"The upload is larger than the limit of {current_app.config['MAX_UPLOAD_MB']} MB. Choose a "
-                 "smaller file.")
+    too_large = _too_large()
     # Refuse by the declared length before reading the body, so nothing half-read lingers.
     if (request.content_length or 0) > current_app.config["MAX_CONTENT_LENGTH"]:
         flash(too_large, "error")
