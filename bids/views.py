@@ -220,8 +220,8 @@ def edit(bid_id: int, section: str):
                 return redirect(url_for("bids.view", bid_id=bid.id))
             else:
                 db.session.commit()
-                flash(f"{SECTION_TITLES[section]}: saved." if changed else
-                      f"{SECTION_TITLES[section]}: nothing had changed.", "success")
+                message, still_failing = _saved_message(bid, section, changed=changed)
+                flash(message, "warning" if still_failing else "success")
                 for message in upload_errors.values():
                     flash(f"{message} What you typed in the fields is saved.", "error")
                 if upload_errors:
@@ -258,6 +258,20 @@ def edit(bid_id: int, section: str):
         documents=[d for d in bid.documents if d.kind in SECTION_DOCUMENTS.get(section, [])],
         upload_errors=upload_errors, max_mb=current_app.config["MAX_UPLOAD_MB"],
         max_bytes=current_app.config["MAX_UPLOAD_MB"] * 1024 * 1024), status
+
+
+def _saved_message(bid: Bid, section: str, *, changed: bool) -> tuple[str, bool]:
+    """What saving a section did, and the rules of the section that the saved draft still fails (a draft saves
+    without passing them; each is also shown beside its field); and whether any does."""
+    said = f"{SECTION_TITLES[section]}: {'saved' if changed else 'nothing had changed'}."
+    failed = failures(findings_by_section(services.compliance(bid, today=utcnow().date()))[section])
+    if not failed:
+        return said, False
+    rules = " ".join(f.as_text() for f in failed)
+    if len(failed) == 1:
+        return f"{said} 1 rule of this section still fails; the bid cannot be submitted until it passes. {rules}", True
+    return (f"{said} {len(failed)} rules of this section still fail; the bid cannot be submitted until they pass. "
+            f"{rules}"), True
 
 
 def _too_large() -> str:
