@@ -29,6 +29,7 @@ from accounts.views import bp as accounts_bp
 from api.blueprint import bp as api_bp
 from bids import views as bids_views
 from bids.cli import cli as bids_cli
+from bids.queries import call_bid_counts
 from board.jobs import cli as board_cli
 from board.views import bp as board_bp
 from config import Config, log_format
@@ -79,6 +80,7 @@ def _provide_hooks() -> None:
     page, scoring's declaration gate before every bid page."""
     events_views.criteria_in_force.provide(weights_in_force)
     events_views.scoring_progress.provide(_scoring_progress)
+    events_views.bid_counts.provide(call_bid_counts)
     bids_views.declaration_required.provide(declaration_required)
 
 

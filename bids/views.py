@@ -107,7 +107,7 @@ def index():
     now = utcnow()
     events = db.session.scalars(select(Event).order_by(Event.id)).all()
     open_events = [e for e in events if e.takes_bids(now)]
-    rows = bid_rows(query, {e.id: e for e in events}, today=now.date(), url=id_url("bids.view", "bid_id"))
+    rows = bid_rows(query, {e.id: e for e in events}, today=now.date(), url=id_url("bids.view", "bid_id"), now=now)
     return render_template("bids/index.html", rows=rows, sort=sort, dir=direction,
                            status=status, statuses=list(BidStatus), open_events=open_events)
 
