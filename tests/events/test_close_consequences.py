@@ -30,9 +30,9 @@ def test_closing_the_call_says_the_deadline_how_far_and_the_drafts_locked_out(ap
     days = (deadline.date() - utcnow().date()).days
     page = client.get(f"/events/{slug}").get_data(as_text=True)
     assert confirm_of(page, "close") == (
-        f"Close the call for bids? The deadline for bids is {format_day(deadline)} at {deadline.strftime('%H:%M')} UTC, "
-        f"{days} days from today. Closing now ends the call before it. 0 submitted bids stay in the call; 1 draft not "
-        "submitted will be locked out: their bidders can no longer submit them unless the call is re-opened.")
+        f"Close the call for bids? The deadline for bids is {format_day(deadline)} at {deadline.strftime('%H:%M')} "
+        f"UTC, {days} days from today. Closing now ends the call before it. 0 submitted bids stay in the call; 1 "
+        "draft not submitted will be locked out: their bidders can no longer submit them unless the call is re-opened.")
     assert client.post(f"/events/{slug}/status", data={"action": "close"}).status_code == 302
     page = client.get(f"/events/{slug}").get_data(as_text=True)
     assert confirm_of(page, "open_scoring").startswith(
@@ -42,3 +42,31 @@ def test_closing_the_call_says_the_deadline_how_far_and_the_drafts_locked_out(ap
     assert login(client, "nino@example.org").status_code == 302
     mine = client.get("/bids/").get_data(as_text=True)
     assert "<td>Draft — not submitted, the call is closed</td>" in mine
+
+
+def test_submitting_reopening_and_withdrawing_a_bid_are_confirmed_with_the_deadline(app, client, practice, login_as):
+    from bids.models import Bid
+    from tests.bids.factories import valid_bid
+    from tests.bids.web import fill_bid, upload
+
+    login_as("bidder")
+    bid_id = start_bid(client)
+    with app.app_context():
+        event = db.session.get(Event, practice)
+        deadline, data = event.regulation.event.bid_deadline, valid_bid(event.regulation, signed_on=utcnow().date())
+    fill_bid(client, bid_id, data)
+    upload(client, bid_id, "signed_letter")
+    upload(client, bid_id, "guarantee")
+    days = (deadline.date() - utcnow().date()).days
+    until = f"{format_day(deadline)} at {deadline.strftime('%H:%M')} UTC ({days} days from today)"
+    page = unescape(client.get(f"/bids/{bid_id}").get_data(as_text=True))
+    assert (f'data-confirm="Submit this bid to FIDE? It becomes version 1, read-only. Until the deadline, {until}, you '
+            'can still withdraw it or reopen it as a new version; after it, neither."') in page
+    assert client.post(f"/bids/{bid_id}/submit").status_code == 302
+    with app.app_context():
+        assert db.session.get(Bid, bid_id).status == "submitted"
+    page = unescape(client.get(f"/bids/{bid_id}").get_data(as_text=True))
+    assert (f'data-confirm="Reopen the bid? Version 1 stays on record, but the bid stops being submitted: unless you '
+            f'submit it again before the deadline, {until}, FIDE keeps no submitted bid from you."') in page
+    assert (f'data-confirm="Withdraw the bid? This cannot be undone: version 1 stays on record but leaves the call for '
+            f'good; it can never be submitted or reopened again, even before the deadline, {until}."') in page
