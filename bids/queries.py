@@ -79,11 +79,11 @@ def bid_rows(query: Select, events: dict[int, Event], *, today: date, url: Calla
         for bid in db.session.scalars(_DRAFTS_JUDGED, {"ids": sorted(drafts)}).unique():
             findings = services.compliance(bid, today=today)  # its call is in the identity map: no query
             judged[bid.id] = (is_compliant(findings), sum(f.blocks_submission for f in findings))
-            call = events[bid.event_id]
+            its_call = events[bid.event_id]
             if now is not None and bid.late_admitted_at is None and bid.entered_by_id is None \
-                    and not call.takes_bids(now):
-                locked[bid.id] = ("the call is closed" if call.state is not EventStatus.OPEN else
-                                  f"the deadline passed on {format_day(call.regulation.event.bid_deadline)}")
+                    and not its_call.takes_bids(now):
+                locked[bid.id] = ("the call is closed" if its_call.state is not EventStatus.OPEN else
+                                  f"the deadline passed on {format_day(its_call.regulation.event.bid_deadline)}")
     calls = {e.id: (e.regulation.event.short_title, e.regulation.event.practice) for e in events.values()}
     out = []
     for (bid_id, event_id, applicant, city, country, prize, status, version, submitted_compliant,

@@ -220,7 +220,7 @@ def edit(bid_id: int, section: str):
                 return redirect(url_for("bids.view", bid_id=bid.id))
             else:
                 db.session.commit()
-                message, still_failing = _saved_message(bid, section, changed=changed)
+                message, still_failing = _saved_message(bid, section, changed=bool(changed))
                 flash(message, "warning" if still_failing else "success")
                 for message in upload_errors.values():
                     flash(f"{message} What you typed in the fields is saved.", "error")
@@ -293,7 +293,7 @@ def _attach_chosen(bid: Bid, section: str, *, wanted: bool) -> tuple[list[str], 
             errors[kind] = f"{DOCUMENT_KINDS[kind][0]}: no file was chosen. Choose the PDF to upload."
     for kind, upload in chosen.items():
         try:
-            doc = services.store_document(bid, kind, filename=upload.filename,
+            doc = services.store_document(bid, kind, filename=upload.filename or "",
                                           content=upload.stream.read(max_bytes + 1),
                                           upload_dir=current_app.config["UPLOAD_DIR"], max_bytes=max_bytes,
                                           actor=current_user, now=utcnow())
