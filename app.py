@@ -30,6 +30,7 @@ from api.blueprint import bp as api_bp
 from bids import services as bids_services
 from bids import views as bids_views
 from bids.cli import cli as bids_cli
+from bids.queries import call_bid_counts
 from board import services as board_services
 from board.jobs import cli as board_cli
 from board.views import bp as board_bp
@@ -85,6 +86,7 @@ def _provide_hooks() -> None:
     selects another bid closes the old winner's contract)."""
     events_views.criteria_in_force.provide(weights_in_force)
     events_views.scoring_progress.provide(_scoring_progress)
+    events_views.bid_counts.provide(call_bid_counts)
     bids_views.declaration_required.provide(declaration_required)
     events_services.judge_again.provide(bids_services.judge_again)
     board_services.after_correction.provide(contracts_services.close_for_correction)

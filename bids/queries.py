@@ -14,7 +14,7 @@ from collections.abc import Callable
 from datetime import date, datetime
 from typing import NamedTuple
 
-from sqlalchemy import Select, bindparam, select
+from sqlalchemy import Select, bindparam, func, select
 from sqlalchemy.orm import joinedload, lazyload
 
 from bids import services
@@ -23,6 +23,7 @@ from bids.models import Bid, BidVersion
 from bids.rules import is_compliant
 from core.db import db
 from core.money import format_day, format_eur
+from events.lifecycle import EventStatus
 from events.models import Event
 
 # The statements whose shape never changes are built once, their values bound at each run: SQLAlchemy caches the
@@ -62,18 +63,27 @@ class BidRow(NamedTuple):
     updated: str
 
 
-def bid_rows(query: Select, events: dict[int, Event], *, today: date, url: Callable[[int], str]) -> list[BidRow]:
+def bid_rows(query: Select, events: dict[int, Event], *, today: date, url: Callable[[int], str],
+             now: datetime | None = None) -> list[BidRow]:
     """The rows of the bids that `query` (a select() of Bid, filtered and ordered: bids.services.bids_visible_to)
     selects, in its order: the listed columns as plain rows, each draft's compliance judged on the draft loaded with
     its room rates and documents (one more query, only when there is a draft). `events` are every call by id (the
-    page loads them anyway); `url` gives a bid's page from its id. Raises nothing."""
+    page loads them anyway); `url` gives a bid's page from its id. A draft that can no longer be submitted at `now`
+    (its call takes no more bids, and it was neither admitted late nor keyed in from paper) says so in its status.
+    Raises nothing."""
     rows = db.session.execute(query.with_only_columns(*LIST_COLUMNS)).all()
     drafts = {r.id for r in rows if BidStatus(r.status).is_editable}
     judged: dict[int, tuple[bool, int]] = {}
+    locked: dict[int, str] = {}
     if drafts:
         for bid in db.session.scalars(_DRAFTS_JUDGED, {"ids": sorted(drafts)}).unique():
             findings = services.compliance(bid, today=today)  # its call is in the identity map: no query
             judged[bid.id] = (is_compliant(findings), sum(f.blocks_submission for f in findings))
+            its_call = events[bid.event_id]
+            if now is not None and bid.late_admitted_at is None and bid.entered_by_id is None \
+                    and not its_call.takes_bids(now):
+                locked[bid.id] = ("the call is closed" if its_call.state is not EventStatus.OPEN else
+                                  f"the deadline passed on {format_day(its_call.regulation.event.bid_deadline)}")
     calls = {e.id: (e.regulation.event.short_title, e.regulation.event.practice) for e in events.values()}
     out = []
     for (bid_id, event_id, applicant, city, country, prize, status, version, submitted_compliant,
@@ -84,7 +94,9 @@ def bid_rows(query: Select, events: dict[int, Event], *, today: date, url: Calla
         out.append(BidRow(
             id=bid_id, url=url(bid_id), applicant=applicant or "(no name yet)",
             place=(city or "—") + (f" ({country})" if country else ""), call=call, practice=practice,
-            prize=format_eur(prize) or "—", status=state.label + (f" (v{version})" if version else ""),
+            prize=format_eur(prize) or "—",
+            status=f"{state.label} — not submitted, {locked[bid_id]}" if bid_id in locked else
+            state.label + (f" (v{version})" if version else ""),
             complies=complies, open_findings=open_findings, updated=format_day(updated)))
     return out
 
@@ -107,3 +119,12 @@ def bid_for_page(bid_id: int) -> Bid | None:
 def version_rows(bid_id: int) -> list[VersionRow]:
     """The bid's submitted versions, oldest first, as plain rows. Raises nothing."""
     return [VersionRow(*row) for row in db.session.execute(_VERSION_ROWS, {"bid_id": bid_id})]
+
+
+def call_bid_counts(event_id: int) -> tuple[int, int]:
+    """(drafts not submitted, bids submitted and still in the call) of a call, counted in one query: what closing
+    the call or opening scoring does to them. Late-admitted and paper drafts count as drafts. Raises nothing."""
+    rows = dict(db.session.execute(select(Bid.status, func.count()).where(Bid.event_id == event_id)
+                                   .group_by(Bid.status)).all())
+    in_call = (BidStatus.SUBMITTED, BidStatus.SHORTLISTED, BidStatus.SELECTED, BidStatus.NOT_SELECTED)
+    return rows.get(BidStatus.DRAFT.value, 0), sum(rows.get(s.value, 0) for s in in_call)

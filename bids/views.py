@@ -107,7 +107,7 @@ def index():
     now = utcnow()
     events = db.session.scalars(select(Event).order_by(Event.id)).all()
     open_events = [e for e in events if e.takes_bids(now)]
-    rows = bid_rows(query, {e.id: e for e in events}, today=now.date(), url=id_url("bids.view", "bid_id"))
+    rows = bid_rows(query, {e.id: e for e in events}, today=now.date(), url=id_url("bids.view", "bid_id"), now=now)
     return render_template("bids/index.html", rows=rows, sort=sort, dir=direction,
                            status=status, statuses=list(BidStatus), open_events=open_events)
 
@@ -185,10 +185,21 @@ def edit(bid_id: int, section: str):
         abort(404)
     form_class = SECTION_FORMS[section]
     status = 200
+    upload_errors: dict[str, str] = {}
     if request.method == "GET":
         form = form_class(data=form_data_for(bid, section), reg=bid.event.regulation)
     else:
+        # A body above the limit cannot be read at all, so nothing typed with it can be kept (the page's script
+        # refuses such a file before it is sent).
+        if (request.content_length or 0) > current_app.config["MAX_CONTENT_LENGTH"]:
+            flash(f"{_too_large()} Nothing on the page was saved: type your changes again.", "error")
+            return redirect(url_for("bids.edit", bid_id=bid.id, section=section))
         form = form_class(reg=bid.event.regulation)
+        # The section's files travel with its fields: a file chosen is attached whichever button is pressed, and
+        # the fields are saved (or come back as typed) whether the file is accepted or refused.
+        attached, upload_errors = _attach_chosen(bid, section, wanted=request.form.get("action") == "upload")
+        for message in attached:
+            flash(message, "success")
         if request.form.get("action") == "add_rate" and section == "hotel" and form.rates_full:
             form.form_errors.append(ROOM_RATES_FULL.format(entered=len(form.room_rates.entries) + 1))
             status = 422
@@ -220,8 +231,12 @@ def edit(bid_id: int, section: str):
                 return redirect(url_for("bids.view", bid_id=bid.id))
             else:
                 db.session.commit()
-                flash(f"{SECTION_TITLES[section]}: saved." if changed else
-                      f"{SECTION_TITLES[section]}: nothing had changed.", "success")
+                message, still_failing = _saved_message(bid, section, changed=bool(changed))
+                flash(message, "warning" if still_failing else "success")
+                for message in upload_errors.values():
+                    flash(f"{message} What you typed in the fields is saved.", "error")
+                if upload_errors:
+                    return redirect(url_for("bids.edit", bid_id=bid.id, section=section) + "#documents")
                 if request.form.get("action") == "next":
                     names = list(SECTIONS)
                     following = names[names.index(section) + 1] if section != names[-1] else None
@@ -231,6 +246,7 @@ def edit(bid_id: int, section: str):
                 return redirect(url_for("bids.edit", bid_id=bid.id, section=section))
         else:
             status = 422
+        form.form_errors.extend(upload_errors.values())  # after validate(), which starts the list afresh
     if not bid.state.is_editable:
         flash(f"This bid is {bid.state.label.lower()}: it can be read but not changed here.", "info")
     if request.method == "POST":  # the page shows what was typed: the notes beside it judge that, not the saved bid
@@ -251,15 +267,61 @@ def edit(bid_id: int, section: str):
         if section == "dates_venue" else None,
         document_kinds=SECTION_DOCUMENTS.get(section, []), kinds=DOCUMENT_KINDS,
         documents=[d for d in bid.documents if d.kind in SECTION_DOCUMENTS.get(section, [])],
-        upload_form=DocumentForm(), max_mb=current_app.config["MAX_UPLOAD_MB"]), status
+        upload_errors=upload_errors, max_mb=current_app.config["MAX_UPLOAD_MB"],
+        max_bytes=current_app.config["MAX_UPLOAD_MB"] * 1024 * 1024), status
+
+
+def _saved_message(bid: Bid, section: str, *, changed: bool) -> tuple[str, bool]:
+    """What saving a section did, and the rules of the section that the saved draft still fails (a draft saves
+    without passing them; each is also shown beside its field); and whether any does."""
+    said = f"{SECTION_TITLES[section]}: {'saved' if changed else 'nothing had changed'}."
+    failed = failures(findings_by_section(services.compliance(bid, today=utcnow().date()))[section])
+    if not failed:
+        return said, False
+    rules = " ".join(f.as_text() for f in failed)
+    if len(failed) == 1:
+        return f"{said} 1 rule of this section still fails; the bid cannot be submitted until it passes. {rules}", True
+    return (f"{said} {len(failed)} rules of this section still fail; the bid cannot be submitted until they pass. "
+            f"{rules}"), True
+
+
+def _too_large() -> str:
+    return (f"The upload is larger than the limit of {current_app.config['MAX_UPLOAD_MB']} MB. Choose a smaller "
+            "file.")
+
+
+def _attach_chosen(bid: Bid, section: str, *, wanted: bool) -> tuple[list[str], dict[str, str]]:
+    """Store each file chosen on a section's page (input `file-<kind>`), each in a transaction of its own so that
+    a refused file leaves the others and the section's fields alone. `wanted`: the person pressed the upload
+    button, so choosing no file is a mistake to point out. Returns (what was attached, {kind: why refused})."""
+    attached: list[str] = []
+    errors: dict[str, str] = {}
+    max_bytes = current_app.config["MAX_UPLOAD_MB"] * 1024 * 1024
+    kinds = SECTION_DOCUMENTS.get(section, [])
+    chosen = {k: f for k in kinds if (f := request.files.get(f"file-{k}")) is not None and f.filename}
+    if wanted and not chosen:
+        for kind in kinds:
+            errors[kind] = f"{DOCUMENT_KINDS[kind][0]}: no file was chosen. Choose the PDF to upload."
+    for kind, upload in chosen.items():
+        try:
+            doc = services.store_document(bid, kind, filename=upload.filename or "",
+                                          content=upload.stream.read(max_bytes + 1),
+                                          upload_dir=current_app.config["UPLOAD_DIR"], max_bytes=max_bytes,
+                                          actor=current_user, now=utcnow())
+        except services.BidError as exc:
+            db.session.rollback()
+            errors[kind] = str(exc)
+        else:
+            db.session.commit()
+            attached.append(f"{doc.kind_label} attached: {doc.original_name} (SHA-256 {doc.sha256[:16]}…).")
+    return attached, errors
 
 
 @bp.route("/bids/<int:bid_id>/documents", methods=["POST"])
 @login_required
 def upload(bid_id: int):
     bid = load_own_bid(bid_id)
-    too_large = (f"The upload is larger than the limit of {current_app.config['MAX_UPLOAD_MB']} MB. Choose a "
-                 "smaller file.")
+    too_large = _too_large()
     # Refuse by the declared length before reading the body, so nothing half-read lingers.
     if (request.content_length or 0) > current_app.config["MAX_CONTENT_LENGTH"]:
         flash(too_large, "error")

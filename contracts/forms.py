@@ -4,15 +4,17 @@ match result) are in contracts/rules/ and come back as field errors."""
 from __future__ import annotations
 
 import secrets
+from collections.abc import Mapping
+from datetime import date
 
 from flask_wtf.file import FileField
 from wtforms import HiddenField, RadioField, SelectField, StringField, TextAreaField
 from wtforms.validators import DataRequired, Length
 
 from bids.forms import AmountField, DayField
-from contracts.rules.terms import DueSetBy, MilestoneTerm
+from contracts.rules.terms import DueSetBy, MilestoneTerm, passed_regulation_dates
 from core.forms import BaseForm, Present, choices
-from core.money import format_eur
+from core.money import format_day, format_eur
 from events.regulation import Regulation
 from finance.rules import DECIDED_IN
 
@@ -64,21 +66,30 @@ class ReverseForm(BaseForm):
     idempotency_key = HiddenField()
 
 
-def issue_form_class(reg: Regulation, milestones: list[MilestoneTerm]):
+def issue_form_class(reg: Regulation, milestones: list[MilestoneTerm], *, today: date | None = None,
+                     kept: Mapping[str, date | None] | None = None):
     """A form asking for the date of each milestone whose date the contract sets (Art. 15.6.1), required for
-    payments and optional for items paid at cost, with one date that fills every blank left."""
+    payments and optional for items paid at cost, with one date that fills every blank left; and, for a contract
+    issued on `today`, a new date for each date the regulations fix that has already passed (but those a
+    correction keeps from the version it replaces, `kept`)."""
 
     class IssueForm(BaseForm):
         pass
 
-    needing = [m for m in milestones if m.due_set_by in (DueSetBy.CONTRACT, DueSetBy.OPTIONAL)]
+    passed = passed_regulation_dates(milestones, today=today, kept=kept) if today is not None else []
+    needing = [m for m in milestones if m.due_set_by in (DueSetBy.CONTRACT, DueSetBy.OPTIONAL) or m in passed]
     for m in needing:
         optional = m.due_set_by is DueSetBy.OPTIONAL
         label = (f"{m.title[:1].upper()}{m.title[1:]} (Art. {m.article}), "
                  f"{'up to ' if m.is_cap else ''}{format_eur(m.amount)}")
-        setattr(IssueForm, f"due_{m.key}", DayField(
-            label, description=("Optional: items paid at cost need no deadline." if optional else
-                                f"{m.payer.name} pays {m.payee.name}.")))
+        if m in passed and m.due is not None and today is not None:
+            description = (f"{m.payer.name} pays {m.payee.name}. Art. {m.article} fixed {format_day(m.due)}, "
+                           f"{(today - m.due).days} days before today: enter the date this contract sets in its "
+                           "place.")
+        else:
+            description = ("Optional: items paid at cost need no deadline." if optional else
+                           f"{m.payer.name} pays {m.payee.name}.")
+        setattr(IssueForm, f"due_{m.key}", DayField(label, description=description))
     if any(m.due_set_by is DueSetBy.CONTRACT for m in needing):
         IssueForm.same_date = DayField("One date for every payment left blank",
                                        description="Filled into each required date above that is left empty.")

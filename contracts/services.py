@@ -41,6 +41,7 @@ from contracts.rules.terms import (
     contract_terms,
     missing_bid_facts,
     missing_due_dates,
+    past_due_dates,
 )
 from contracts.rules.tracker import MilestoneStatus, PaymentRefused, check_payment
 from core import audit, outbox, trust
@@ -158,17 +159,21 @@ def _selected_by(bid: Bid) -> dict[str, str]:
     return {"selected_by": decision.method, "selection_grounds": decision.grounds}
 
 
-def _terms(reg, inputs: ContractInputs, due_dates: Mapping[str, date] | None = None) -> ContractTerms:
+def _terms(reg, inputs: ContractInputs, due_dates: Mapping[str, date] | None = None, *,
+           issued_on: date | None = None) -> ContractTerms:
     try:
-        return contract_terms(reg, inputs, due_dates)
+        return contract_terms(reg, inputs, due_dates, issued_on=issued_on)
     except ContractRuleError as exc:
         raise ContractError(str(exc)) from None
 
 
-def build_terms(contract: Contract, due_dates: Mapping[str, date] | None = None) -> ContractTerms:
+def build_terms(contract: Contract, due_dates: Mapping[str, date] | None = None, *,
+                issued_on: date | None = None) -> ContractTerms:
     """The terms of a contract, rebuilt from its stored inputs and regulation version (`due_dates` replaces
-    the stored dates when given). Raises ContractError if they no longer make a contract."""
-    return _terms(contract.regulation, contract.inputs, contract.due_dates if due_dates is None else due_dates)
+    the stored dates when given; `issued_on`, see contracts.rules.contract_terms). Raises ContractError if they no
+    longer make a contract."""
+    return _terms(contract.regulation, contract.inputs, contract.due_dates if due_dates is None else due_dates,
+                  issued_on=issued_on)
 
 
 def _snapshot(terms: ContractTerms) -> str:
@@ -356,9 +361,12 @@ def issue_contract(contract: Contract, *, due_dates: Mapping[str, date | None], 
         raise ContractError(f"{old.reference}, which this correction replaces, is {old.state.label.lower()}; "
                             "prepare the correction again from the version in force.")
     dates = {**contract.due_dates, **{k: v for k, v in due_dates.items() if v is not None}}
-    terms = build_terms(contract, dates)
+    terms = build_terms(contract, dates, issued_on=now.date())
     reg = contract.regulation
     missing = missing_due_dates(reg, terms.milestones, guarantee_offered=terms.inputs.guarantee_offered)
+    # A payment overdue from the moment the contract exists is refused: a date the regulations fix that has passed
+    # needs the contract's own date in its place, and a date the contract sets cannot be already past.
+    missing |= past_due_dates(reg, terms.milestones, today=now.date(), kept=kept_dates(old))
     if missing:
         raise ContractError(next(iter(missing.values())), errors={f"due_{k}": v for k, v in missing.items()})
     planned = list(terms.milestones)
@@ -412,6 +420,11 @@ def issue_contract(contract: Contract, *, due_dates: Mapping[str, date | None], 
                        "replaces": old.id if old else None, "carried_payments": len(carried),
                        "pdf_checkpoint": str(head)})
     return contract
+
+
+def kept_dates(old: Contract | None) -> dict[str, date | None]:
+    """The due dates of the version a correction replaces, by milestone key ({} for a first contract)."""
+    return {} if old is None else {m.key: m.due for m in old.milestones}
 
 
 def _carry_plan(old: Contract, planned: list[MilestoneTerm]) -> list[Payment]:

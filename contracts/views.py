@@ -239,16 +239,20 @@ def issue(contract_id: int):
         flash(f"{contract.reference} is {contract.state.label.lower()}: only a draft is issued.", "error")
         return redirect(url_for("contracts.view", contract_id=contract.id))
     terms = services.build_terms(contract)
-    form_class = issue_form_class(contract.regulation, list(terms.milestones))
+    today = utcnow().date()
+    form_class = issue_form_class(contract.regulation, list(terms.milestones), today=today,
+                                  kept=services.kept_dates(contract.replaces))
     status = 200
     if request.method == "GET":
-        form = form_class(data={name: m.due or m.default_due for m, name in form_class.fields_for})
+        # Nothing already past is proposed: issued today, the payment would be overdue from the start.
+        form = form_class(data={name: d if (d := (m.due or m.default_due)) and d >= today else None
+                                for m, name in form_class.fields_for})
     else:
         form = form_class()
         if form.validate():
             dates = fill_blank_due_dates([m for m, _name in form_class.fields_for],
                                          {m.key: form[name].data for m, name in form_class.fields_for},
-                                         form.same_date.data if "same_date" in form else None)
+                                         form.same_date.data if "same_date" in form else None, today=today)
             try:
                 services.issue_contract(contract, due_dates=dates, actor=current_user, now=utcnow(),
                                         upload_dir=current_app.config["UPLOAD_DIR"])
@@ -273,7 +277,7 @@ def issue(contract_id: int):
         else:
             status = 422
     return render_template("contracts/issue.html", contract=contract, terms=terms, form=form,
-                           fields=form_class.fields_for), status
+                           fields=form_class.fields_for, today=today), status
 
 
 @bp.route("/contracts/<int:contract_id>/discard", methods=["POST"])

@@ -12,6 +12,7 @@ from flask import current_app
 from accounts import services as accounts
 from board.queries import current_decision
 from contracts import queries, services
+from contracts.rules.terms import passed_regulation_dates
 from core.auth import Role
 from demo.bids import seed_bids
 from demo.board import seed_board_demo
@@ -96,8 +97,14 @@ def seed_contract_demo(bid, *, admin, now: datetime) -> list[str]:
     terms = services.build_terms(contract)
     # The dates a contract must set: the proposed ones (stipends at the closing date); without a bank guarantee
     # the organizer's payments fall, for the demo, a month before the opening ceremony.
+    # A date already past on the day of issue would be refused (contracts.rules.past_due_dates): those move to a
+    # month after the issue.
     fallback = terms.inputs.opening_date - timedelta(days=30)
-    dates = {m.key: m.default_due or fallback for m in terms.milestones if m.needs_due_date}
+    issued_on = now.date()
+    dates = {m.key: d if (d := m.default_due or fallback) >= issued_on else issued_on + timedelta(days=30)
+             for m in terms.milestones if m.needs_due_date}
+    dates |= {m.key: issued_on + timedelta(days=30)
+              for m in passed_regulation_dates(terms.milestones, today=issued_on)}
     services.issue_contract(contract, due_dates=dates, actor=admin, now=now, upload_dir=upload_dir)
     out = [f"demo contract: {contract.reference} issued"]
     today = datetime.now(UTC).date()

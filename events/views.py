@@ -10,6 +10,7 @@ from accounts.forms import EmptyForm
 from core.auth import Role, roles_required
 from core.db import db, utcnow
 from core.hooks import Hook
+from core.money import format_day
 from core.views import bp as core_bp
 from events.forms import CallSettingsForm, signal_blocker_label
 from events.lifecycle import ACTION_LABELS, MANUAL_ACTIONS, TransitionError, actions_from
@@ -24,6 +25,45 @@ bp = Blueprint("events", __name__)
 # (scoring.services.weights_in_force), and the progress of scoring told to whoever closes it.
 criteria_in_force: Hook[[Event], list] = Hook("events.views.criteria_in_force")
 scoring_progress: Hook[[Event], str] = Hook("events.views.scoring_progress")
+# The call's bids, provided by app.py (bids come later in the flow): (drafts not submitted, bids submitted), for
+# whoever closes the call or opens scoring (bids.queries.call_bid_counts).
+bid_counts: Hook[[int], tuple[int, int]] = Hook("events.views.bid_counts")
+
+
+def _count(n: int, one: str, many: str) -> str:
+    return f"{n} {one if n == 1 else many}"
+
+
+def _days(deadline, now) -> str:
+    days = (deadline.date() - now.date()).days
+    if days == 0:
+        return "today"
+    return f"{_count(abs(days), 'day', 'days')} {'from today' if days > 0 else 'ago'}"
+
+
+def action_notes(event: Event, actions: list[str], now) -> dict[str, str]:
+    """What each consequential move of the call does, in figures (the deadline and how far away it is, the drafts
+    locked out, the bids that go on), for the secretariat to read beside its button and in the question that
+    confirms it. Raises nothing."""
+    notes: dict[str, str] = {}
+    if not {"close", "reopen", "open_scoring"} & set(actions):
+        return notes
+    deadline = event.regulation.event.bid_deadline
+    when = f"{format_day(deadline)} at {deadline.strftime('%H:%M')} UTC, {_days(deadline, now)}"
+    drafts, submitted = bid_counts(event.id)
+    kept = _count(submitted, "submitted bid stays", "submitted bids stay")
+    left = _count(drafts, "draft not submitted", "drafts not submitted")
+    if "close" in actions:
+        early = " Closing now ends the call before it." if deadline > now else ""
+        notes["close"] = (f"The deadline for bids is {when}.{early} {kept} in the call; {left} will be locked "
+                          "out: their bidders can no longer submit them unless the call is re-opened.")
+    if "reopen" in actions:
+        notes["reopen"] = (f"Bidders can start, change and submit bids again until the deadline, {when}; {left} "
+                           "can then be submitted.")
+    if "open_scoring" in actions:
+        notes["open_scoring"] = (f"{kept} in the call and go to the WCOC; {left} will be left out for good: once "
+                                 "scoring opens, the call cannot be re-opened for bids.")
+    return notes
 
 
 def event_or_404(slug: str) -> Event:
@@ -57,6 +97,8 @@ def public(slug: str):
     total_weight = sum(c.weight for c in criteria)
     actions = [(a, ACTION_LABELS[a]) for a in actions_from(event.state)]
     notes = {}
+    if current_user.is_authenticated and current_user.has_role(Role.ADMIN):
+        notes = action_notes(event, list(dict(actions)), utcnow())
     if current_user.is_authenticated and current_user.has_role(Role.ADMIN) and "close_scoring" in dict(actions):
         # Whoever closes scoring is told how many scorecards are in and who has not scored: they cannot change after.
         notes["close_scoring"] = (f"{scoring_progress(event)} Once scoring is closed, no scorecard can be "

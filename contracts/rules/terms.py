@@ -311,30 +311,76 @@ def _line_milestone(line, kind: MilestoneKind, payer: Party, art15_6_1: str) -> 
         due_set_by=DueSetBy.REGULATION if fixed else DueSetBy.CONTRACT)
 
 
-def with_due_dates(milestones: Iterable[MilestoneTerm], due_dates: Mapping[str, date | None]
-                   ) -> tuple[MilestoneTerm, ...]:
-    """The milestones with the dates the contract sets (by key) filled in; dates the regulations fix are kept
-    whatever `due_dates` says. Raises nothing."""
+def with_due_dates(milestones: Iterable[MilestoneTerm], due_dates: Mapping[str, date | None],
+                   *, issued_on: date | None = None) -> tuple[MilestoneTerm, ...]:
+    """The milestones with the dates the contract sets (by key) filled in. A date the regulations fix is kept
+    whatever `due_dates` says, unless it is already past on `issued_on` (the day the contract is issued): then
+    the contract sets the date in its place (see `passed_regulation_dates`). Raises nothing."""
     out = []
     for m in milestones:
         chosen = due_dates.get(m.key)
         if m.due_set_by in (DueSetBy.CONTRACT, DueSetBy.OPTIONAL) and chosen is not None:
             rule = f"By {format_day(chosen)}, as this contract sets it ({m.due_rule.rstrip('.')})."
             m = _replace(m, due=chosen, due_rule=rule)
+        elif chosen is not None and issued_on is not None and passed_regulation_dates([m], today=issued_on):
+            assert m.due is not None  # a passed date is a date
+            rule = (f"By {format_day(chosen)}, as this contract sets it in place of {format_day(m.due)}, which had "
+                    f"passed when the contract was issued ({m.due_rule.rstrip('.')}).")
+            title = f"{m.title.split(', due ')[0]}, due {format_day(chosen)}" if ", due " in m.title else m.title
+            m = _replace(m, due=chosen, due_rule=rule, due_set_by=DueSetBy.CONTRACT, title=title)
         out.append(m)
     return tuple(out)
 
 
+def passed_regulation_dates(milestones: Iterable[MilestoneTerm], *, today: date,
+                            kept: Mapping[str, date | None] | None = None) -> list[MilestoneTerm]:
+    """The milestones whose date the regulations fix (Art. 15.6.2 with a guarantee, the advances before the
+    start) and which is already before `today`: a contract issued today cannot hold the payment to it, so the
+    contract sets a new date in its place. `kept`: the dates of the version a correction replaces (by key); a
+    date already in force there stays (its payments are carried over). Raises nothing."""
+    kept = kept or {}
+    return [m for m in milestones if m.due_set_by is DueSetBy.REGULATION and m.due is not None and m.due < today
+            and kept.get(m.key) != m.due]
+
+
+def past_due_dates(reg: Regulation, milestones: Iterable[MilestoneTerm], *, today: date,
+                   kept: Mapping[str, date | None] | None = None) -> dict[str, str]:
+    """{milestone key: message} for each payment of a contract issued on `today` that would be overdue from the
+    moment it exists: a date the regulations fix that has passed and that the contract has not replaced, or a
+    date the contract sets that is before `today` (a sanity check). Dates that follow the match result are not
+    judged (a result is recorded after the match), nor, for a correction, a date the version it replaces already
+    had (`kept`, by key: that payment was due all along). Raises nothing."""
+    out: dict[str, str] = {}
+    kept = kept or {}
+    issue_day = format_day(today)
+    for m in passed_regulation_dates(milestones, today=today, kept=kept):
+        assert m.due is not None
+        out[m.key] = (f"Art. {m.article}: the regulations fix {format_day(m.due)} for {m.title.split(', due')[0]}, "
+                      f"which is already past on {issue_day}, the day the contract is issued; the payment would be "
+                      f"overdue from the start. The contract sets a new date in its place (Art. "
+                      f"{contract_article(reg)}): enter the date by which it is due, from {issue_day} on.")
+    for m in milestones:
+        if m.due_set_by in (DueSetBy.CONTRACT, DueSetBy.OPTIONAL) and m.due is not None and m.due < today \
+                and kept.get(m.key) != m.due:
+            out[m.key] = (f"Sanity check: {m.title} cannot be due on {format_day(m.due)} (you entered "
+                          f"{m.due.isoformat()}): that is before {issue_day}, the day the contract is issued, so "
+                          f"it would be overdue from the start. Enter a date from {issue_day} on.")
+    return out
+
+
 def fill_blank_due_dates(milestones: Iterable[MilestoneTerm], due_dates: Mapping[str, date | None],
-                         same: date | None) -> dict[str, date | None]:
+                         same: date | None, *, today: date | None = None) -> dict[str, date | None]:
     """The issue form's dates with its "one date for every payment left blank" applied: each payment whose date the
-    contract must set (DueSetBy.CONTRACT) and that was left blank takes `same`; optional dates (items at cost) and
-    dates already given are kept, and nothing changes when `same` is None. Raises nothing."""
+    contract must set (DueSetBy.CONTRACT) and, for a contract issued on `today`, each date the regulations fixed that
+    has passed (`passed_regulation_dates`), left blank, takes `same`; optional dates (items at cost) and dates
+    already given are kept, and nothing changes when `same` is None. Raises nothing."""
     out = dict(due_dates)
     if same is None:
         return out
+    milestones = list(milestones)
+    passed = {m.key for m in passed_regulation_dates(milestones, today=today)} if today is not None else set()
     for m in milestones:
-        if m.due_set_by is DueSetBy.CONTRACT and out.get(m.key) is None:
+        if (m.due_set_by is DueSetBy.CONTRACT or m.key in passed) and out.get(m.key) is None:
             out[m.key] = same
     return out
 
@@ -443,15 +489,16 @@ class ContractTerms:
         }
 
 
-def contract_terms(reg: Regulation, inputs: ContractInputs, due_dates: Mapping[str, date] | None = None
-                   ) -> ContractTerms:
+def contract_terms(reg: Regulation, inputs: ContractInputs, due_dates: Mapping[str, date] | None = None,
+                   *, issued_on: date | None = None) -> ContractTerms:
     """What the contract with the selected organizer says (Art. 15.6.1): parties, event, dates and venue with
     the Art. 2.2 schedule, the prize fund and its sharing for every outcome (13.1-13.4), each obligation of
     Art. 11, 13 and 14, the terms of payment (15.6.2) as milestones, FIDE's bank details.
 
     `due_dates` gives the dates the contract sets (by milestone key); the others stay None (see
-    `missing_due_dates`). Raises ContractRuleError when the figures cannot make a contract (finance refuses
-    them, or the dates are reversed).
+    `missing_due_dates`). `issued_on`: the day of issue, on which a date the regulations fix may have passed and
+    be replaced by one of `due_dates` (`with_due_dates`). Raises ContractRuleError when the figures cannot make a
+    contract (finance refuses them, or the dates are reversed).
     """
     if inputs.closing_date <= inputs.opening_date:
         raise ContractRuleError(f"Art. {reg.schedule.article}: the closing date ({format_day(inputs.closing_date)}) "
@@ -469,7 +516,7 @@ def contract_terms(reg: Regulation, inputs: ContractInputs, due_dates: Mapping[s
                     f"If {p.name} ({p.federation}) wins in {how}",
                     prize_shares(reg, prize_fund=inputs.prize_fund, winner_federation=p.federation,
                                  decided_in=decided_in, venue_country=inputs.venue_country)))
-        milestones = with_due_dates(plan_milestones(reg, inputs), dates)
+        milestones = with_due_dates(plan_milestones(reg, inputs), dates, issued_on=issued_on)
     except (TypeError, ValueError) as exc:
         raise ContractRuleError(f"The bid's figures cannot make a contract: {exc}.") from None
     return ContractTerms(inputs=inputs, regulation=reg, obligations=ob, schedule=schedule,

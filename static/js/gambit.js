@@ -61,6 +61,29 @@ document.addEventListener("DOMContentLoaded", () => {
   focusable();
   window.addEventListener("resize", focusable);
 
+  // A file above the upload limit is refused here, before it is sent: the server cannot read a body that large,
+  // so the fields sent with it would be lost.
+  document.querySelectorAll("input[type=file][data-max-bytes]").forEach((input) => {
+    input.addEventListener("change", () => {
+      const file = input.files[0];
+      let note = document.getElementById(`${input.id}-size`);
+      if (file && file.size > Number(input.dataset.maxBytes)) {
+        if (!note) {
+          note = document.createElement("p");
+          note.id = `${input.id}-size`;
+          note.className = "errors";
+          note.setAttribute("role", "alert");
+          input.after(note);
+        }
+        note.textContent = `${file.name} is ${(file.size / 1048576).toFixed(1)} MB, above the limit of `
+          + `${input.dataset.maxMb} MB: choose a smaller file. Nothing was sent; what you typed stays on the page.`;
+        input.value = "";
+      } else if (note) {
+        note.remove();
+      }
+    });
+  });
+
   // Ask before an action that cannot be undone.
   document.querySelectorAll("form[data-confirm]").forEach((form) => {
     form.addEventListener("submit", (event) => {

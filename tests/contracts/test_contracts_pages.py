@@ -1,8 +1,9 @@
 """The contract pages and the contract API, driven through the test client as the secretariat and the organizer."""
 
 import re
-from datetime import date
+from datetime import UTC, date, datetime, timedelta
 from decimal import Decimal
+from html import unescape
 
 import pytest
 from sqlalchemy import select
@@ -13,6 +14,7 @@ from contracts import queries
 from contracts.models import Contract, Payment
 from core.audit import AuditEntry, Checkpoint, verify_chain
 from core.db import db
+from core.money import format_day
 from tests.conftest import login
 from tests.contracts.factories_contracts import milestone, selected_bid
 from tests.pdfs import valid_pdf
@@ -86,11 +88,15 @@ def test_the_secretariat_generates_reads_and_issues_the_contract_of_the_selected
 
     form = get(admin, f"/contracts/{contract_id}/issue")
     assert "The stipend of the Chairman of the Appeals Committee (Art. 14.5), €7,500.00" in form
-    assert 'value="2015-10-29"' in form  # the closing date, proposed
-    dates = dict(re.findall(r'name="(due_[a-z_0-9]+)"[^>]*value="([^"]*)"', form))
+    # Issued after 2015, every date of the 2015 call has passed: none is proposed, and the form asks for the dates
+    # the contract sets in place of those the regulations fixed (contracts.rules.past_due_dates).
+    assert 'value="2015-10-29"' not in form
+    assert "Art. 15.6.2 fixed 30 June 2015" in form
+    later = datetime.now(UTC).date() + timedelta(days=20)
+    dates = {name: later.isoformat() for name in re.findall(r'name="(due_[A-Za-z_0-9]+)"', form)}
     post(admin, f"/contracts/{contract_id}/issue", dates)
-    page = get(admin, f"/contracts/{contract_id}?as_of=2015-06-20")
-    assert "Issued, awaiting countersignature" in page and "Due in 10 days, by 30 June 2015" in page
+    page = get(admin, f"/contracts/{contract_id}?as_of={(later - timedelta(days=10)).isoformat()}")
+    assert "Issued, awaiting countersignature" in page and f"Due in 10 days, by {format_day(later)}" in page
     assert "€306,500.00" in page  # what the organizer owes in all (fixed amounts)
     # now the organizer sees it, from its own list and from its bid
     mine = get(organizer, "/my/contracts")
@@ -99,7 +105,7 @@ def test_the_secretariat_generates_reads_and_issues_the_contract_of_the_selected
     assert response.status_code == 302 and response.headers["Location"].endswith(f"/contracts/{contract_id}")
     response.close()
     own = get(organizer, f"/contracts/{contract_id}")
-    assert "Instalment 1, due 30 June 2015" in own and "Record money received" not in own
+    assert f"Instalment 1, due {format_day(later)}" in own and "Record money received" not in own
     assert "Secretariat" not in own
 
 
@@ -128,12 +134,13 @@ def test_without_a_guarantee_the_issue_form_asks_for_the_dates_citing_15_6_1(app
     page, _ = post(admin, f"/contracts/{contract_id}/issue", {}, status=422)
     assert "Art. 15.6.1: the regulations set no deadline for prize fund for the players" in page
     assert "things need your attention" in page
-    post(admin, f"/contracts/{contract_id}/issue", {"same_date": "2015-07-31", "due_travel_1": "2015-09-15"})
+    soon, later = (datetime.now(UTC).date() + timedelta(days=d) for d in (30, 60))
+    post(admin, f"/contracts/{contract_id}/issue", {"same_date": soon.isoformat(), "due_travel_1": later.isoformat()})
     with app.app_context():
         contract = db.session.get(Contract, contract_id)
         assert contract.status == "issued"
-        assert milestone(contract, "prize_fund").due == date(2015, 7, 31)
-        assert milestone(contract, "travel_1").due == date(2015, 9, 15)
+        assert milestone(contract, "prize_fund").due == soon
+        assert milestone(contract, "travel_1").due == later
         assert milestone(contract, "signal_blocker").due is None  # at cost: no date required
 
 
@@ -386,7 +393,7 @@ def test_the_list_of_contracts_says_what_is_overdue_and_what_falls_due_next(app,
         page = get(admin, f"/contracts/?as_of={as_of}")
         assert '<th scope="col">Overdue</th><th scope="col">Next due</th>' in page
         return re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", re.search(
-            rf'<tr><td><a href="/contracts/{contract_id}">.*?</tr>', page, re.S).group(0))).strip()
+            rf'<tr><td[^>]*><a href="/contracts/{contract_id}">.*?</tr>', page, re.S).group(0))).strip()
 
     assert row("2015-06-15").endswith("€306,500.00 nothing overdue 30 June 2015: instalment 1, due 30 June 2015, "
                                       "€100,000.00")
@@ -403,3 +410,36 @@ def test_a_milestones_breadcrumbs_go_through_the_contracts(app, event, people, c
     crumbs = re.search(r'<nav[^>]*aria-label="Breadcrumb".*?</nav>', get(as_user(app, people["organizer"]), url),
                        re.S)
     assert '<a href="/my/contracts">Contracts</a>' in crumbs.group(0)
+
+
+# ------------------------------------------------------------------------------ no payment overdue at issue
+
+
+def test_a_contract_is_not_issued_with_a_payment_already_overdue(app, event, people, cf):
+    """Issued today, the 2015 call's dates have passed: a date the contract sets cannot be past (a sanity check),
+    and each date the regulations fixed (Art. 15.6.2, 13.4) needs the contract's own date in its place."""
+    contract_id = cf.contract(event, owner_id=people["organizer"], admin_id=people["admin"], issue=False)
+    admin = as_user(app, people["admin"])
+    today = datetime.now(UTC).date()
+    form = get(admin, f"/contracts/{contract_id}/issue")
+    names = re.findall(r'name="(due_[A-Za-z_0-9]+)"', form)
+    assert {"due_instalment_1", "due_instalment_2", "due_advance_UKR"} <= set(names)
+    dates = {name: (today + timedelta(days=20)).isoformat() for name in names}
+    page, _ = post(admin, f"/contracts/{contract_id}/issue", {**dates, "due_instalment_1": "",
+                                                               "due_stipend_payout_1": "2015-10-29"}, status=422)
+    page = unescape(page)
+    assert (f"Art. 15.6.2: the regulations fix 30 June 2015 for instalment 1, which is already past on "
+            f"{format_day(today)}, the day the contract is issued; the payment would be overdue from the start. The "
+            f"contract sets a new date in its place (Art. 15.6.1): enter the date by which it is due, from "
+            f"{format_day(today)} on.") in page
+    assert (f"Sanity check: the stipend of the Chairman of the Appeals Committee cannot be due on 29 October 2015 "
+            f"(you entered 2015-10-29): that is before {format_day(today)}, the day the contract is issued, so it "
+            f"would be overdue from the start. Enter a date from {format_day(today)} on.") in page
+    with app.app_context():
+        assert db.session.get(Contract, contract_id).status == "draft"
+    post(admin, f"/contracts/{contract_id}/issue", dates)
+    with app.app_context():
+        contract = db.session.get(Contract, contract_id)
+        assert contract.status == "issued"
+        assert min(m.due for m in contract.milestones if m.due is not None) >= today
+        assert milestone(contract, "instalment_1").due == today + timedelta(days=20)

@@ -397,3 +397,40 @@ def test_the_result_adds_each_players_balance_for_fide_to_pay(contract, admin):
     with pytest.raises(services.ContractError, match="entered once"):
         services.record_result(contract, outcome=MatchOutcome("CHN", "regular", date(2015, 10, 26)), actor=admin,
                                now=now)
+
+
+# ------------------------------------------------------------------------------ no payment overdue at issue
+
+
+def test_issuing_after_a_date_the_regulations_fix_needs_the_contracts_own_date_in_its_place(app, bid, admin):
+    """Issued on 1 July 2015, the first instalment's 30 June 2015 (Art. 15.6.2) has passed: refused, naming it, until
+    the contract sets a date from the day of issue on; a date the contract sets cannot be past either."""
+    issued_on = datetime(2015, 7, 1, 9, 0, tzinfo=UTC)
+    draft = services.create_contract(bid, actor=admin, now=issued_on)
+    dates = proposed_dates(draft)
+    with pytest.raises(services.ContractError) as refused:
+        services.issue_contract(draft, due_dates=dates, actor=admin, now=issued_on,
+                                upload_dir=app.config["UPLOAD_DIR"], render=fake_render)
+    assert refused.value.errors == {"due_instalment_1": (
+        "Art. 15.6.2: the regulations fix 30 June 2015 for instalment 1, which is already past on 1 July 2015, the day "
+        "the contract is issued; the payment would be overdue from the start. The contract sets a new date in its "
+        "place (Art. 15.6.1): enter the date by which it is due, from 1 July 2015 on.")}
+    assert draft.status == "draft"  # refused before anything changed
+    with pytest.raises(services.ContractError) as refused:
+        services.issue_contract(draft, due_dates={**dates, "instalment_1": date(2015, 7, 20),
+                                                  "stipend_payout_1": date(2015, 6, 30)},
+                                actor=admin, now=issued_on, upload_dir=app.config["UPLOAD_DIR"], render=fake_render)
+    assert list(refused.value.errors) == ["due_stipend_payout_1"]
+    assert refused.value.errors["due_stipend_payout_1"].startswith(
+        "Sanity check: the stipend of the Chairman of the Appeals Committee cannot be due on 30 June 2015 (you "
+        "entered 2015-06-30): that is before 1 July 2015, the day the contract is issued")
+    assert draft.status == "draft"  # refused before anything changed
+    services.issue_contract(draft, due_dates={**dates, "instalment_1": date(2015, 7, 20)}, actor=admin,
+                            now=issued_on, upload_dir=app.config["UPLOAD_DIR"], render=fake_render)
+    first = milestone(draft, "instalment_1")
+    assert first.due == date(2015, 7, 20)
+    assert milestone(draft, "instalment_2").due == date(2015, 8, 31)  # not passed: the regulations' date stays
+    assert draft.terms["milestones"][0]["title"] == "instalment 1, due 20 July 2015"
+    assert draft.terms["milestones"][0]["due_rule"].startswith(
+        "By 20 July 2015, as this contract sets it in place of 30 June 2015, which had passed when the contract was "
+        "issued (")

@@ -353,10 +353,11 @@ def admin_moves_call(person: Person, action: str, status: str) -> None:
     page.goto(f"/events/{SLUG}")
     page.locator(".admin-box").get_by_role("button", name=action).click()
     expect(flash(page)).to_contain_text(status)
-    # Closing scoring also says how many scorecards are in (issue 14, item 8); the others ask only the question.
-    assert person.dialogs[-1] == f"{action}?" or (
-        action == "Close scoring" and person.dialogs[-1].startswith("Close scoring? ")
-        and " scorecards are in." in person.dialogs[-1]), person.dialogs[-1]
+    # Each question says what the move does in figures: closing, the deadline and the drafts locked out; opening
+    # scoring, the bids that go to the WCOC; closing scoring, how many scorecards are in.
+    consequence = {"Close the call for bids": " will be locked out", "Open scoring": " go to the WCOC",
+                   "Close scoring": " scorecards are in."}[action]
+    assert person.dialogs[-1].startswith(f"{action}? ") and consequence in person.dialogs[-1], person.dialogs[-1]
     expect(page.locator("dl.facts")).to_contain_text(status)
 
 
