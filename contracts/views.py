@@ -42,6 +42,7 @@ from core import audit, outbox
 from core.auth import Role, roles_required
 from core.db import db, utcnow, writes_on_get
 from core.money import format_day, format_eur
+from core.paging import DESC, page_request
 from core.pdf import PdfError
 from core.storage import send_verified
 from core.templating import register_nav
@@ -88,16 +89,20 @@ def _tracker(contract: Contract, as_of):
 @bp.route("/contracts/")
 @roles_required(Role.ADMIN)
 def index():
-    contracts = queries.contracts_for_admin()
+    page = queries.contracts_for_admin(page_request(request.args, list(queries.CONTRACT_SORTS), default_sort="bid",
+                                                    default_dirs={"bid": DESC, "issued": DESC}))
+    contracts = page.items
     outstanding = {c.id: queries.outstanding_total(c) for c in contracts}
-    return render_template("contracts/index.html", contracts=contracts, outstanding=outstanding,
+    return render_template("contracts/index.html", contracts=contracts, page=page, outstanding=outstanding,
                            waiting=queries.selected_without_contract())
 
 
 @bp.route("/my/contracts")
 @roles_required(Role.BIDDER)
 def mine():
-    return render_template("contracts/mine.html", contracts=queries.contracts_for_owner(current_user.id))
+    page = queries.contracts_for_owner(current_user.id, page_request(request.args, ["bid"], default_sort="bid",
+                                                                     default_dirs={"bid": DESC}))
+    return render_template("contracts/mine.html", contracts=page.items, page=page)
 
 
 @bp.route("/bids/<int:bid_id>/contract")
