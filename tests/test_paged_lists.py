@@ -5,13 +5,13 @@ the lists stay quick to write; the pages read it from the PAGE_SIZE setting."""
 from __future__ import annotations
 
 import re
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, date, datetime, timedelta
 from decimal import Decimal
 
 import pytest
 
 from bids.models import Bid
-from contracts.models import Contract
+from contracts.models import Contract, Payment
 from core import outbox
 from core.db import db
 from events.models import Event
@@ -196,3 +196,36 @@ def test_a_page_of_the_contracts_costs_the_same_at_23_and_103_contracts(app, sf,
     last = client.get(f"/contracts/?page={-(-LARGE // SIZE)}").get_data(as_text=True)
     assert f'/contracts/{issued}"' in last
     assert f"Contracts {LARGE - LARGE % SIZE + 1}–{LARGE} of {LARGE}" in last
+
+
+def test_a_page_of_a_milestones_entries_runs_the_same_statements_at_23_and_103_entries(app, event, client, make):
+    app.config["PAGE_SIZE"] = SIZE
+    cf = ContractFactory(app, make)
+    contract_id = cf.contract(event)
+    log_in(client, make, "paged-payments@example.org", "admin")
+    with app.app_context():
+        m = next(m for m in db.session.get(Contract, contract_id).milestones
+                 if m.milestone_kind.organizer_pays and not m.is_cap)
+        milestone_id = m.id
+
+    def record(start: int, end: int) -> None:
+        with app.app_context():
+            for k in range(start, end):
+                db.session.add(Payment(milestone_id=milestone_id, amount=Decimal("1.00"),
+                                       received_on=date(2015, 7, 1) + timedelta(days=k), reference=f"Transfer {k}",
+                                       idempotency_key=f"paged-{k}", recorded_at=SCORING_DAY))
+            db.session.commit()
+
+    url = f"/contracts/{contract_id}/milestones/{milestone_id}?page=2&sort=received&dir=desc"
+    record(0, SMALL)
+    small, small_page = cost(client, url)
+    record(SMALL, LARGE)
+    large, large_page = cost(client, url)
+    # The same statements (one entry's reversal is looked up per row shown: a page's rows, not the milestone's).
+    assert large["statements"] == small["statements"]
+    assert body_rows(small_page, "<h2>What FIDE has recorded</h2>") == SIZE
+    assert body_rows(large_page, "<h2>What FIDE has recorded</h2>") == SIZE
+    assert f"Entries 11–20 of {LARGE}" in large_page
+    # Newest first: the second page of 103 entries starts at the 93rd received.
+    shown = re.findall(r"<td>Transfer (\d+)", large_page)
+    assert shown == [str(k) for k in range(LARGE - 11, LARGE - 21, -1)]
