@@ -135,6 +135,13 @@ def test_a_page_of_the_ranking_shows_its_bids_lines_and_cards_only_at_the_same_c
         assert body_rows(page, '<table class="table ranking">') == SIZE
         assert page.count('<article class="card"') == SIZE
     assert f"Ranked bids 11–20 of {LARGE}" in large_page
+    # A card's link to its criterion-by-criterion table stays on the card's page, and shows it there.
+    on_page = re.findall(r'<article class="card" id="bid-(\d+)">', large_page)
+    link = f"/events/{SLUG}/scoring/ranking?page=2&amp;details={on_page[0]}#bid-{on_page[0]}"
+    assert f'<a href="{link}">The scores criterion by criterion</a>' in large_page
+    detailed = client.get(link.replace("&amp;", "&").split("#")[0]).get_data(as_text=True)
+    assert re.findall(r'<article class="card" id="bid-(\d+)">', detailed) == on_page
+    assert detailed.count('<th scope="col" class="num">Members who scored it</th>') == 1
     # The leading bids are on the first page: its first line is rank 1, and its cards are theirs.
     first = client.get(f"/events/{SLUG}/scoring/ranking").get_data(as_text=True)
     lines = re.findall(r'<td><a href="#bid-(\d+)">', first)
