@@ -98,6 +98,8 @@ class Config:
         self.PDF_INLINE_LIMIT = _int("PDF_INLINE_LIMIT", 4)
         # Uploads: the largest accepted document, in megabytes (a larger one gets a clear message).
         self.MAX_UPLOAD_MB = _int("MAX_UPLOAD_MB", 10)
+        # Rows on one page of a list that can grow (bids, ranking, contracts, payments, outbox): core.paging.
+        self.PAGE_SIZE = _int("PAGE_SIZE", 25)
         # The request limit sits a little above the document limit so Gambit, not the server, says what is wrong.
         self.MAX_CONTENT_LENGTH = (self.MAX_UPLOAD_MB + 2) * 1024 * 1024
         self.MAIL_SERVER = os.environ.get("MAIL_SERVER", "localhost")

@@ -45,6 +45,7 @@ from core.auth import Role, roles_required
 from core.db import db, utcnow, writes_on_get
 from core.forms import choices
 from core.hooks import Hook
+from core.paging import ordered, page_request, sql_page
 from core.storage import send_verified
 from core.templating import id_url, register_nav
 from events.models import Event
@@ -95,20 +96,20 @@ def load_own_bid(bid_id: int) -> Bid:
 @bp.route("/bids/")
 @login_required
 def index():
-    sort = request.args.get("sort", "updated")
-    direction = request.args.get("dir", "desc" if sort == "updated" else "asc")
-    column = SORTS.get(sort, Bid.updated_at)
-    query = services.bids_visible_to(current_user).order_by(column.desc() if direction == "desc" else column.asc(),
-                                                             Bid.id)
+    ask = page_request(request.args, list(SORTS), default_sort="updated", default_dirs={"updated": "desc"})
+    query = services.bids_visible_to(current_user)
     status = request.args.get("status")
     if status in {s.value for s in BidStatus}:
         query = query.where(Bid.status == status)
-    # Only what the list shows, as plain rows (bids.queries); every call is loaded for the "start a bid" buttons.
+    # Only what the list shows, as plain rows (bids.queries), one page of them; every call is loaded for the "start a
+    # bid" buttons.
     now = utcnow()
     events = db.session.scalars(select(Event).order_by(Event.id)).all()
     open_events = [e for e in events if e.takes_bids(now)]
-    rows = bid_rows(query, {e.id: e for e in events}, today=now.date(), url=id_url("bids.view", "bid_id"), now=now)
-    return render_template("bids/index.html", rows=rows, sort=sort, dir=direction,
+    by_id = {e.id: e for e in events}
+    page = sql_page(query, ask, [ordered(SORTS[ask.sort], ask.dir), Bid.id], fetch=lambda q: bid_rows(
+        q, by_id, today=now.date(), url=id_url("bids.view", "bid_id"), now=now))
+    return render_template("bids/index.html", rows=page.items, page=page, sort=ask.sort, dir=ask.dir,
                            status=status, statuses=list(BidStatus), open_events=open_events)
 
 

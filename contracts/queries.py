@@ -11,7 +11,7 @@ from decimal import Decimal
 from pathlib import Path
 
 from flask import current_app
-from sqlalchemy import select
+from sqlalchemy import Select, func, select
 
 from bids.lifecycle import BidStatus
 from bids.models import Bid
@@ -29,6 +29,7 @@ from contracts.rules.tracker import (
 )
 from core.auth import Role
 from core.db import db
+from core.paging import Page, PageRequest, ordered, sql_page
 
 IN_FORCE = (ContractStatus.ISSUED.value, ContractStatus.SIGNED.value)
 
@@ -86,24 +87,29 @@ def latest_for(user, bid_id: int) -> Contract | None:
     return None
 
 
-def contracts_for_admin() -> list[Contract]:
-    """Every bid's newest contract version, newest bid first."""
-    rows = db.session.scalars(select(Contract).order_by(Contract.bid_id.desc(), Contract.version.desc())).all()
-    seen, out = set(), []
-    for c in rows:
-        if c.bid_id not in seen:
-            seen.add(c.bid_id)
-            out.append(c)
-    return out
+# The admin's list of contracts sorts on these (its reference is the call, the bid and the version: by bid).
+CONTRACT_SORTS = {"bid": Contract.bid_id, "status": Contract.status, "issued": Contract.issued_at}
 
 
-def contracts_for_owner(user_id: int) -> list[Contract]:
-    """The versions FIDE issued to this bidder, newest first."""
+def newest_contracts() -> Select:
+    """Every bid's newest contract version, as a query to filter, order and page (core.paging.sql_page)."""
+    newest = (select(Contract.bid_id, func.max(Contract.version).label("version"))
+              .group_by(Contract.bid_id).subquery())
+    return select(Contract).join(newest, (Contract.bid_id == newest.c.bid_id) & (Contract.version == newest.c.version))
+
+
+def contracts_for_admin(ask: PageRequest) -> Page[Contract]:
+    """The page `ask` asks for of every bid's newest contract version (newest bid first by default): a COUNT and
+    one page of contracts, their milestones read together (lazy="selectin")."""
+    return sql_page(newest_contracts(), ask, [ordered(CONTRACT_SORTS[ask.sort], ask.dir), Contract.id.desc()])
+
+
+def contracts_for_owner(user_id: int, ask: PageRequest) -> Page[Contract]:
+    """The page `ask` asks for of the versions FIDE issued to this bidder, newest first."""
     frozen = [s.value for s in ContractStatus if s.is_frozen]
-    return list(db.session.scalars(
-        select(Contract).join(Bid, Contract.bid_id == Bid.id)
-        .where(Bid.owner_id == user_id, Contract.status.in_(frozen))
-        .order_by(Contract.bid_id.desc(), Contract.version.desc())))
+    query = (select(Contract).join(Bid, Contract.bid_id == Bid.id)
+             .where(Bid.owner_id == user_id, Contract.status.in_(frozen)))
+    return sql_page(query, ask, [Contract.bid_id.desc(), Contract.version.desc()])
 
 
 def selected_without_contract() -> list[Bid]:

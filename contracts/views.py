@@ -4,6 +4,9 @@ obligations; anyone else gets 404. The contract API is api.contracts."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import replace
+
 from flask import (
     Blueprint,
     Response,
@@ -44,6 +47,7 @@ from core import audit, outbox
 from core.auth import Role, roles_required
 from core.db import db, utcnow, writes_on_get
 from core.money import format_day, format_eur
+from core.paging import DESC, list_page, page_request
 from core.pdf import PdfError
 from core.storage import send_verified
 from core.templating import register_nav
@@ -91,19 +95,23 @@ def _tracker(contract: Contract, as_of):
 @bp.route("/contracts/")
 @roles_required(Role.ADMIN)
 def index():
-    contracts = queries.contracts_for_admin()
+    page = queries.contracts_for_admin(page_request(request.args, list(queries.CONTRACT_SORTS), default_sort="bid",
+                                                    default_dirs={"bid": DESC, "issued": DESC}))
+    contracts = page.items
     outstanding = {c.id: queries.outstanding_total(c) for c in contracts}
     as_of, error = _as_of()
     glance = {c.id: queries.glance(c, as_of, queries.due_soon_days()) for c in contracts if c.state.in_force}
-    return render_template("contracts/index.html", contracts=contracts, outstanding=outstanding, glance=glance,
-                           as_of=as_of, as_of_error=error, waiting=queries.selected_without_contract()), (
-        400 if error else 200)
+    return render_template("contracts/index.html", contracts=contracts, page=page, outstanding=outstanding,
+                           glance=glance, as_of=as_of, as_of_error=error,
+                           waiting=queries.selected_without_contract()), (400 if error else 200)
 
 
 @bp.route("/my/contracts")
 @roles_required(Role.BIDDER)
 def mine():
-    return render_template("contracts/mine.html", contracts=queries.contracts_for_owner(current_user.id))
+    page = queries.contracts_for_owner(current_user.id, page_request(request.args, ["bid"], default_sort="bid",
+                                                                     default_dirs={"bid": DESC}))
+    return render_template("contracts/mine.html", contracts=page.items, page=page)
 
 
 @bp.route("/bids/<int:bid_id>/contract")
@@ -371,11 +379,24 @@ def _milestone_page(contract: Contract, m: Milestone, *, form=None, status: int 
     if form is None:
         form = PaymentForm(data={"idempotency_key": one_time_key()})
     as_of, error = _as_of()
+    ask = page_request(request.args, list(PAYMENT_SORTS), default_sort="received")
+    entries = sorted(m.payments, key=PAYMENT_SORTS[ask.sort], reverse=ask.dir == DESC)
+    if refused is not None:  # the page holding the entry whose reversal was refused, to show it beside its form
+        at = next((i for i, p in enumerate(entries) if p.id == refused[0]), 0)
+        ask = replace(ask, page=at // ask.size + 1)
+    payments = list_page(entries, ask)
     page = render_template(
         "contracts/milestone.html", contract=contract, m=m, st=queries.status_of(m, as_of, queries.due_soon_days()),
         as_of_error=error, form=form, reverse_form=ReverseForm(data={"idempotency_key": one_time_key()}),
-        is_admin=current_user.has_role(Role.ADMIN), refused=refused, deductions=queries.deductions_of(m.id))
+        is_admin=current_user.has_role(Role.ADMIN), refused=refused, deductions=queries.deductions_of(m.id),
+        payments=payments)
     return page, (400 if error and status == 200 else status)
+
+
+# A milestone's entries sort on these; each ends with the entry's id so that no entry sits on two pages.
+PAYMENT_SORTS: dict[str, Callable[[Payment], tuple]] = {
+    "received": lambda p: (p.received_on, p.id), "amount": lambda p: (p.amount, p.id),
+    "recorded": lambda p: (p.recorded_at, p.id)}
 
 
 @bp.route("/contracts/<int:contract_id>/milestones/<int:milestone_id>")

@@ -4,18 +4,18 @@ from __future__ import annotations
 
 from flask import Blueprint, abort, current_app, flash, redirect, render_template, request, url_for
 from flask_login import current_user
-from sqlalchemy import func, select
+from sqlalchemy import select
 from sqlalchemy.orm import selectinload
 
 from core import outbox
 from core.auth import Role, roles_required
 from core.db import db, utcnow
 from core.forms import BaseForm
+from core.paging import DESC, ordered, page_request, sql_page
 from core.templating import register_nav
 
 bp = Blueprint("outbox", __name__, url_prefix="/admin/outbox")
 
-PER_PAGE = 50
 SORTS = {"created": outbox.OutboxMessage.created_at, "status": outbox.OutboxMessage.status,
          "attempts": outbox.OutboxMessage.attempts, "to": outbox.OutboxMessage.recipients,
          "subject": outbox.OutboxMessage.subject}
@@ -32,8 +32,7 @@ def _about(value: str | None) -> tuple[str, int] | None:
 @roles_required(Role.ADMIN)
 def index():
     M = outbox.OutboxMessage
-    sort = request.args.get("sort", "created") if request.args.get("sort") in SORTS else "created"
-    direction = "asc" if request.args.get("dir") == "asc" else "desc"
+    ask = page_request(request.args, list(SORTS), default_sort="created", default_dirs={"created": DESC})
     query = select(M)
     status = request.args.get("status", "")
     if status in {s.value for s in outbox.MessageStatus}:
@@ -48,14 +47,9 @@ def index():
         query = query.where(M.user_id == int(user_id))
     else:
         user_id = ""
-    total = db.session.scalar(select(func.count()).select_from(query.subquery())) or 0
-    pages = max(1, -(-total // PER_PAGE))
-    page = min(max(1, request.args.get("page", 1, type=int) or 1), pages)
-    column = SORTS[sort]
-    rows = db.session.scalars(query.order_by(column.asc() if direction == "asc" else column.desc(), M.id.desc())
-                              .limit(PER_PAGE).offset((page - 1) * PER_PAGE)).all()
-    return render_template("outbox/index.html", messages=rows, total=total, page=page, pages=pages, sort=sort,
-                           dir=direction, status=status, about=request.args.get("about", "") if about else "",
+    page = sql_page(query, ask, [ordered(SORTS[ask.sort], ask.dir), M.id.desc()])
+    return render_template("outbox/index.html", messages=page.items, page=page, sort=ask.sort, dir=ask.dir,
+                           status=status, about=request.args.get("about", "") if about else "",
                            user_filter=user_id, statuses=list(outbox.MessageStatus), counts=outbox.counts(),
                            mail_enabled=current_app.config.get("MAIL_ENABLED"), form=BaseForm())
 

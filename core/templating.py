@@ -63,12 +63,29 @@ def id_url(endpoint: str, key: str, **values: Any) -> Callable[[int], str]:
 
 
 def _sort_url(key: str, current: str, direction: str) -> str:
+    """The page sorted by `key` (the other way round when it is sorted by `key` already), from its first page, with
+    every other parameter of the query string kept (filters, ?as_of=)."""
     args: dict[str, Any] = dict(request.args)
+    args.pop("page", None)
     args["sort"] = key
     args["dir"] = "desc" if (key == current and direction == "asc") else "asc"
     view_args: dict[str, Any] = request.view_args or {}
     assert request.endpoint is not None  # a table is sorted only on a routed page
     return url_for(request.endpoint, **view_args, **args)
+
+
+def _page_url(number: int) -> str:
+    """This page's page `number`, with every other parameter of the query string kept (sort, filters, ?as_of=)."""
+    args: dict[str, Any] = dict(request.args)
+    args["page"] = number
+    view_args: dict[str, Any] = request.view_args or {}
+    assert request.endpoint is not None  # a list is paged only on a routed page
+    return url_for(request.endpoint, **view_args, **args)
+
+
+def _kept_args(*dropped: str) -> list[tuple[str, str]]:
+    """The query string's parameters but `dropped`, for the hidden fields of a GET form that must keep them."""
+    return [(k, v) for k, v in request.args.items(multi=True) if k not in dropped]
 
 
 def init_templating(app) -> None:
@@ -77,6 +94,8 @@ def init_templating(app) -> None:
     app.jinja_env.filters["day"] = format_day
     app.jinja_env.globals["Role"] = Role
     app.jinja_env.globals["sort_url"] = _sort_url
+    app.jinja_env.globals["page_url"] = _page_url
+    app.jinja_env.globals["kept_args"] = _kept_args
     app.jinja_env.globals["nav_items"] = nav_items
     app.jinja_env.globals["todo_items"] = todo_items
     register_nav(90, Role.ADMIN, "Users", "accounts.users")

@@ -24,6 +24,7 @@ from bids.data import EVALUATION_FIELDS
 from bids.models import Bid
 from core.auth import Role, roles_required
 from core.db import db, reads_first, utcnow, writes_on_get
+from core.paging import ASC, DESC, list_page, page_request
 from core.templating import id_url, register_nav, register_todo
 from events.lifecycle import EventStatus
 from events.models import Event
@@ -353,12 +354,24 @@ def ranking(slug: str):
     details = int(asked) if asked.isdigit() else ("all" if asked == "all" else None)
     # Each bid's line made here, its card rendered once per ranking computed and kept with it (a card is a pure
     # function of the result, which the slot holds, and of the values in its key), its links from one url_for each.
+    # One page of the ranked bids (the leading ones first): their lines in the table and their cards; the ranking
+    # itself is computed over every bid once and kept, so a page costs its own bids' cards only.
+    ask = page_request(request.args, RANKING_SORTS, default_sort="rank")
+    ranked = list(report.ranking.bids)
+    if ask.sort == "bid":
+        ranked.sort(key=lambda b: (report.bid(b.bid_id).title.casefold(), b.bid_id), reverse=ask.dir == DESC)
+    elif ask.dir == DESC:
+        ranked.reverse()
+    page = list_page(ranked, ask)
     bid_link = _bid_links()
-    details_link = id_url("scoring.ranking", "details", slug=event.slug)
+    kept = {k: v for k, v in (("page", page.page if page.page > 1 else None),
+                              ("sort", ask.sort if ask.sort != "rank" else None),
+                              ("dir", ask.dir if ask.dir != ASC else None)) if v is not None}
+    details_link = id_url("scoring.ranking", "details", slug=event.slug, **kept)
     bid_card = get_template_attribute("scoring/_ranking_card.html", "bid_card")
     out_of = score_text(reg.scoring.scale_max)
     rows = []
-    for b in report.ranking.bids:
+    for b in page.items:
         bid = report.bid(b.bid_id)
         scored = report.members_scored(b)
         shown = details == "all" or details == bid.id
@@ -372,9 +385,12 @@ def ranking(slug: str):
     places_chart = None if places is None else report.kept(
         "first_places_chart", None, partial(first_places_chart, first_places, places.samples))
     return render_template("scoring/ranking.html", event=event, reg=reg, report=report, data=data,
-                           details=details, rows=rows, short=report.short_of_scorecards,
+                           details=details, rows=rows, page=page, details_kept=kept, short=report.short_of_scorecards,
                            verdict=reading.verdict(report), first_places_svg=places_chart, first_places=first_places,
                            criterion_names={c.key: f"({c.key}) {c.label}" for c in reg.criteria})
+
+
+RANKING_SORTS = ("rank", "bid")
 
 
 class RankedRow(NamedTuple):

@@ -47,7 +47,7 @@ def test_notices_written_while_the_mail_server_is_down_reach_every_bidder_once_i
         with app.app_context():
             assert outbox.deliver_due() == 0
         listed = admin.get(f"/admin/outbox/?about=decision:{decision.id}").get_data(as_text=True)
-        assert listed.count("Connection refused") == 3 and "3 message(s) about Decision on the" in listed
+        assert listed.count("Connection refused") == 3 and "Messages 1–3 of 3 about Decision on the" in listed
 
         with smtp_server(port, Inbox()) as inbox:
             with app.app_context():

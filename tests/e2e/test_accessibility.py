@@ -268,7 +268,8 @@ def site(tmp_path_factory):
     OUT.mkdir(parents=True, exist_ok=True)
     folder = tmp_path_factory.mktemp("axe")
     # A walk of the pages that sends no mail: its messages wait in the outbox, no delivery thread outlives a test.
-    with serving(live_config(folder, OUTBOX_DISPATCH="manual")) as live:
+    # Pages of 3 rows, so that the demo's lists (bids, ranking, contracts' entries, outbox) show their pagers.
+    with serving(live_config(folder, OUTBOX_DISPATCH="manual", PAGE_SIZE=3)) as live:
         with live.app.app_context():
             now = utcnow()
             seed_events(now=now)
