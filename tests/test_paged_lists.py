@@ -132,7 +132,7 @@ def test_a_page_of_the_ranking_shows_its_bids_lines_and_cards_only_at_the_same_c
     assert large["statements"] == small["statements"]
     assert not NOT_SHOWN & set(large["objects"]) and "Scorecard" not in large["objects"]
     for page in (small_page, large_page):
-        assert body_rows(page, '<table class="table ranking">') == SIZE
+        assert body_rows(page, '<table class="table ranking stack">') == SIZE
         assert page.count('<article class="card"') == SIZE
     assert f"Ranked bids 11–20 of {LARGE}" in large_page
     # A card's link to its criterion-by-criterion table stays on the card's page, and shows it there.
@@ -144,7 +144,7 @@ def test_a_page_of_the_ranking_shows_its_bids_lines_and_cards_only_at_the_same_c
     assert detailed.count('<th scope="col" class="num">Members who scored it</th>') == 1
     # The leading bids are on the first page: its first line is rank 1, and its cards are theirs.
     first = client.get(f"/events/{SLUG}/scoring/ranking").get_data(as_text=True)
-    lines = re.findall(r'<td><a href="#bid-(\d+)">', first)
+    lines = re.findall(r'<td class="key"><a href="#bid-(\d+)">', first)
     cards = re.findall(r'<article class="card" id="bid-(\d+)">', first)
     assert len(lines) == SIZE and lines == cards
     assert "Ranked bids 1–10 of" in first
@@ -234,5 +234,5 @@ def test_a_page_of_a_milestones_entries_runs_the_same_statements_at_23_and_103_e
     assert body_rows(large_page, "<h2>What FIDE has recorded</h2>") == SIZE
     assert f"Entries 11–20 of {LARGE}" in large_page
     # Newest first: the second page of 103 entries starts at the 93rd received.
-    shown = re.findall(r"<td>Transfer (\d+)", large_page)
+    shown = re.findall(r"<td data-label=\"Reference\">Transfer (\d+)", large_page)
     assert shown == [str(k) for k in range(LARGE - 11, LARGE - 21, -1)]
