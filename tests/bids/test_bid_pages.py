@@ -465,7 +465,8 @@ def test_the_compliance_report_never_leaves_the_entered_cell_blank(client, app, 
     bid_id = start_bid(client)
     view = client.get(f"/bids/{bid_id}").get_data(as_text=True)
     table = view.split('<table class="table compliance stack">', 1)[1].split("</table>", 1)[0]
-    cells = re.findall(r'<tr class="outcome-row-[^"]*">\s*<td[^>]*>.*?</td>\s*<td[^>]*>.*?</td>\s*<td[^>]*>(.*?)</td>', table, re.S)
+    cells = re.findall(r'<tr class="outcome-row-[^"]*">\s*<td[^>]*>.*?</td>\s*<td[^>]*>.*?</td>\s*<td[^>]*>(.*?)</td>',
+                       table, re.S)
     assert cells and all(c.strip() for c in cells)
     assert "nothing entered" in cells
 

@@ -41,7 +41,7 @@ def test_closing_the_call_says_the_deadline_how_far_and_the_drafts_locked_out(ap
     client.post("/logout")
     assert login(client, "nino@example.org").status_code == 302
     mine = client.get("/bids/").get_data(as_text=True)
-    assert "<td>Draft — not submitted, the call is closed</td>" in mine
+    assert '<td class="answer" data-label="Status">Draft — not submitted, the call is closed</td>' in mine
 
 
 def test_submitting_reopening_and_withdrawing_a_bid_are_confirmed_with_the_deadline(app, client, practice, login_as):
