@@ -6,38 +6,18 @@ from __future__ import annotations
 import pytest
 from playwright.sync_api import expect
 
+from tests.e2e.drafts import EMAIL, draft_bid
+
 pytestmark = [pytest.mark.e2e, pytest.mark.no_db]
 
 PASSWORD = "a hotel in Tbilisi, 2015"
-EMAIL = "nino@georgia.example.org"
-
-
-def _draft(live) -> int:
-    from accounts.services import create_user
-    from bids.services import create_bid
-    from core.auth import Role
-    from core.db import db, utcnow
-    from demo.seed import seed_events
-    from events.services import get_event
-
-    with live.app.app_context():
-        now = utcnow()
-        seed_events(now=now)
-        owner = create_user(email=EMAIL, password=PASSWORD, name="Nino Bidder", organisation="Georgian Chess "
-                            "Federation", federation="GEO", applicant_type="federation", roles=[Role.BIDDER],
-                            actor=None, now=now)
-        bid = create_bid(get_event("fwwcm-practice"), owner=owner, actor=owner, now=now)
-        db.session.commit()
-        bid_id = bid.id
-        db.session.remove()
-    return bid_id
 
 
 def test_enter_in_a_hotel_field_saves_the_section(browser, live_server):
     from bids.models import Bid
     from core.db import db
 
-    bid_id = _draft(live_server)
+    bid_id = draft_bid(live_server, password=PASSWORD)
     context = browser.new_context(base_url=live_server.url)
     page = context.new_page()
     try:

@@ -7,34 +7,13 @@ from __future__ import annotations
 import pytest
 from playwright.sync_api import expect
 
+from tests.e2e.drafts import EMAIL, draft_bid
 from tests.e2e.test_accessibility import WIDTHS, document_overflow
 from tests.pdfs import valid_pdf
 
 pytestmark = [pytest.mark.e2e, pytest.mark.no_db]
 
 PASSWORD = "a letter from Tbilisi, 2015"
-EMAIL = "nino@georgia.example.org"
-
-
-def _draft(live) -> int:
-    from accounts.services import create_user
-    from bids.services import create_bid
-    from core.auth import Role
-    from core.db import db, utcnow
-    from demo.seed import seed_events
-    from events.services import get_event
-
-    with live.app.app_context():
-        now = utcnow()
-        seed_events(now=now)
-        owner = create_user(email=EMAIL, password=PASSWORD, name="Nino Bidder", organisation="Georgian Chess "
-                            "Federation", federation="GEO", applicant_type="federation", roles=[Role.BIDDER],
-                            actor=None, now=now)
-        bid = create_bid(get_event("fwwcm-practice"), owner=owner, actor=owner, now=now)
-        db.session.commit()
-        bid_id = bid.id
-        db.session.remove()
-    return bid_id
 
 
 def _login(browser, live):
@@ -53,7 +32,7 @@ def _login(browser, live):
 ], ids=["accepted", "refused"])
 def test_typing_the_signatory_then_uploading_the_letter_keeps_what_was_typed(browser, live_server, filename,
                                                                             content, outcome):
-    bid_id = _draft(live_server)
+    bid_id = draft_bid(live_server, password=PASSWORD)
     context, page = _login(browser, live_server)
     try:
         page.goto(f"/bids/{bid_id}/edit/signature")
@@ -74,7 +53,7 @@ def test_typing_the_signatory_then_uploading_the_letter_keeps_what_was_typed(bro
 
 
 def test_a_file_above_the_limit_is_refused_before_it_is_sent_and_the_fields_stay(browser, live_server):
-    bid_id = _draft(live_server)
+    bid_id = draft_bid(live_server, password=PASSWORD)
     context, page = _login(browser, live_server)
     try:
         page.goto(f"/bids/{bid_id}/edit/signature")
