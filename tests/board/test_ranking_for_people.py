@@ -118,8 +118,11 @@ def test_the_ranking_page_reads_as_a_verdict_with_every_figure_explained(app, sp
             assert f"({c.key}) {c.label}" in lines, (c.key, lines)
     for first in [s for s in _svgs(html) if "Share of first places" in s]:
         assert all(name in _label_lines(first) for name in names.values())
-    # Bids by name, never by id; no sentence ends twice.
-    assert not re.search(r"\bbids? \d+\b", text.replace("Bid by bid", ""), re.I)
+    # Bids by name, never by id (the list's count, "Ranked bids 1–2 of 2", is a range of places, not an id); no
+    # sentence ends twice.
+    assert re.search(r"Ranked bids 1–\d+ of \d+", text)
+    assert not re.search(r"\bbids? \d+\b", re.sub(r"Ranked bids \d+–\d+ of \d+", "", text.replace("Bid by bid", "")),
+                         re.I)
     assert ".." not in text.replace("...", "")
 
 
