@@ -49,6 +49,8 @@ from core.logs import FORMATS, init_logging
 from core.outbox import cli as mail_cli
 from core.outbox import scheduled_delivery
 from core.outbox_views import bp as outbox_bp
+from core.page_cache import init_page_cache
+from core.page_cache import instants as page_instants
 from core.scheduler import Daily, Every, registry
 from core.scheduler import cli as scheduler_cli
 from core.security import init_security
@@ -90,6 +92,7 @@ def _provide_hooks() -> None:
     bids_views.declaration_required.provide(declaration_required)
     events_services.judge_again.provide(bids_services.judge_again)
     board_services.after_correction.provide(contracts_services.close_for_correction)
+    page_instants.provide(events_services.bid_deadlines)
 
 
 def _periodic_jobs(app: Flask) -> None:
@@ -132,6 +135,7 @@ def create_app(config: dict | None = None) -> Flask:
     login_manager.init_app(app)
     init_security(app)
     init_templating(app)
+    init_page_cache(app)
     if app.config.get("ARGON2_TIME_COST"):
         configure_hasher(app.config["ARGON2_TIME_COST"], app.config.get("ARGON2_MEMORY_COST"))
 

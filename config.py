@@ -100,6 +100,11 @@ class Config:
         self.MAX_UPLOAD_MB = _int("MAX_UPLOAD_MB", 10)
         # Rows on one page of a list that can grow (bids, ranking, contracts, payments, outbox): core.paging.
         self.PAGE_SIZE = _int("PAGE_SIZE", 25)
+        # Versioned pages (core.page_cache): the ranking, a bid's page, the bid list and the Board's page of a call are
+        # kept per process under the audit chain's head and answered 304 to a browser that holds the same version.
+        # PAGE_CACHE_ENTRIES: how many pages a process keeps (least recently used dropped first).
+        self.PAGE_CACHE = _bool("PAGE_CACHE", True)
+        self.PAGE_CACHE_ENTRIES = _int("PAGE_CACHE_ENTRIES", 512)
         # The request limit sits a little above the document limit so Gambit, not the server, says what is wrong.
         self.MAX_CONTENT_LENGTH = (self.MAX_UPLOAD_MB + 2) * 1024 * 1024
         self.MAIL_SERVER = os.environ.get("MAIL_SERVER", "localhost")

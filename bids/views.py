@@ -45,6 +45,7 @@ from core.auth import Role, roles_required
 from core.db import db, utcnow, writes_on_get
 from core.forms import choices
 from core.hooks import Hook
+from core.page_cache import versioned_page
 from core.paging import ordered, page_request, sql_page
 from core.storage import send_verified
 from core.templating import id_url, register_nav
@@ -95,6 +96,7 @@ def load_own_bid(bid_id: int) -> Bid:
 
 @bp.route("/bids/")
 @login_required
+@versioned_page
 def index():
     ask = page_request(request.args, list(SORTS), default_sort="updated", default_dirs={"updated": "desc"})
     query = services.bids_visible_to(current_user)
@@ -129,6 +131,7 @@ def new(slug: str):
 
 @bp.route("/bids/<int:bid_id>")
 @login_required
+@versioned_page
 def view(bid_id: int):
     bid = load_bid(bid_id, for_page=True)
     return declaration_gate(bid) or _render_view(bid)

@@ -33,6 +33,7 @@ from core import outbox
 from core.auth import Role, roles_required
 from core.db import db, utcnow, writes_on_get
 from core.forms import choices
+from core.page_cache import versioned_page
 from core.pdf import PdfError
 from core.storage import StoredFileError, read_verified, refused, send_bytes, send_verified
 from core.templating import register_nav
@@ -87,6 +88,7 @@ def index():
 @bp.route("/<slug>")
 @writes_on_get
 @roles_required(*BOARD)
+@versioned_page
 def call(slug: str):
     event = event_or_404(slug)
     _require_no_stake(event)

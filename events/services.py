@@ -145,6 +145,12 @@ def all_events() -> list[Event]:
     return list(db.session.scalars(select(Event).order_by(Event.id)))
 
 
+def bid_deadlines() -> list[datetime]:
+    """Every call's bid deadline (`reg.event.bid_deadline` of the regulation in force): the instants within a day at
+    which a page changes (the versioned pages' key, core.page_cache). Raises nothing of its own."""
+    return [e.regulation.event.bid_deadline for e in all_events()]
+
+
 def load_event(reg: Regulation, *, actor: User | None, now: datetime, source: str = "") -> tuple[Event, bool]:
     """Create the call, or give it a new regulation version when the file changed.
 

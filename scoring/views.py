@@ -24,6 +24,7 @@ from bids.data import EVALUATION_FIELDS
 from bids.models import Bid
 from core.auth import Role, roles_required
 from core.db import db, reads_first, utcnow, writes_on_get
+from core.page_cache import versioned_page
 from core.paging import ASC, DESC, list_page, page_request
 from core.templating import id_url, register_nav, register_todo
 from events.lifecycle import EventStatus
@@ -338,6 +339,7 @@ def reopen(slug: str, bid_id: int):
 @bp.route("/events/<slug>/scoring/ranking")
 @reads_first  # writes only the first showing, briefly (record_first_showing)
 @scoring_roles(*REVIEWERS)
+@versioned_page
 def ranking(slug: str):
     event = _event(slug)
     data = load_scoring(event)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import re
+from contextlib import contextmanager
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
@@ -296,6 +297,18 @@ class Factory:
 @pytest.fixture
 def make(app) -> Factory:
     return Factory(app)
+
+
+@contextmanager
+def computed(app):
+    """Inside the block, versioned pages (core.page_cache) are computed on every request, as on their first visit
+    after a change: what a page's computation costs is measured so, not a revisit answered from a kept copy."""
+    before = app.config.get("PAGE_CACHE", True)
+    app.config["PAGE_CACHE"] = False
+    try:
+        yield
+    finally:
+        app.config["PAGE_CACHE"] = before
 
 
 def login(client: FlaskClient, email: str, password: str = DEMO_PASSWORD):

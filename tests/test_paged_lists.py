@@ -16,7 +16,7 @@ from core import outbox
 from core.db import db
 from events.models import Event
 from scoring.models import Scorecard, ScorecardScore
-from tests.conftest import login
+from tests.conftest import computed, login
 from tests.contracts.factories_contracts import ContractFactory
 from tests.scoring.factories_scoring import SCORING_DAY, ScoringFactory
 from tests.scoring.test_page_costs import NOT_SHOWN, counting
@@ -36,7 +36,7 @@ def sf(app, make) -> ScoringFactory:
 def cost(client, url: str) -> tuple[dict, str]:
     """What showing `url` costs (after a first showing that fills the caches), and the page."""
     client.get(url)
-    with counting() as seen:
+    with counting() as seen, computed(client.application):
         response = client.get(url)
     assert response.status_code == 200, (url, response.status_code)
     return seen, response.get_data(as_text=True)

@@ -1,0 +1,243 @@
+"""Versioned pages: an expensive page is kept, and its `ETag` given, under a key that changes whenever anything the
+page may show can have changed; a revisit while nothing changed is answered 304 Not Modified, and a visit by the same
+person from another tab is answered from the copy kept, both without computing the page again.
+
+What the key holds (`page_key`), and why it is enough:
+- **The audit chain's head** (core.audit: sequence number and MAC of the last entry). Every state change goes through a
+  service that writes an audit entry in the same transaction as the change (the stateful flow's invariant, and
+  tests/core/test_page_cache.py walks every kind of change), so the head is a version of the whole database, in every
+  process at once. It is read first, so what the page then reads is at least as new as the key it is kept under.
+- **The person**: the session's user id (with its session nonce: a log-out everywhere or a new password changes it),
+  roles, President flag and federation; and a digest of the session's CSRF secret, because the page's forms carry a
+  token signed for it.
+- **Time**: the day (UTC), and how many of the instants at which a page changes within a day have passed (every
+  call's bid deadline: `instants`, a hook app.py provides, read once per head).
+- **The request** (path and query string, host) and **this app** (a token made when the app is made: new code or
+  settings after a restart give new keys).
+- **In this process only**, a count of the writes it made that were not committed (`_local_writes`): a write outside
+  a service, or a transaction rolled back after writing (the tests' rolled-back transactions, which can bring an audit
+  head back), starts new keys for the copies kept here. It is not part of the `ETag`, which the head alone decides.
+
+Not kept, computed as usual: anything but GET/HEAD, a page shown with a message of the last action (a flash), a page
+for a visitor who is not logged in, and any answer but 200 text/html. The copies are held in memory per process (a
+least-recently-used list of PAGE_CACHE_ENTRIES pages); PAGE_CACHE = False turns the whole thing off.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from datetime import datetime
+from functools import wraps
+from typing import Any
+
+from flask import Flask, Response, current_app, g, request, session
+from flask.globals import request_ctx
+from flask_login import current_user
+from flask_wtf.csrf import generate_csrf
+from sqlalchemy import event, select
+from sqlalchemy.engine import Engine
+
+from core.audit import AuditEntry
+from core.db import db, utcnow
+from core.hooks import Hook
+
+# The instants at which a page may change within a day (every call's bid deadline), read from the database once per
+# audit head (a deadline changes only through an audited change of the call's regulation).
+instants: Hook[[], Iterable[datetime]] = Hook("page_cache.instants")
+
+CACHE_CONTROL = "private, no-cache"  # kept by the browser, asked again (If-None-Match) before each use
+_FIRST_WORDS = ("SELECT", "PRAGMA", "SAVEPOINT", "RELEASE", "BEGIN", "SHOW", "SET", "COMMIT", "ROLLBACK", "EXPLAIN")
+
+
+# ----------------------------------------------------------------------------------- writes seen in this process
+
+class _LocalWrites:
+    """How many writes this process made, and rolled back after writing: bumped by every statement that is not a
+    read, and by the rollback of a transaction that wrote. Raises nothing."""
+
+    def __init__(self) -> None:
+        self.count = 0
+
+    def bump(self) -> None:
+        self.count += 1
+
+
+_local_writes = _LocalWrites()
+
+
+@event.listens_for(Engine, "before_cursor_execute")
+def _note_write(conn, cursor, statement, parameters, context, executemany):
+    if not statement.lstrip()[:9].upper().startswith(_FIRST_WORDS):
+        conn.info["page_cache_wrote"] = True
+        _local_writes.bump()
+
+
+def _after_end(conn, *args) -> None:
+    if conn.info.pop("page_cache_wrote", False):
+        _local_writes.bump()
+
+
+def _after_commit(conn) -> None:
+    conn.info.pop("page_cache_wrote", None)
+
+
+event.listen(Engine, "rollback", _after_end)
+event.listen(Engine, "rollback_savepoint", _after_end)
+event.listen(Engine, "commit", _after_commit)
+
+
+# ----------------------------------------------------------------------------------------------- the copies
+
+@dataclass
+class _Store:
+    """One app's copies: {key: (body, mimetype)}, least recently used first; the app's token; the instants read for
+    the last head."""
+
+    token: str
+    entries: int
+    pages: OrderedDict[str, tuple[bytes, str]] = field(default_factory=OrderedDict)
+    instants_for: tuple[tuple[int, str], tuple[datetime, ...]] | None = None
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    hits: int = 0
+    misses: int = 0
+
+    def get(self, key: str) -> tuple[bytes, str] | None:
+        with self.lock:
+            found = self.pages.get(key)
+            if found is not None:
+                self.pages.move_to_end(key)
+                self.hits += 1
+            else:
+                self.misses += 1
+            return found
+
+    def put(self, key: str, body: bytes, mimetype: str) -> None:
+        with self.lock:
+            self.pages[key] = (body, mimetype)
+            self.pages.move_to_end(key)
+            while len(self.pages) > self.entries:
+                self.pages.popitem(last=False)
+
+    def clear(self) -> None:
+        with self.lock:
+            self.pages.clear()
+            self.instants_for = None
+
+
+def init_page_cache(app: Flask) -> None:
+    """Give the app its store of copies (a new token: copies and ETags of another app, or of this code before a
+    restart, never match)."""
+    app.extensions["page_cache"] = _Store(token=secrets.token_hex(8),
+                                          entries=max(1, int(app.config.get("PAGE_CACHE_ENTRIES", 512))))
+
+
+def store(app: Flask | None = None) -> _Store:
+    return (app or current_app).extensions["page_cache"]
+
+
+# ----------------------------------------------------------------------------------------------- the key
+
+def audit_head() -> tuple[int, str]:
+    """(sequence number, MAC) of the audit chain's last entry, (0, "") for an empty log: one indexed statement, read
+    once per request."""
+    if "audit_head" not in g:
+        row = db.session.execute(select(AuditEntry.id, AuditEntry.hash).order_by(AuditEntry.id.desc())
+                                 .limit(1)).first()
+        g.audit_head = (row[0], row[1]) if row else (0, "")
+    return g.audit_head
+
+
+def _instants(head: tuple[int, str]) -> tuple[datetime, ...]:
+    kept = store()
+    found = kept.instants_for
+    if found is not None and found[0] == head:
+        return found[1]
+    times = tuple(sorted(instants())) if instants.provided else ()
+    kept.instants_for = (head, times)
+    return times
+
+
+@dataclass(frozen=True)
+class PageKey:
+    """A page's version (`etag`, from the head, the person, the time and the request) and the key of the copy kept
+    in this process (`local`: the version and this process's writes)."""
+
+    etag: str
+    local: str
+
+
+def page_key(now: datetime | None = None) -> PageKey:
+    """The key of the page this request asks for, at `now` (the clock by default). Reads the audit head (one
+    statement) and, once per head, the instants. Raises nothing of its own."""
+    now = now or utcnow()
+    head = audit_head()
+    passed = sum(1 for t in _instants(head) if t < now)
+    user = current_user
+    csrf = session.get(current_app.config.get("WTF_CSRF_FIELD_NAME", "csrf_token"), "")
+    parts = (
+        store().token, request.host, request.full_path,
+        head,
+        user.get_id(), tuple(sorted(r.value for r in user.role_set)), bool(getattr(user, "is_president", False)),
+        getattr(user, "federation", None),
+        hashlib.sha256(str(csrf).encode()).hexdigest(),
+        now.date().isoformat(), passed,
+    )
+    digest = hashlib.sha256(repr(parts).encode()).hexdigest()[:40]
+    local = digest if not current_app.config.get("PAGE_CACHE_WATCH_WRITES", True) else (
+        f"{digest}:{_local_writes.count}")
+    return PageKey(etag=f'W/"{digest}"', local=local)
+
+
+def _matches(etag: str) -> bool:
+    """The request's If-None-Match names `etag` (or is "*"): weak comparison, as RFC 9110 has it for GET."""
+    header = request.headers.get("If-None-Match", "")
+    if not header:
+        return False
+    if header.strip() == "*":
+        return True
+    bare = etag.removeprefix("W/")
+    return any(tag.strip().removeprefix("W/") == bare for tag in header.split(","))
+
+
+def _flashes_pending() -> bool:
+    return bool(session.get("_flashes")) or bool(getattr(request_ctx, "flashes", None))
+
+
+def _versioned(response: Response, etag: str) -> Response:
+    response.headers["ETag"] = etag
+    response.headers["Cache-Control"] = CACHE_CONTROL
+    response.headers["Vary"] = "Cookie"
+    return response
+
+
+def versioned_page(view: Callable[..., Any]) -> Callable[..., Any]:
+    """Decorator (innermost: under the route's access checks) of an expensive page: answered 304 when the browser
+    holds this version, from the copy kept when this process made it, else computed and kept. See the module."""
+
+    @wraps(view)
+    def wrapped(*args, **kwargs):
+        if (request.method not in ("GET", "HEAD") or not current_app.config.get("PAGE_CACHE", True)
+                or not current_user.is_authenticated or _flashes_pending()):
+            return view(*args, **kwargs)
+        generate_csrf()  # the session's CSRF secret exists before the key is made of it (forms are signed for it)
+        key = page_key()
+        if _matches(key.etag):
+            return _versioned(Response(status=304), key.etag)
+        kept = store().get(key.local)
+        if kept is not None:
+            return _versioned(Response(kept[0], mimetype=kept[1]), key.etag)
+        response = current_app.make_response(view(*args, **kwargs))
+        if response.status_code != 200 or response.mimetype != "text/html" or response.direct_passthrough:
+            return response
+        if _flashes_pending():  # the page showed a message of its own: not the page of this version for the next
+            return response
+        store().put(key.local, response.get_data(), response.mimetype)
+        return _versioned(response, key.etag)
+
+    wrapped.versioned_page = True  # type: ignore[attr-defined]  # a mark read by the tests (every versioned page)
+    return wrapped

@@ -1,0 +1,189 @@
+"""Versioned pages (core.page_cache): the ETag and 304, the copy kept per process, and what the version is made of.
+That no state change of the flow is missed is tests/test_page_versions.py's."""
+
+from __future__ import annotations
+
+import re
+from datetime import timedelta
+
+import pytest
+from flask_login import login_user
+from sqlalchemy import event as sa_event
+from sqlalchemy.engine import Engine
+
+from accounts.models import User
+from bids.models import Bid
+from core.db import db, utcnow
+from core.page_cache import CACHE_CONTROL, page_key, store
+from events.models import Event
+from tests.conftest import login
+from tests.scoring.factories_scoring import ScoringFactory
+
+VERSIONED = {"bids.index", "bids.view", "scoring.ranking", "board.call"}
+
+
+@pytest.fixture
+def sf(app, make) -> ScoringFactory:
+    return ScoringFactory(app, make)
+
+
+@pytest.fixture
+def secretariat(client, make):
+    make.user(email="cache-admin@example.org", roles=("admin",))
+    assert login(client, "cache-admin@example.org").status_code == 302
+    client.get("/")  # the welcome message is shown: the next pages carry none
+    return client
+
+
+def statements_of(client, url: str, **headers) -> tuple[list[str], object]:
+    seen: list[str] = []
+
+    def note(conn, cursor, statement, parameters, context, executemany):
+        seen.append(statement)
+
+    sa_event.listen(Engine, "before_cursor_execute", note)
+    try:
+        response = client.get(url, headers=headers)
+    finally:
+        sa_event.remove(Engine, "before_cursor_execute", note)
+    return seen, response
+
+
+def reject(app, bid_id: int, admin_email: str = "cache-admin@example.org") -> None:
+    from bids.services import reject_bid
+
+    with app.app_context():
+        admin = db.session.scalars(db.select(User).filter_by(email=admin_email)).one()
+        reject_bid(db.session.get(Bid, bid_id), reason="Incomplete: no guarantee.", actor=admin, now=utcnow())
+        db.session.commit()
+
+
+def test_the_versioned_pages_are_the_four_expensive_ones(app):
+    """The ranking, a bid's page (its compliance report), the bid list and the Board's page of a call: the pages the
+    walk of tests/test_page_versions.py asks after every step."""
+    marked = {endpoint for endpoint, view in app.view_functions.items() if getattr(view, "versioned_page", False)}
+    assert marked == VERSIONED
+
+
+def test_a_revisit_of_an_unchanged_page_is_answered_304_reading_the_audit_head_only(app, sf, event, secretariat):
+    bid = sf.bid(event)
+    first = secretariat.get(f"/bids/{bid}")
+    assert first.status_code == 200
+    etag = first.headers["ETag"]
+    assert etag.startswith('W/"') and first.headers["Cache-Control"] == CACHE_CONTROL == "private, no-cache"
+    assert first.headers["Vary"] == "Cookie"
+    statements, again = statements_of(secretariat, f"/bids/{bid}", **{"If-None-Match": etag})
+    assert again.status_code == 304 and again.data == b"" and again.headers["ETag"] == etag
+    tables = [re.search(r"\bFROM\s+(\w+)", s).group(1) for s in statements if s.lstrip().startswith("SELECT")]
+    # Who is asking (the session's user and their roles) and the version: nothing of the bid.
+    assert tables == ["user", "user_role", "audit_entry"], statements
+    # A list of ETags, one of them this page's, or "*": 304 as well; another tag: the page.
+    assert secretariat.get(f"/bids/{bid}", headers={"If-None-Match": f'"x", {etag}'}).status_code == 304
+    assert secretariat.get(f"/bids/{bid}", headers={"If-None-Match": "*"}).status_code == 304
+    other = secretariat.get(f"/bids/{bid}", headers={"If-None-Match": 'W/"0"'})
+    assert other.status_code == 200 and other.headers["ETag"] == etag
+
+
+def test_a_browser_holding_nothing_gets_the_copy_kept_and_head_asks_the_same(app, sf, event, secretariat):
+    bid = sf.bid(event)
+    first = secretariat.get(f"/bids/{bid}")
+    statements, copy = statements_of(secretariat, f"/bids/{bid}")
+    assert copy.status_code == 200 and copy.data == first.data and copy.headers["ETag"] == first.headers["ETag"]
+    assert not any(re.search(r"\bFROM\s+bid\b", s) for s in statements), "the kept copy was computed again"
+    head = secretariat.head(f"/bids/{bid}")
+    assert head.status_code == 200 and head.headers["ETag"] == first.headers["ETag"] and head.data == b""
+    assert secretariat.head(f"/bids/{bid}", headers={"If-None-Match": first.headers["ETag"]}).status_code == 304
+
+
+def test_a_change_through_a_service_is_shown_at_once_with_a_new_version(app, sf, event, secretariat):
+    bid = sf.bid(event, name="Federation of Lviv")
+    before = secretariat.get(f"/bids/{bid}")
+    listed = secretariat.get("/bids/")
+    assert "Incomplete: no guarantee." not in before.get_data(as_text=True)
+    reject(app, bid)
+    after = secretariat.get(f"/bids/{bid}", headers={"If-None-Match": before.headers["ETag"]})
+    assert after.status_code == 200 and after.headers["ETag"] != before.headers["ETag"]
+    assert "Incomplete: no guarantee." in after.get_data(as_text=True)
+    relisted = secretariat.get("/bids/", headers={"If-None-Match": listed.headers["ETag"]})
+    assert relisted.status_code == 200 and relisted.data != listed.data
+
+
+def test_each_person_has_their_own_version(app, sf, event, make, client):
+    owner = make.user(email="cache-owner@example.org", roles=("bidder",), federation="UKR")
+    make.user(email="cache-other@example.org", roles=("bidder",), federation="GEO")
+    bid = sf.bid(event, owner_id=owner)
+    assert login(client, "cache-owner@example.org").status_code == 302
+    client.get("/")
+    mine = client.get(f"/bids/{bid}")
+    assert mine.status_code == 200
+    other = app.test_client()
+    assert login(other, "cache-other@example.org").status_code == 302
+    other.get("/")
+    # The other bidder's browser sending the owner's version gets no 304 and no copy of the owner's page.
+    refused = other.get(f"/bids/{bid}", headers={"If-None-Match": mine.headers["ETag"]})
+    assert refused.status_code in (403, 404)
+    theirs, own = other.get("/bids/"), client.get("/bids/")
+    assert theirs.headers["ETag"] != own.headers["ETag"]
+    assert other.get("/bids/", headers={"If-None-Match": own.headers["ETag"]}).status_code == 200
+
+
+def test_a_page_showing_a_message_is_neither_answered_304_nor_kept(app, sf, event, secretariat):
+    bid = sf.bid(event)
+    first = secretariat.get(f"/bids/{bid}")
+    with secretariat.session_transaction() as session:
+        session["_flashes"] = [("info", "The bid was saved.")]
+    shown = secretariat.get(f"/bids/{bid}", headers={"If-None-Match": first.headers["ETag"]})
+    assert shown.status_code == 200 and "The bid was saved." in shown.get_data(as_text=True)
+    assert "ETag" not in shown.headers and shown.headers["Cache-Control"] == "no-store"
+    copy = secretariat.get(f"/bids/{bid}")
+    assert "The bid was saved." not in copy.get_data(as_text=True) and copy.headers["ETag"] == first.headers["ETag"]
+
+
+def test_a_write_outside_the_services_or_one_rolled_back_is_not_served_from_a_copy(app, sf, event, secretariat):
+    """The ETag follows the audit head, which only the services move; the copy kept in this process also follows
+    this process's own writes, so a row changed outside the services (or changed and then rolled back) shows."""
+    bid = sf.bid(event, name="Federation of Lviv")
+    assert "Federation of Lviv" in secretariat.get(f"/bids/{bid}").get_data(as_text=True)
+    with app.app_context():
+        row = db.session.get(Bid, bid)
+        row.applicant_name = "Federation of Odesa"
+        db.session.flush()
+        assert "Federation of Odesa" in secretariat.get(f"/bids/{bid}").get_data(as_text=True)
+        db.session.rollback()
+    assert "Federation of Lviv" in secretariat.get(f"/bids/{bid}").get_data(as_text=True)
+
+
+def test_the_version_changes_when_a_deadline_passes_and_with_the_day(app, event, make):
+    """The bid deadline (the call's bidding procedure) changes what pages offer at its instant: the version changes
+    there, and at midnight (UTC) for what counts days; not in between."""
+    user_id = make.user(roles=("admin",))
+    with app.app_context():
+        deadline = db.session.get(Event, event).regulation.event.bid_deadline
+
+    def etag(now):
+        with app.test_request_context("/bids/"):
+            login_user(db.session.get(User, user_id))
+            return page_key(now).etag
+
+    at = etag(deadline)
+    assert etag(deadline - timedelta(seconds=1)) == at
+    assert etag(deadline + timedelta(microseconds=1)) != at
+    midnight = deadline.replace(hour=0, minute=0, second=0, microsecond=0) + timedelta(days=1)
+    assert etag(midnight - timedelta(microseconds=1)) == etag(deadline + timedelta(microseconds=1))
+    assert etag(midnight) != etag(midnight - timedelta(microseconds=1))
+
+
+def test_the_copies_kept_are_bounded(app, sf, event, secretariat, monkeypatch):
+    kept = store(app)
+    monkeypatch.setattr(kept, "entries", 2)
+    kept.clear()
+    bids = [sf.bid(event, city=f"City {i}") for i in range(3)]
+    for bid in bids:
+        assert secretariat.get(f"/bids/{bid}").status_code == 200
+    assert len(kept.pages) == 2
+
+
+def test_without_the_cache_the_pages_are_not_stored_by_the_browser(app, sf, event, secretariat, monkeypatch):
+    monkeypatch.setitem(app.config, "PAGE_CACHE", False)
+    page = secretariat.get(f"/bids/{sf.bid(event)}")
+    assert page.status_code == 200 and "ETag" not in page.headers and page.headers["Cache-Control"] == "no-store"
