@@ -1,5 +1,6 @@
-"""The site's own blueprint ("core"): the health checks (`/livez`, `/healthz`, `/readyz`). The home page lists the calls, so it is events' own
-(events.views.home, on this blueprint so that its endpoint stays core.home): core knows no domain."""
+"""The site's own blueprint ("core"): the health checks (`/livez`, `/healthz`, `/readyz`). The home page lists the
+calls, so it is events' own (events.views.home, on this blueprint so that its endpoint stays core.home): core knows
+no domain."""
 
 from __future__ import annotations
 
