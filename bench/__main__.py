@@ -121,7 +121,10 @@ def part_pages(tmp: Path, quick: bool, out: list[str], aims: list[str]) -> None:
             "**Revisits**: each page is read once, its `ETag` kept, then in the rounds asked again with "
             "`If-None-Match: <that ETag>`, as a browser revisiting it does; only a 304 counts, any other answer is "
             "an error of that row. A page that gives no ETag has its row marked *no ETag* and is not measured.",
-            *([""] + [f"The bare route was not measured at {k[0]} × {k[1]}: {why} (the code measured has no bare "
+            *(["", f"The bare route was not measured: {next(iter(missing.values()))} at every site (the code "
+                   "measured has no bare route), so the ÷ bare route columns are empty."]
+              if len(missing) == len(sites) and len(set(missing.values())) == 1 else
+              [""] + [f"The bare route was not measured at {k[0]} × {k[1]}: {why} (the code measured has no bare "
                       "route), so the ÷ bare route columns are empty there." for k, why in missing.items()]
               if missing else []),
             "",
@@ -436,9 +439,19 @@ def _commit(tree: Path) -> str | None:
 
 
 def _code_label(figures: dict, default: str) -> str:
-    """How a run's --json names the code it measured: its commit, else `default` (a JSON from before it did)."""
+    """How a run's --json names the code it measured: its commit, else its folder, else `default` (a JSON made
+    before the runs recorded it)."""
     code = figures.get("code") or {}
-    return f"the code at `{code['commit'][:7]}`" if code.get("commit") else default
+    if code.get("commit"):
+        return f"the code at `{code['commit'][:7]}`"
+    return f"the code in `{code['path']}`" if code.get("path") else default
+
+
+def _by_site(key: str) -> tuple:
+    """The order of the before/after table: by site (bids, then members, as in part 1), then by route."""
+    name, _, site = key.partition(" @ ")
+    bids, _, members = site.partition("×")
+    return (int(bids), int(members), name) if bids.isdigit() and members.isdigit() else (0, 0, key)
 
 
 def compare(before: dict, after: dict) -> list[str]:
@@ -467,7 +480,7 @@ def compare(before: dict, after: dict) -> list[str]:
     page_aim, cost_aim = f"≥ {PAGE_AIM}", f"≤ {REFERENCE_AIM}"
     revisit_aim = f"≥ {1 / REVISIT_AIM:.2f} (cost ≤ {REVISIT_AIM}×)"
     for key in sorted(set(before.get("pages", {})) | set(after.get("pages", {})),
-                      key=lambda k: (k.split(" @ ")[1], k)):
+                      key=_by_site):
         kind = key.split(" @ ")[0]
         if kind == "trivial":
             continue
@@ -475,6 +488,8 @@ def compare(before: dict, after: dict) -> list[str]:
         if kind in ("bare route", "reference page"):  # context: how the floor and the plain page stand
             row(f"{key}: req/s ÷ `/healthz`", "–", b.get("rps_ratio"), a.get("rps_ratio"))
             row(f"{key}: by server CPU (1 ÷ CPU ratio)", "–", b.get("cpu_ratio"), a.get("cpu_ratio"))
+        elif kind.endswith(", revisited") and b.get("no_etag") and a.get("no_etag"):
+            row(f"{key}: req/s and server CPU ÷ `/healthz`", revisit_aim, NO_ETAG, NO_ETAG)
         elif kind.endswith(", revisited"):
             row(f"{key}: req/s ÷ `/healthz`", revisit_aim, revisit(b, "rps_ratio"), revisit(a, "rps_ratio"))
             row(f"{key}: by server CPU (1 ÷ CPU ratio)", revisit_aim, revisit(b, "cpu_ratio"),

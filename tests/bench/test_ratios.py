@@ -144,17 +144,20 @@ def test_a_revisit_burst_counts_the_304s_and_any_other_answer_as_an_error(versio
 
 def test_before_and_after_carry_the_new_figures_and_an_older_runs_gaps():
     before = {"pages": {  # a run of older code: no bare route, no reference cost, no revisit
-        "ranking @ 50×3": {"rps_ratio": 0.26, "cpu_ratio": 0.21, "p99_ms": 90.0}}}
+        "ranking @ 50×3": {"rps_ratio": 0.26, "cpu_ratio": 0.21, "p99_ms": 90.0},
+        "bid list, revisited @ 5×3": {"no_etag": True}}}
     after = {"code": {"path": "/x", "commit": "0123456789abcdef"}, "pages": {
         "ranking @ 50×3": {"rps_ratio": 0.52, "cpu_ratio": 0.5, "bare_rps_ratio": 0.3, "bare_cpu_ratio": 0.25,
                            "ref_cost_rps": 1.4, "ref_cost_cpu": 1.6, "errors": 0, "p99_ms": 40.0},
         "ranking, revisited @ 50×3": {"rps_ratio": 0.9, "cpu_ratio": 0.88, "errors": 0},
         "a bid, revisited @ 50×3": {"no_etag": True},
-        "bare route @ 50×3": {"rps_ratio": 1.8, "cpu_ratio": 2.5}}}
+        "bare route @ 50×3": {"rps_ratio": 1.8, "cpu_ratio": 2.5},
+        "bid list, revisited @ 5×3": {"no_etag": True}}}
     lines = compare(before, after)
     assert "after: the code at `0123456`" in lines[2] and "Before: the code before" in lines[2]
-    table = [line for line in lines if line.startswith("| ranking") or line.startswith("| a bid")
-             or line.startswith("| bare")]
+    table = [line for line in lines if line.startswith(("| ranking", "| a bid", "| bare", "| bid list"))]
+    assert table[0] == ("| bid list, revisited @ 5×3: req/s and server CPU ÷ `/healthz` | ≥ 0.83 (cost ≤ 1.2×) | "
+                        "no ETag | no ETag | – |")  # 5 bids before 50, one row when neither run had an ETag
     assert "| ranking @ 50×3: req/s ÷ `/healthz` | ≥ 0.5 | 0.26 | 0.52 | 2.00 |" in table
     assert "| ranking @ 50×3: cost ÷ reference page, by server CPU | ≤ 1.5 | n/a | 1.60 | – |" in table
     assert "| ranking, revisited @ 50×3: req/s ÷ `/healthz` | ≥ 0.83 (cost ≤ 1.2×) | n/a | 0.90 | – |" in table
