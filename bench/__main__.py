@@ -109,7 +109,9 @@ def part_pages(tmp: Path, quick: bool, out: list[str], aims: list[str]) -> None:
             f"{concurrency} threads, one new connection per request (sync workers close every connection), {rounds} "
             f"round(s) of a {seconds:g} s burst per route (at most {cap} requests), routes interleaved and their "
             "order reversed every other round. Latency is measured by the client; only 200 answers count (304 for a "
-            "revisit).", "",
+            "revisit). The Board's page (`/board/<slug>`) is not among the pages: these sites stay in scoring, and "
+            "the Board's page opens its dossiers, votes and tally only once scoring is closed (deliberation), so here "
+            "it would measure a near-empty page.", "",
             "Three measures in the same rounds at every site: **`/healthz`**, the yardstick (it reaches the "
             "database, and as a logged-in caller loads the session's user); the **bare route `/livez`**, the floor "
             "(no session, no database: what Flask, gunicorn and the app's request hooks cost; the same cookie is "
