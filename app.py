@@ -42,6 +42,7 @@ from contracts.views import bp as contracts_bp
 from core.audit import cli as audit_cli
 from core.auth import login_manager
 from core.backup import cli as backup_cli
+from core.bare import SessionInterface as BareSessionInterface
 from core.db import db, unavailable_message
 from core.jobs import cli as jobs_cli
 from core.limiter import init_limiter
@@ -132,6 +133,7 @@ def create_app(config: dict | None = None) -> Flask:
     migrate.init_app(app, db, directory=str(Path(__file__).parent / "migrations"), render_as_batch=True)
     csrf.init_app(app)
 
+    app.session_interface = BareSessionInterface()  # no session on a bare route (/livez)
     login_manager.init_app(app)
     init_security(app)
     init_templating(app)

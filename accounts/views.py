@@ -13,6 +13,7 @@ from accounts.forms import ChangePasswordForm, EmptyForm, LoginForm, Registratio
 from accounts.models import User, UserRole
 from core import outbox
 from core.auth import Role, login_manager, roles_required
+from core.bare import is_bare
 from core.db import db, reads_first, utcnow, writes_on_get, writing
 from core.limiter import rate_limited
 from core.urls import external_url, path_for, safe_next
@@ -32,7 +33,8 @@ def _min_length() -> int:
 @bp.before_app_request
 def _enforce_session_timeouts():
     """Idle and absolute timeouts from the settings, checked on the server for every request."""
-    if not current_user.is_authenticated or request.endpoint == "static":
+    # A bare route (core.bare) has no session: its user is not loaded (no query), nothing is written to its cookie.
+    if request.endpoint == "static" or is_bare(request) or not current_user.is_authenticated:
         return None
     now = utcnow()
     started = session.get("login_at")

@@ -24,16 +24,36 @@ from pathlib import Path
 from urllib.parse import urlencode
 
 from bench.data import SLUG, Site
+from bench.ratios import etag_of
 
 ROOT = Path(__file__).resolve().parent.parent
 HOST = "127.0.0.1"
 
 
-def routes(site: Site) -> list[tuple[str, str]]:
-    """(name, path) of the pages measured; the first is the trivial route every other is compared with."""
-    return [("trivial (`/healthz`)", "/healthz"), ("bid list (`/bids/`)", "/bids/"),
+YARDSTICK = ("trivial (`/healthz`)", "/healthz")
+BARE = ("bare route (`/livez`)", "/livez")  # no session, no database: the floor (absent from older code)
+
+
+def pages(site: Site) -> list[tuple[str, str]]:
+    """(name, path) of the pages measured."""
+    return [("bid list (`/bids/`)", "/bids/"),
             ("ranking (`/events/<slug>/scoring/ranking`)", f"/events/{SLUG}/scoring/ranking"),
             ("a bid (`/bids/<id>`)", f"/bids/{site.first_bid_id}")]
+
+
+def routes(site: Site) -> list[tuple[str, str]]:
+    """(name, path) of `/healthz`, the yardstick every other route is compared with, then the pages."""
+    return [YARDSTICK, *pages(site)]
+
+
+def short(name: str) -> str:
+    """A route's name without its path: "ranking" for "ranking (`/events/<slug>/scoring/ranking`)"."""
+    return name.split(" (")[0]
+
+
+def revisit_name(page: str) -> str:
+    """The row of a page asked again with the ETag it gave (If-None-Match), which counts only 304 answers."""
+    return f"{short(page)}, revisited (`If-None-Match` → 304)"
 
 
 def free_port() -> int:
@@ -103,11 +123,13 @@ def gunicorn(site: Site | None, *, workers: int = 2, log: Path, app_spec: str = 
 
 
 def request(port: int, path: str, *, method: str = "GET", cookie: str = "", body: bytes | None = None,
-            timeout: float = 30) -> tuple[int, dict[str, str], bytes]:
-    """One request on a new connection (gunicorn's sync workers close every connection anyway)."""
+            timeout: float = 30, extra: dict[str, str] | None = None) -> tuple[int, dict[str, str], bytes]:
+    """One request on a new connection (gunicorn's sync workers close every connection anyway); `extra` headers
+    (If-None-Match) besides the cookie. Returns the status, the headers (keyed in lower case) and the body."""
     conn = http.client.HTTPConnection(HOST, port, timeout=timeout)
     try:
         headers = {"Cookie": cookie} if cookie else {}
+        headers |= extra or {}
         if body is not None:
             headers["Content-Type"] = "application/x-www-form-urlencoded"
         conn.request(method, path, body=body, headers=headers)
@@ -178,8 +200,10 @@ def login(port: int, email: str, password: str, *, timeout: float = 30) -> str:
 
 @dataclass
 class Sample:
-    """What the load generator saw for one route, over every round."""
+    """What the load generator saw for one route, over every round: an answer of status `ok` counts, any other is
+    an error (a revisit counts 304s: a 200 means the page was made again)."""
 
+    ok: int = 200
     latencies: list[float] = field(default_factory=list)
     seconds: float = 0.0
     cpu_seconds: float = 0.0  # this process's CPU time (every thread) while the bursts ran
@@ -206,8 +230,9 @@ class Sample:
 
 
 def burst(port: int, path: str, cookie: str, *, concurrency: int, seconds: float, max_requests: int,
-          sample: Sample, server_pid: int | None = None) -> None:
-    """`concurrency` threads request `path` back to back until `seconds` pass or `max_requests` were sent."""
+          sample: Sample, server_pid: int | None = None, extra: dict[str, str] | None = None) -> None:
+    """`concurrency` threads request `path` (with the `extra` headers) back to back until `seconds` pass or
+    `max_requests` were sent; answers of status `sample.ok` count."""
     lock = threading.Lock()
     sent = 0
     latencies: list[float] = []
@@ -227,13 +252,13 @@ def burst(port: int, path: str, cookie: str, *, concurrency: int, seconds: float
                 sent += 1
             t0 = time.perf_counter()
             try:
-                status = request(port, path, cookie=cookie)[0]
+                status = request(port, path, cookie=cookie, extra=extra)[0]
             except OSError:
                 status = 0
             elapsed = time.perf_counter() - t0
             with lock:
                 statuses.add(status)
-                if status == 200:
+                if status == sample.ok:
                     latencies.append(elapsed)
                 else:
                     errors += 1
@@ -259,42 +284,70 @@ REFERENCE = "reference page (plain Flask + SQLAlchemy + Jinja, 50 rows)"
 
 
 @contextlib.contextmanager
-def reference_server(tmp: Path):
+def reference_server(tmp: Path, label: str = ""):
     """The plain 50-row app of bench/reference.py under gunicorn, 2 workers (always this tree's)."""
     env = {**os.environ, "BENCH_REFERENCE_DB": f"sqlite:///{tmp / 'reference.sqlite3'}"}
     plain = tmp / "reference.conf.py"  # gunicorn's defaults: not this tree's gunicorn.conf.py
     plain.write_text("")
-    with gunicorn(None, log=tmp / "gunicorn-reference.log", app_spec="bench.reference:make_app()", env=env,
-                  cwd=ROOT, config=plain) as served:
+    with gunicorn(None, log=tmp / f"gunicorn-reference{label}.log", app_spec="bench.reference:make_app()",
+                  env=env, cwd=ROOT, config=plain) as served:
         yield served
 
 
+@dataclass
+class Rounds:
+    """Part 1's rounds on one site: a Sample per route, in the order of the table (`/healthz`, the bare route
+    when the code has it, the pages, their revisits where they gave an ETag, the reference page)."""
+
+    samples: dict[str, Sample]
+    generator_share: float  # the share of a core the generator itself used while loading `/healthz`
+    bare_missing: str | None  # why the bare route was not measured (the code measured has none), else None
+    etags: dict[str, str | None]  # page name -> the ETag it gave (None: none, so no revisit was measured)
+
+
 def load_pages(site: Site, tmp: Path, *, rounds: int, seconds: float, concurrency: int,
-               max_requests: int, reference: bool = False) -> tuple[dict[str, Sample], float]:
-    """Start gunicorn on the site (and the reference app beside it), log in as the secretariat, warm every page
-    up, then run `rounds` rounds of one burst per route (routes interleaved, so a noisy moment hits them all).
-    Returns a Sample per route and the share of a core the generator itself used while loading the trivial
-    route."""
+               max_requests: int) -> Rounds:
+    """Start gunicorn on the site and the reference app beside it, log in as the secretariat, warm every route
+    up, read each page's ETag, then run `rounds` rounds of one burst per route (routes interleaved, so a noisy
+    moment hits them all): `/healthz`, the bare route `/livez` (if the code has it), each page, each page again
+    with If-None-Match and the ETag it gave (only 304 counts), and the reference page."""
     with contextlib.ExitStack() as stack:
         port, master = stack.enter_context(gunicorn(site, log=tmp / f"gunicorn-{site.bids}-{site.folder.name}.log"))
         cookie = login(port, site.admin_email, site.admin_password)
-        pages = [(name, path, port, cookie, master) for name, path in routes(site)]
-        if reference:
-            ref_port, ref_master = stack.enter_context(reference_server(tmp))
-            pages.append((REFERENCE, "/rows", ref_port, "", ref_master))
-        samples = {name: Sample() for name, *_ in pages}
-        for _, path, p, c, _ in pages:  # both workers import what the page needs (numpy for the ranking)
+        # name, path, port, cookie, server pid, extra headers, the status that counts
+        plan: list[tuple[str, str, int, str, int, dict[str, str] | None, int]] = []
+        plan.append((*YARDSTICK, port, cookie, master, None, 200))
+        status = request(port, BARE[1], cookie=cookie)[0]
+        bare_missing = None if status == 200 else f"`{BARE[1]}` answered {status}"
+        if bare_missing is None:
+            plan.append((*BARE, port, cookie, master, None, 200))
+        plan += [(name, path, port, cookie, master, None, 200) for name, path in pages(site)]
+        for _, path, p, c, _, _, _ in plan:  # both workers import what the page needs (numpy for the ranking)
             for _ in range(4):
                 status = request(p, path, cookie=c)[0]
                 if status != 200:
                     raise RuntimeError(f"GET {path} answered {status} as the secretariat")
+        etags: dict[str, str | None] = {}
+        for name, path in pages(site):
+            etags[name] = etag = etag_of(request(port, path, cookie=cookie)[1])
+            if etag is not None:
+                plan.append((revisit_name(name), path, port, cookie, master, {"If-None-Match": etag}, 304))
+                for _ in range(4):  # not checked here: an answer other than 304 is an error of the row
+                    request(port, path, cookie=cookie, extra={"If-None-Match": etag})
+        ref_port, ref_master = stack.enter_context(reference_server(tmp, f"-{site.folder.name}"))
+        plan.append((REFERENCE, "/rows", ref_port, "", ref_master, None, 200))
+        for _ in range(4):
+            if (status := request(ref_port, "/rows")[0]) != 200:
+                raise RuntimeError(f"the reference page answered {status}")
+        samples = {name: Sample(ok=ok) for name, *_, ok in plan}
         for r in range(rounds):
-            order = pages if r % 2 == 0 else pages[::-1]
-            for name, path, p, c, pid in order:
+            order = plan if r % 2 == 0 else plan[::-1]
+            for name, path, p, c, pid, extra, _ in order:
                 burst(p, path, c, concurrency=concurrency, seconds=seconds, max_requests=max_requests,
-                      sample=samples[name], server_pid=pid)
-    base = samples[pages[0][0]]
-    return samples, (base.cpu_seconds / base.seconds if base.seconds else 0.0)
+                      sample=samples[name], server_pid=pid, extra=extra)
+    base = samples[YARDSTICK[0]]
+    return Rounds(samples=samples, generator_share=base.cpu_seconds / base.seconds if base.seconds else 0.0,
+                  bare_missing=bare_missing, etags=etags)
 
 
 @dataclass
@@ -322,7 +375,7 @@ def load_test(site: Site, tmp: Path, *, workers: int, clients: int, seconds: flo
     """`clients` threads start together; each logs in through the form (CSRF token included), then requests the
     bid list, the ranking, a bid and /healthz in turn until `seconds` pass. Every answer but 200 (302 for the
     login) is an error; a failed login leaves that client out, as it would leave a person logged out."""
-    paths = [path for _, path in routes(site)[1:]] + ["/healthz"]
+    paths = [path for _, path in pages(site)] + ["/healthz"]
     lock = threading.Lock()
     latencies: list[float] = []
     login_latencies: list[float] = []
@@ -421,8 +474,10 @@ def _production_hash(site: Site) -> None:
 
 
 def query_counts(site: Site) -> dict[str, int]:
-    """The SQL statements one request of each page issues, counted in-process (Flask test client, the same
-    pages as the secretariat) with a `before_cursor_execute` listener, on the second request of each page."""
+    """The SQL statements one request of each route issues, counted in-process (Flask test client, the same
+    pages as the secretariat) with a `before_cursor_execute` listener, on the second request of each: `/healthz`,
+    the bare route (if the code has it), the pages, and each page's revisit (If-None-Match with the ETag it gave,
+    if it gave one and answers it with 304)."""
     from sqlalchemy import event as sa_event
 
     from bench.data import make_app
@@ -436,8 +491,16 @@ def query_counts(site: Site) -> dict[str, int]:
     with app.app_context():
         engine = db.engine
     out = {}
-    for name, path in routes(site):
-        client.get(path)  # warm-up: anything cached per process is not counted
+    plan: list[tuple[str, str, dict[str, str], int]] = [(*YARDSTICK, {}, 200)]
+    if client.get(BARE[1]).status_code == 200:
+        plan.append((*BARE, {}, 200))
+    for name, path in pages(site):
+        plan.append((name, path, {}, 200))
+        etag = etag_of({k.lower(): v for k, v in client.get(path).headers.items()})
+        if etag is not None and client.get(path, headers={"If-None-Match": etag}).status_code == 304:
+            plan.append((revisit_name(name), path, {"If-None-Match": etag}, 304))
+    for name, path, headers, expected in plan:
+        client.get(path, headers=headers)  # warm-up: anything cached per process is not counted
         statements: list[str] = []
 
         def count(conn, cursor, statement, *args, _s=statements):
@@ -445,10 +508,10 @@ def query_counts(site: Site) -> dict[str, int]:
 
         sa_event.listen(engine, "before_cursor_execute", count)
         try:
-            status = client.get(path).status_code
+            status = client.get(path, headers=headers).status_code
         finally:
             sa_event.remove(engine, "before_cursor_execute", count)
-        if status != 200:
+        if status != expected:
             raise RuntimeError(f"in-process GET {path} answered {status}")
         out[name] = len(statements)
     with app.app_context():

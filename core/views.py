@@ -1,11 +1,13 @@
-"""The site's own blueprint ("core"): the health checks. The home page lists the calls, so it is events' own
-(events.views.home, on this blueprint so that its endpoint stays core.home): core knows no domain."""
+"""The site's own blueprint ("core"): the health checks (`/livez`, `/healthz`, `/readyz`). The home page lists the
+calls, so it is events' own (events.views.home, on this blueprint so that its endpoint stays core.home): core knows
+no domain."""
 
 from __future__ import annotations
 
-from flask import Blueprint, current_app, jsonify, send_from_directory
+from flask import Blueprint, Response, current_app, jsonify, send_from_directory
 from sqlalchemy import text
 
+from core.bare import LIVEZ
 from core.db import db
 from core.readiness import run_checks
 
@@ -17,6 +19,13 @@ def favicon():
     """The site's icon where browsers look for it first (base.html links the same file)."""
     return send_from_directory(current_app.static_folder or "static", "favicon.ico",
                                mimetype="image/vnd.microsoft.icon", max_age=86400)
+
+
+@bp.route(LIVEZ)
+def livez():
+    """Liveness of the process alone: it answers `ok` (text/plain) with no session and no database (core.bare),
+    so it costs only what every request costs; the benchmark's floor. /healthz also reaches the database."""
+    return Response("ok", mimetype="text/plain")
 
 
 @bp.route("/healthz")

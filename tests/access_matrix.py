@@ -25,6 +25,7 @@ def logged_in(ok: int = 200) -> dict[str, int]:
 MATRIX: dict[str, list[tuple[str, str, dict[str, int]]]] = {
     "core.home": [("GET", "/", everyone(200))],
     "core.favicon": [("GET", "/favicon.ico", everyone(200))],
+    "core.livez": [("GET", "/livez", everyone(200))],
     "core.healthz": [("GET", "/healthz", everyone(200))],
     "core.readyz": [("GET", "/readyz", everyone(200))],
     "static": [("GET", "/static/css/gambit.css", everyone(200))],

@@ -1,6 +1,53 @@
+from contextlib import contextmanager
+
 import pytest
+from sqlalchemy import event as sa_event
+from sqlalchemy.engine import Engine
 
 from app import create_app
+
+
+@contextmanager
+def statements_run():
+    """The SQL statements run inside the block, on any engine."""
+    seen: list[str] = []
+
+    def on_execute(conn, cursor, statement, parameters, context, executemany):
+        seen.append(statement)
+
+    sa_event.listen(Engine, "before_cursor_execute", on_execute)
+    try:
+        yield seen
+    finally:
+        sa_event.remove(Engine, "before_cursor_execute", on_execute)
+
+
+def test_livez_answers_with_no_session_and_no_database(app, client, login_as):
+    """The bare route (core.bare): a logged-in caller's session cookie is neither read nor refreshed, and a
+    validly signed "remember me" cookie (which Flask-Login would look up in the database if anything asked for the
+    user) is left alone: no SQL statement, no Set-Cookie."""
+    from flask_login.utils import encode_cookie
+
+    login_as("admin")
+    with app.test_request_context():
+        client.set_cookie("remember_token", encode_cookie("1"), domain="gambit.test")
+    with statements_run() as seen:
+        response = client.get("/livez")
+    assert response.status_code == 200
+    assert response.mimetype == "text/plain" and response.get_data(as_text=True) == "ok"
+    assert seen == []
+    assert "Set-Cookie" not in response.headers
+    assert "Cookie" not in response.headers.get("Vary", "")  # the session was not even looked at
+
+
+def test_healthz_as_a_logged_in_caller_reads_the_database_and_refreshes_the_session(client, login_as):
+    """What /livez is spared: the same caller on /healthz loads its user and has its session's cookie rewritten."""
+    login_as("admin")
+    with statements_run() as seen:
+        response = client.get("/healthz")
+    assert response.status_code == 200
+    assert len(seen) >= 2  # the session's user, then SELECT 1
+    assert "session=" in response.headers["Set-Cookie"]
 
 
 def test_healthz_reports_the_database(client):

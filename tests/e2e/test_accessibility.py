@@ -150,7 +150,8 @@ VISITS: list[Visit] = [
 EXCLUDED: dict[str, str] = {
     "static": "static files",
     "core.favicon": "the site's icon",
-    "core.healthz": "a plain-text health check for the load balancer",
+    "core.livez": "a plain-text liveness probe (no session, no database)",
+    "core.healthz": "a JSON health check for the load balancer",
     "core.readyz": "a JSON readiness check for the load balancer or the orchestrator",
     "bids.document": "an uploaded PDF, sent as a download",
     "board.dossier": "a PDF",
