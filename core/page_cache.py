@@ -28,6 +28,7 @@ from __future__ import annotations
 import hashlib
 import secrets
 import threading
+import weakref
 from collections import OrderedDict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -70,24 +71,30 @@ class _LocalWrites:
 _local_writes = _LocalWrites()
 
 
+# The connections that wrote since their transaction began. Held weakly, and never read through the connection itself:
+# a connection the database dropped refuses every use (its rollback event still comes, and counts).
+_wrote: weakref.WeakSet = weakref.WeakSet()
+
+
 @event.listens_for(Engine, "before_cursor_execute")
 def _note_write(conn, cursor, statement, parameters, context, executemany):
     if not statement.lstrip()[:9].upper().startswith(_FIRST_WORDS):
-        conn.info["page_cache_wrote"] = True
+        _wrote.add(conn)
         _local_writes.bump()
 
 
-def _after_end(conn, *args) -> None:
-    if conn.info.pop("page_cache_wrote", False):
+def _after_rollback(conn, *args) -> None:
+    if conn in _wrote:
+        _wrote.discard(conn)
         _local_writes.bump()
 
 
 def _after_commit(conn) -> None:
-    conn.info.pop("page_cache_wrote", None)
+    _wrote.discard(conn)
 
 
-event.listen(Engine, "rollback", _after_end)
-event.listen(Engine, "rollback_savepoint", _after_end)
+event.listen(Engine, "rollback", _after_rollback)
+event.listen(Engine, "rollback_savepoint", _after_rollback)
 event.listen(Engine, "commit", _after_commit)
 
 
