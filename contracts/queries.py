@@ -355,3 +355,11 @@ def outstanding_totals(contracts: list[Contract]) -> dict[int, Decimal]:
     for m in owed:
         out[m.contract_id] += outstanding_on_record(m.amount, books.get(m.id, NO_ENTRIES).total)
     return out
+
+
+def places_of(model: Any, ids: list[int]) -> dict[int, tuple[int, int]]:
+    """{id: (contract id, milestone id)} of the rows of `model` (Payment, PrizeDeduction, Reminder: whatever has a
+    milestone_id) among `ids`, for links to their milestone's page: one statement."""
+    rows = db.session.execute(select(model.id, Milestone.contract_id, Milestone.id)
+                              .join(Milestone, model.milestone_id == Milestone.id).where(model.id.in_(ids)))
+    return {i: (c, m) for i, c, m in rows}

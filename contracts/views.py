@@ -37,10 +37,11 @@ from contracts.forms import (
     one_time_key,
 )
 from contracts.lifecycle import ContractStatus, allowed_actions
-from contracts.models import Contract, Milestone, Payment
+from contracts.models import Contract, Milestone, Payment, PrizeDeduction, Reminder
 from contracts.rules.result import MatchOutcome
 from contracts.rules.terms import fill_blank_due_dates
 from core import audit, outbox
+from core.audit_views import pages_of, register_audit_actions, register_audit_link
 from core.auth import Role, roles_required
 from core.db import db, utcnow, writes_on_get
 from core.money import format_day, format_eur
@@ -381,7 +382,10 @@ def _milestone_page(contract: Contract, m: Milestone, *, form=None, status: int 
         form = PaymentForm(data={"idempotency_key": one_time_key()})
     as_of, error = _as_of()
     ask = page_request(request.args, list(queries.PAYMENT_SORTS), default_sort="received")
-    payments = queries.entries_page(m.id, ask, holding=refused[0] if refused is not None else None)
+    # A link to one entry (the audit log's) opens the page that holds it, until a page is asked for.
+    entry = "" if "page" in request.args else request.args.get("entry", "")
+    holding = refused[0] if refused is not None else int(entry) if entry.isdigit() and len(entry) < 10 else None
+    payments = queries.entries_page(m.id, ask, holding=holding)
     ledger, deductions = queries.ledger_of(m.id), queries.deductions_of(m.id)
     page = render_template(
         "contracts/milestone.html", contract=contract, m=m, as_of_error=error, form=form,
@@ -635,3 +639,33 @@ def export_payments(contract_id: int):
     queries.with_payments(contract.milestones)
     return Response(payments_csv(contract), mimetype="text/csv", headers={
         "Content-Disposition": f'attachment; filename="{contract.reference}-payments.csv"'})
+
+
+# ------------------------------------------------------------------------------------- the audit log's words
+
+
+def _milestone_links(places: dict[int, tuple[int, int]], anchor: str | None = None) -> dict[int, str]:
+    """{row id: its milestone's page} from {row id: (contract id, milestone id)}; with `anchor`, at the row (an
+    entry: on the page of entries that holds it, ?entry=)."""
+    if anchor is None:
+        return {i: url_for("contracts.milestone", contract_id=c, milestone_id=m) for i, (c, m) in places.items()}
+    return {i: url_for("contracts.milestone", contract_id=c, milestone_id=m, entry=i, _anchor=f"{anchor}-{i}")
+            if anchor == "payment" else
+            url_for("contracts.milestone", contract_id=c, milestone_id=m, _anchor=f"{anchor}-{i}")
+            for i, (c, m) in places.items()}
+
+
+register_audit_link("Contract", pages_of(Contract, "contracts.view", "contract_id"))
+register_audit_link("Payment", lambda ids: _milestone_links(queries.places_of(Payment, ids), "payment"))
+register_audit_link("PrizeDeduction", lambda ids: _milestone_links(queries.places_of(PrizeDeduction, ids),
+                                                                   "deduction"))
+register_audit_link("Reminder", lambda ids: _milestone_links(queries.places_of(Reminder, ids)))
+register_audit_actions({
+    "contract.create": "Contract drafted", "contract.issue": "Contract issued",
+    "contract.sign": "Contract countersigned",
+    "contract.correction": "Contract corrected", "contract.supersede": "Contract superseded",
+    "contract.discard": "Draft contract discarded", "contract.close": "Contract closed",
+    "contract.feed_token": "Calendar link made", "payment.record": "Payment recorded",
+    "payment.reverse": "Payment reversed", "payment.reminder": "Payment reminder sent",
+    "match.result": "Match result recorded", "prize.deduction": "Prize deduction recorded",
+    "prize.deduction_returned": "Prize deduction returned"})
