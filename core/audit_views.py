@@ -100,6 +100,7 @@ class Filters:
     since: date | None = None
     until: date | None = None
     problems: list[str] = field(default_factory=list)
+    unreadable: set[str] = field(default_factory=set)  # the fields whose value could not be read
 
     @property
     def any(self) -> bool:
@@ -157,6 +158,7 @@ def read_filters(args: Mapping[str, str]) -> Filters:
                               "shown for everyone.")
     f.since = _day(typed["from"], "first", f.problems)
     f.until = _day(typed["to"], "last", f.problems)
+    f.unreadable = {k for k, day in (("from", f.since), ("to", f.until)) if typed[k] and day is None}
     if f.since and f.until and f.since > f.until:
         f.problems.append(f"The range ends ({typed['to']}) before it starts ({typed['from']}): the list is shown "
                           "without the dates.")
