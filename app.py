@@ -40,6 +40,7 @@ from contracts.cli import cli as payments_cli
 from contracts.reminders import scheduled_reminders
 from contracts.views import bp as contracts_bp
 from core.audit import cli as audit_cli
+from core.audit_views import bp as audit_bp
 from core.auth import login_manager
 from core.backup import cli as backup_cli
 from core.bare import SessionInterface as BareSessionInterface
@@ -143,7 +144,7 @@ def create_app(config: dict | None = None) -> Flask:
 
     for bp in (core_bp, accounts_bp, events_views.bp, bids_views.bp, scoring_bp, board_bp, api_bp,
                audit_cli, backup_cli, users_cli, events_cli, bids_cli, board_cli, demo_cli, signatures_bp,
-               pdf_cli, jobs_cli, scheduler_cli, outbox_bp, mail_cli):
+               pdf_cli, jobs_cli, scheduler_cli, outbox_bp, mail_cli, audit_bp):
         app.register_blueprint(bp)
     app.register_blueprint(contracts_bp)
     app.register_blueprint(payments_cli)

@@ -12,6 +12,7 @@ from accounts import services
 from accounts.forms import ChangePasswordForm, EmptyForm, LoginForm, RegistrationForm, UserEditForm, UserForm
 from accounts.models import User, UserRole
 from core import outbox
+from core.audit_views import pages_of, register_audit_actions, register_audit_link
 from core.auth import Role, login_manager, roles_required
 from core.bare import is_bare
 from core.db import db, reads_first, utcnow, writes_on_get, writing
@@ -330,3 +331,14 @@ def set_active(user_id: int):
     db.session.commit()
     flash(f"{user.email} is now {'active' if make_active else 'deactivated; its sessions have ended'}.", "success")
     return redirect(url_for("accounts.users"))
+
+
+# ------------------------------------------------------------------------------------- the audit log's words
+
+register_audit_link("User", pages_of(User, "accounts.edit_user", "user_id"))
+register_audit_actions({
+    "user.create": "Account created", "user.register_again": "Registered again (already confirmed)",
+    "user.register_taken": "Registration with an address already taken", "user.email_confirmed": "Email confirmed",
+    "user.login": "Logged in", "user.sessions_ended": "Sessions ended", "user.activate": "Account activated",
+    "user.deactivate": "Account deactivated", "user.roles": "Roles changed", "user.api_token": "API token issued",
+    "user.api_token_revoke": "API token revoked", "user.api_tokens_revoked": "Every API token revoked"})

@@ -14,7 +14,7 @@ from api.routing import operation
 from api.shapes import Amount, Day, Instant, Shape, amount, amount_or_none
 from contracts.lifecycle import ContractStatus
 from contracts.models import PAYMENT_KINDS, Contract
-from contracts.queries import due_soon_days, guarantee_warning_days, may_view, tracker
+from contracts.queries import due_soon_days, guarantee_warning_days, may_view, tracker, with_payments
 from contracts.rules.terms import MilestoneKind
 from contracts.rules.tracker import MilestoneState
 from core.db import db, utcnow
@@ -213,6 +213,7 @@ def contract_milestones(contract_id: int):
         return api_error(400, str(exc))
     soon = due_soon_days()
     t = tracker(found, as_of, due_soon_days=soon, guarantee_warning_days=guarantee_warning_days())
+    with_payments(found.milestones)  # every entry is listed: read in one statement, not one per milestone
     return ContractMilestones(
         contract=found.id, reference=found.reference, as_of=as_of, due_soon_days=soon,
         milestones=[Milestone(

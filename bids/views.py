@@ -41,6 +41,7 @@ from bids.rules import (
     pending,
 )
 from bids.sections import SECTION_TITLES, SECTIONS, findings_by_section
+from core.audit_views import pages_of, register_audit_actions, register_audit_link
 from core.auth import Role, roles_required
 from core.db import db, utcnow, writes_on_get
 from core.forms import choices
@@ -529,3 +530,14 @@ def paper(slug: str):
         flash("Paper bid started: key in each section, attach the scanned documents, then submit it.", "success")
         return redirect(url_for("bids.edit", bid_id=bid.id, section="applicant"))
     return render_template("bids/paper.html", event=event, form=form)
+
+
+# ------------------------------------------------------------------------------------- the audit log's words
+
+register_audit_link("Bid", pages_of(Bid, "bids.view", "bid_id"))
+register_audit_actions({
+    "bid.create": "Bid started", "bid.save": "Bid saved", "bid.document": "Document uploaded",
+    "bid.submit": "Bid submitted", "bid.withdraw": "Bid withdrawn", "bid.reopen": "Bid reopened",
+    "bid.reject": "Bid rejected", "bid.shortlist": "Bid shortlisted", "bid.select": "Bid selected",
+    "bid.not_select": "Bid not selected", "bid.late_admission": "Late bid admitted",
+    "bid.consultation": "WCOC consulted", "bid.president_ruling": "President's ruling", "bid.import": "Bid imported"})

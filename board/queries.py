@@ -289,3 +289,10 @@ def minutes_copy(decision: Decision, seen, *, reader: str, now: datetime) -> byt
     core.pdf.PdfError if rendering fails."""
     return render_pdf("minutes.html", **minutes_context(decision, now=now, checkpoint=decision_checkpoint(decision),
                                                         seen=seen, reader=reader))
+
+
+def call_slugs(model, ids: list[int]) -> dict[int, str]:
+    """{id: its call's slug} of the rows of `model` (Decision, Dossier: whatever has an event_id) among `ids`: one
+    statement, for links to their call's pages."""
+    return dict(db.session.execute(select(model.id, Event.slug).join(Event, model.event_id == Event.id)
+                                   .where(model.id.in_(ids))).tuples())

@@ -30,6 +30,7 @@ from board.forms import (
 from board.models import Decision, Dossier, DossierView, Vote
 from board.rules import DecisionError, dossiers_open, not_voted_sentence
 from core import outbox
+from core.audit_views import register_audit_actions, register_audit_link
 from core.auth import Role, roles_required
 from core.db import db, utcnow, writes_on_get
 from core.forms import choices
@@ -511,3 +512,17 @@ def minutes(slug: str, decision_id: int):
                          download_name=f"decision-{found.id}-minutes.pdf")
 
 
+
+
+# ------------------------------------------------------------------------------------- the audit log's words
+
+# A decision links to its call's decision page (which shows every record of it, corrections included); a dossier
+# to its stored PDF. A vote links nowhere: the secretariat reads votes on the board's pages, not one by one.
+register_audit_link("Decision", lambda ids: {i: url_for("board.decision", slug=s)
+                                             for i, s in queries.call_slugs(Decision, ids).items()})
+register_audit_link("Dossier", lambda ids: {i: url_for("board.stored", slug=s, dossier_id=i)
+                                            for i, s in queries.call_slugs(Dossier, ids).items()})
+register_audit_actions({
+    "dossier.opened": "Dossier opened", "board.vote": "Board vote cast", "decision.record": "Decision recorded",
+    "decision.correct": "Decision corrected", "decision.supersede": "Decision superseded",
+    "decision.minutes": "Minutes stored", "decision.notified": "Bidders notified of the decision"})

@@ -35,6 +35,7 @@ from contracts.lifecycle import ContractStatus
 from contracts.rules.reminders import ReminderKind
 from contracts.rules.result import DeductionPart
 from contracts.rules.terms import ContractInputs, MilestoneKind
+from contracts.rules.tracker import outstanding_on_record
 from core.db import Model, utcnow
 from events.models import Event, RegulationVersion
 from finance.rules import DECIDED_IN
@@ -201,7 +202,9 @@ class Milestone(Model):
 
     contract: Mapped[Contract] = relationship(back_populates="milestones")
     payments: Mapped[list[Payment]] = relationship(
-        back_populates="milestone", order_by=lambda: (Payment.received_on, Payment.id), lazy="selectin")
+        # Loaded only when asked for (contracts.queries.with_payments loads them for many milestones at once): a page
+        # of the contract reads a milestone's status from aggregates (contracts.queries.ledgers), never its entries.
+        back_populates="milestone", order_by=lambda: (Payment.received_on, Payment.id), lazy="select")
     reminders: Mapped[list[Reminder]] = relationship(back_populates="milestone", order_by="Reminder.id",
                                                      lazy="selectin")
 
@@ -216,7 +219,7 @@ class Milestone(Model):
 
     @property
     def outstanding(self) -> Decimal:
-        return max(self.amount - self.paid_total, Decimal("0.00"))
+        return outstanding_on_record(self.amount, self.paid_total)
 
 
 PAYMENT_KINDS = ("payment", "reversal", "carried_over")

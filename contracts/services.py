@@ -13,7 +13,7 @@ from datetime import date, datetime
 from decimal import Decimal
 from pathlib import Path
 
-from sqlalchemy import func, select, text
+from sqlalchemy import select, text
 from sqlalchemy.exc import IntegrityError
 
 from accounts.models import User
@@ -43,7 +43,7 @@ from contracts.rules.terms import (
     missing_due_dates,
     past_due_dates,
 )
-from contracts.rules.tracker import MilestoneStatus, PaymentRefused, check_payment
+from contracts.rules.tracker import MilestoneStatus, PaymentRefused, check_payment, outstanding_on_record
 from core import audit, outbox, trust
 from core.db import db, swap_state
 from core.money import format_day, format_eur
@@ -625,12 +625,6 @@ def _lock(milestone: Milestone) -> None:
         db.session.execute(select(Milestone.id).where(Milestone.id == milestone.id).with_for_update())
 
 
-def _recorded_total(milestone_id: int) -> Decimal:
-    total = db.session.scalar(select(func.coalesce(func.sum(Payment.amount), 0))
-                              .where(Payment.milestone_id == milestone_id))
-    return Decimal(str(total or 0)).quantize(Decimal("0.01"))
-
-
 def _existing(milestone_id: int, key: str) -> Payment | None:
     return queries.payment_by_key(milestone_id, key)
 
@@ -663,7 +657,7 @@ def payment_problems(milestone: Milestone, *, amount: Decimal | None, received_o
             problems["received_on"] = problem
     if amount is not None:
         # What the milestone calls for less what was paid: a prize balance is owed less its deductions.
-        outstanding = max(queries.amount_owed(milestone) - _recorded_total(milestone.id), Decimal("0.00"))
+        outstanding = outstanding_on_record(queries.amount_owed(milestone), queries.recorded_total(milestone.id))
         try:
             check_payment(article=milestone.article, title=milestone.title, amount=amount, outstanding=outstanding,
                           is_cap=milestone.is_cap, cap=milestone.amount)
@@ -697,10 +691,11 @@ def record_payment(milestone: Milestone, *, amount: Decimal, received_on: date, 
     if problems:
         field, message = next(iter(problems.items()))
         raise ContractError(message, field, errors=problems)
-    payment = Payment(kind="payment", amount=amount, received_on=received_on, reference=(reference or "").strip(),
-                      note=(note or "").strip(), idempotency_key=key, recorded_at=now,
-                      recorded_by_id=getattr(actor, "id", None))
-    milestone.payments.append(payment)
+    # Tied to its milestone without loading the milestone's other entries (a collection not loaded stays so).
+    payment = Payment(milestone=milestone, kind="payment", amount=amount, received_on=received_on,
+                      reference=(reference or "").strip(), note=(note or "").strip(), idempotency_key=key,
+                      recorded_at=now, recorded_by_id=getattr(actor, "id", None))
+    db.session.add(payment)
     db.session.flush()
     audit.record("payment.record", payment, actor=actor, now=now,
                  data={"milestone": milestone.id, "contract": milestone.contract_id, "amount": amount,
@@ -736,10 +731,10 @@ def reverse_payment(payment: Payment, *, reason: str, idempotency_key: str, acto
     if payment.reversed_by is not None:
         raise ContractError(f"This payment of {format_eur(payment.amount)} was already reversed on "
                             f"{format_day(payment.reversed_by.recorded_at)}.")
-    reversal = Payment(kind="reversal", amount=-payment.amount, received_on=payment.received_on,
+    reversal = Payment(milestone=milestone, kind="reversal", amount=-payment.amount, received_on=payment.received_on,
                        reference=payment.reference, reason=reason, reverses_id=payment.id, idempotency_key=key,
                        recorded_at=now, recorded_by_id=getattr(actor, "id", None))
-    milestone.payments.append(reversal)
+    db.session.add(reversal)
     db.session.flush()
     db.session.refresh(payment)
     audit.record("payment.reverse", reversal, actor=actor, now=now,
@@ -823,7 +818,7 @@ def record_deduction(contract: Contract, *, federation: str, rule_key: str, amou
     done = sum((d.amount_in_effect for d in queries.deductions_of(milestone.id)), Decimal("0.00"))
     prize = milestone.amount + reg.prize_split.advance_per_player
     # What is left to take from: the balance less earlier deductions and less what FIDE has already paid of it.
-    left = milestone.amount - done - _recorded_total(milestone.id)
+    left = milestone.amount - done - queries.recorded_total(milestone.id)
     errors = check_deduction(rule, amount=amount, prize=prize, balance_left=left, reason=reason)
     if errors:
         raise ContractError(next(iter(errors.values())), errors=errors)

@@ -4,9 +4,6 @@ obligations; anyone else gets 404. The contract API is api.contracts."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import replace
-
 from flask import (
     Blueprint,
     Response,
@@ -40,14 +37,15 @@ from contracts.forms import (
     one_time_key,
 )
 from contracts.lifecycle import ContractStatus, allowed_actions
-from contracts.models import Contract, Milestone, Payment
+from contracts.models import Contract, Milestone, Payment, PrizeDeduction, Reminder
 from contracts.rules.result import MatchOutcome
 from contracts.rules.terms import fill_blank_due_dates
 from core import audit, outbox
+from core.audit_views import pages_of, register_audit_actions, register_audit_link
 from core.auth import Role, roles_required
 from core.db import db, utcnow, writes_on_get
 from core.money import format_day, format_eur
-from core.paging import DESC, list_page, page_request
+from core.paging import DESC, page_request
 from core.pdf import PdfError
 from core.storage import send_verified
 from core.templating import register_nav
@@ -98,9 +96,11 @@ def index():
     page = queries.contracts_for_admin(page_request(request.args, list(queries.CONTRACT_SORTS), default_sort="bid",
                                                     default_dirs={"bid": DESC, "issued": DESC}))
     contracts = page.items
-    outstanding = {c.id: queries.outstanding_total(c) for c in contracts}
+    outstanding = queries.outstanding_totals(contracts)
     as_of, error = _as_of()
-    glance = {c.id: queries.glance(c, as_of, queries.due_soon_days()) for c in contracts if c.state.in_force}
+    live = [c for c in contracts if c.state.in_force]
+    found = queries.statuses([m for c in live for m in c.milestones], as_of, queries.due_soon_days())
+    glance = {c.id: queries.glance(c, found) for c in live}
     return render_template("contracts/index.html", contracts=contracts, page=page, outstanding=outstanding,
                            glance=glance, as_of=as_of, as_of_error=error,
                            waiting=queries.selected_without_contract()), (400 if error else 200)
@@ -375,28 +375,25 @@ def _milestone_of(contract: Contract, milestone_id: int) -> Milestone:
 
 
 def _milestone_page(contract: Contract, m: Milestone, *, form=None, status: int = 200, refused=None):
-    """The milestone's page; `refused` = (payment id, typed reason, message) brings back a refused reversal."""
+    """The milestone's page; `refused` = (payment id, typed reason, message) brings back a refused reversal, on the
+    page of entries that holds it. Its status and figures come from aggregates of the entries (queries.ledgers) and
+    only a page of the entries is read: the page costs the same whatever the number of entries."""
     if form is None:
         form = PaymentForm(data={"idempotency_key": one_time_key()})
     as_of, error = _as_of()
-    ask = page_request(request.args, list(PAYMENT_SORTS), default_sort="received")
-    entries = sorted(m.payments, key=PAYMENT_SORTS[ask.sort], reverse=ask.dir == DESC)
-    if refused is not None:  # the page holding the entry whose reversal was refused, to show it beside its form
-        at = next((i for i, p in enumerate(entries) if p.id == refused[0]), 0)
-        ask = replace(ask, page=at // ask.size + 1)
-    payments = list_page(entries, ask)
+    ask = page_request(request.args, list(queries.PAYMENT_SORTS), default_sort="received")
+    # A link to one entry (the audit log's) opens the page that holds it, until a page is asked for.
+    entry = "" if "page" in request.args else request.args.get("entry", "")
+    holding = refused[0] if refused is not None else int(entry) if entry.isdigit() and len(entry) < 10 else None
+    payments = queries.entries_page(m.id, ask, holding=holding)
+    ledger, deductions = queries.ledger_of(m.id), queries.deductions_of(m.id)
     page = render_template(
-        "contracts/milestone.html", contract=contract, m=m, st=queries.status_of(m, as_of, queries.due_soon_days()),
-        as_of_error=error, form=form, reverse_form=ReverseForm(data={"idempotency_key": one_time_key()}),
-        is_admin=current_user.has_role(Role.ADMIN), refused=refused, deductions=queries.deductions_of(m.id),
-        payments=payments)
+        "contracts/milestone.html", contract=contract, m=m, as_of_error=error, form=form,
+        st=queries.status_of(m, as_of, queries.due_soon_days(), ledger=ledger, deductions=deductions),
+        left=queries.still_recordable(m, ledger, deductions), has_entries=ledger.entries > 0,
+        reverse_form=ReverseForm(data={"idempotency_key": one_time_key()}),
+        is_admin=current_user.has_role(Role.ADMIN), refused=refused, deductions=deductions, payments=payments)
     return page, (400 if error and status == 200 else status)
-
-
-# A milestone's entries sort on these; each ends with the entry's id so that no entry sits on two pages.
-PAYMENT_SORTS: dict[str, Callable[[Payment], tuple]] = {
-    "received": lambda p: (p.received_on, p.id), "amount": lambda p: (p.amount, p.id),
-    "recorded": lambda p: (p.recorded_at, p.id)}
 
 
 @bp.route("/contracts/<int:contract_id>/milestones/<int:milestone_id>")
@@ -614,8 +611,8 @@ def calendar(contract_id: int):
     contract = queries.feed_contract(contract_id, request.args.get("token"))
     if contract is None:
         abort(404)
-    today = utcnow().date()
-    rows = [(m, queries.status_of(m, today, queries.due_soon_days())) for m in contract.milestones]
+    found = queries.statuses(contract.milestones, utcnow().date(), queries.due_soon_days())
+    rows = [(m, found[m.id]) for m in contract.milestones]
     body = calendar_ics(contract, rows, now=utcnow(),
                         url=external_url("contracts.view", contract_id=contract.id))
     return Response(body, mimetype="text/calendar",
@@ -639,5 +636,36 @@ def export_milestones(contract_id: int):
 @login_required
 def export_payments(contract_id: int):
     contract = load_contract(contract_id)
+    queries.with_payments(contract.milestones)
     return Response(payments_csv(contract), mimetype="text/csv", headers={
         "Content-Disposition": f'attachment; filename="{contract.reference}-payments.csv"'})
+
+
+# ------------------------------------------------------------------------------------- the audit log's words
+
+
+def _milestone_links(places: dict[int, tuple[int, int]], anchor: str | None = None) -> dict[int, str]:
+    """{row id: its milestone's page} from {row id: (contract id, milestone id)}; with `anchor`, at the row (an
+    entry: on the page of entries that holds it, ?entry=)."""
+    if anchor is None:
+        return {i: url_for("contracts.milestone", contract_id=c, milestone_id=m) for i, (c, m) in places.items()}
+    return {i: url_for("contracts.milestone", contract_id=c, milestone_id=m, entry=i, _anchor=f"{anchor}-{i}")
+            if anchor == "payment" else
+            url_for("contracts.milestone", contract_id=c, milestone_id=m, _anchor=f"{anchor}-{i}")
+            for i, (c, m) in places.items()}
+
+
+register_audit_link("Contract", pages_of(Contract, "contracts.view", "contract_id"))
+register_audit_link("Payment", lambda ids: _milestone_links(queries.places_of(Payment, ids), "payment"))
+register_audit_link("PrizeDeduction", lambda ids: _milestone_links(queries.places_of(PrizeDeduction, ids),
+                                                                   "deduction"))
+register_audit_link("Reminder", lambda ids: _milestone_links(queries.places_of(Reminder, ids)))
+register_audit_actions({
+    "contract.create": "Contract drafted", "contract.issue": "Contract issued",
+    "contract.sign": "Contract countersigned",
+    "contract.correction": "Contract corrected", "contract.supersede": "Contract superseded",
+    "contract.discard": "Draft contract discarded", "contract.close": "Contract closed",
+    "contract.feed_token": "Calendar link made", "payment.record": "Payment recorded",
+    "payment.reverse": "Payment reversed", "payment.reminder": "Payment reminder sent",
+    "match.result": "Match result recorded", "prize.deduction": "Prize deduction recorded",
+    "prize.deduction_returned": "Prize deduction returned"})

@@ -8,6 +8,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import selectinload
 
 from core import outbox
+from core.audit_views import pages_of, register_audit_actions, register_audit_link
 from core.auth import Role, roles_required
 from core.db import db, utcnow
 from core.forms import BaseForm
@@ -108,3 +109,7 @@ def send_due():
         outbox.dispatch(current_app._get_current_object(), list(due))  # type: ignore[attr-defined]
         flash(f"{len(due)} message(s) due are being sent; reload the page to see how it went.", "success")
     return redirect(url_for("outbox.index"))
+
+
+register_audit_link("OutboxMessage", pages_of(outbox.OutboxMessage, "outbox.view", "message_id"))
+register_audit_actions({"mail.resent": "Message sent again", "file.refused": "Uploaded file refused"})

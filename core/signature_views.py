@@ -14,6 +14,7 @@ from flask_wtf.file import FileField
 from werkzeug.exceptions import RequestEntityTooLarge
 
 from core import trust
+from core.audit_views import register_audit_actions, register_audit_link
 from core.auth import Role, roles_required
 from core.db import db, utcnow
 from core.forms import BaseForm
@@ -162,3 +163,8 @@ def verify_command(file: Path):
     for line in verdict.lines():
         click.echo(line)
     sys.exit(0 if verdict.ok else 1)
+
+
+# The trust list is one page: a certificate's entries link to it.
+register_audit_link("TrustedCertificate", lambda ids: dict.fromkeys(ids, url_for("signatures.trust_list")))
+register_audit_actions({"trust.add": "Certificate trusted", "trust.remove": "Certificate no longer trusted"})

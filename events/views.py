@@ -7,6 +7,7 @@ from flask_login import current_user
 from sqlalchemy import select
 
 from accounts.forms import EmptyForm
+from core.audit_views import register_audit_actions, register_audit_link
 from core.auth import Role, roles_required
 from core.db import db, utcnow
 from core.hooks import Hook
@@ -181,3 +182,18 @@ def change_status(slug: str):
     db.session.commit()
     flash(f"{event.title}: {after.label}.", "success")
     return redirect(url_for("events.public", slug=slug))
+
+
+# ------------------------------------------------------------------------------------- the audit log's words
+
+
+def _event_pages(ids: list[int]) -> dict[int, str]:
+    """{event id: its public page} (one statement)."""
+    return {i: url_for("events.public", slug=slug)
+            for i, slug in db.session.execute(select(Event.id, Event.slug).where(Event.id.in_(ids)))}
+
+
+register_audit_link("Event", _event_pages)
+register_audit_actions({
+    "event.regulation_loaded": "Regulations loaded", "event.amendment": "Regulations amended",
+    "event.signal_blocker": "Signal blocker setting changed"})

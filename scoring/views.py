@@ -22,6 +22,7 @@ from accounts.forms import EmptyForm
 from accounts.models import User
 from bids.data import EVALUATION_FIELDS
 from bids.models import Bid
+from core.audit_views import register_audit_actions
 from core.auth import Role, roles_required
 from core.db import db, reads_first, utcnow, writes_on_get
 from core.page_cache import versioned_page
@@ -511,3 +512,12 @@ def admit(slug: str, bid_id: int):
             flash(f"{bid.title} is admitted to scoring; the reason is shown with the ranking.", "success")
             return redirect(url_for("scoring.admission", slug=slug))
     return _render_admission(event, {bid.id: form}, 422)
+
+
+# ------------------------------------------------------------------------------------- the audit log's words
+
+register_audit_actions({
+    "scoring.weights_changed": "Scoring weights changed", "scoring.bid_admitted": "Bid admitted to scoring",
+    "scoring.conflicts_declared": "Conflicts declared", "scoring.scores_first_shown": "Scores first shown",
+    "scoring.scorecard_saved": "Scorecard saved", "scoring.scorecard_submitted": "Scorecard submitted",
+    "scoring.scorecard_reopened": "Scorecard reopened"})

@@ -58,6 +58,9 @@ MATRIX: dict[str, list[tuple[str, str, dict[str, int]]]] = {
     "outbox.view": [("GET", "/admin/outbox/999999", only(("admin",), 404))],
     "outbox.resend": [("POST", "/admin/outbox/999999/resend", only(("admin",), 404))],
     "outbox.send_due": [("POST", "/admin/outbox/send", only(("admin",), 302))],
+    # The audit log is the secretariat's: every change, who made it, and the chain's head.
+    "audit.index": [("GET", "/admin/audit/", only(("admin",))),
+                    ("GET", "/admin/audit/?action=%25%25&from=2015-13-45&page=x", only(("admin",), 400))],
     "events.index": [("GET", "/events/", everyone(200))],
     "events.public": [("GET", "/events/{slug}", everyone(200)), ("GET", "/events/no-such-call", everyone(404))],
     "events.regulations_text": [("GET", "/events/{slug}/regulations.txt", everyone(200))],

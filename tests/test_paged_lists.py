@@ -9,11 +9,15 @@ from datetime import UTC, date, datetime, timedelta
 from decimal import Decimal
 
 import pytest
+from sqlalchemy import Engine, func, select
+from sqlalchemy import event as sa_event
 
 from bids.models import Bid
 from contracts.models import Contract, Payment
-from core import outbox
+from core import audit, outbox
+from core.audit import AuditEntry
 from core.db import db
+from core.money import format_eur
 from events.models import Event
 from scoring.models import Scorecard, ScorecardScore
 from tests.conftest import computed, login
@@ -205,7 +209,9 @@ def test_a_page_of_the_contracts_costs_the_same_at_23_and_103_contracts(app, sf,
     assert f"Contracts {LARGE - LARGE % SIZE + 1}–{LARGE} of {LARGE}" in last
 
 
-def test_a_page_of_a_milestones_entries_runs_the_same_statements_at_23_and_103_entries(app, event, client, make):
+def test_a_page_of_a_milestones_entries_costs_the_same_at_23_and_103_entries(app, event, client, make):
+    """The same statements and the same objects: the page's entries (and the entries they reverse), never the
+    milestone's others; its status is read from aggregates."""
     app.config["PAGE_SIZE"] = SIZE
     cf = ContractFactory(app, make)
     contract_id = cf.contract(event)
@@ -216,23 +222,113 @@ def test_a_page_of_a_milestones_entries_runs_the_same_statements_at_23_and_103_e
         milestone_id = m.id
 
     def record(start: int, end: int) -> None:
+        """Entries k = start..end-1, received a day apart; every fifth reverses the one before it."""
         with app.app_context():
             for k in range(start, end):
-                db.session.add(Payment(milestone_id=milestone_id, amount=Decimal("1.00"),
+                reverses = None
+                if k % 5 == 4:
+                    reverses = db.session.scalar(select(Payment.id).where(Payment.idempotency_key == f"paged-{k - 1}"))
+                db.session.add(Payment(milestone_id=milestone_id, amount=Decimal("-1.00" if reverses else "1.00"),
+                                       kind="reversal" if reverses else "payment", reverses_id=reverses,
+                                       reason="Sent twice" if reverses else None,
                                        received_on=date(2015, 7, 1) + timedelta(days=k), reference=f"Transfer {k}",
                                        idempotency_key=f"paged-{k}", recorded_at=SCORING_DAY))
             db.session.commit()
 
-    url = f"/contracts/{contract_id}/milestones/{milestone_id}?page=2&sort=received&dir=desc"
+    url = f"/contracts/{contract_id}/milestones/{milestone_id}?page=2&sort=received&dir=desc&as_of=2016-01-01"
     record(0, SMALL)
     small, small_page = cost(client, url)
     record(SMALL, LARGE)
     large, large_page = cost(client, url)
-    # The same statements (one entry's reversal is looked up per row shown: a page's rows, not the milestone's).
-    assert large["statements"] == small["statements"]
+    # (The contract's bid brings its room rates, as every contract page does: the same two at both sizes.)
+    assert large["statements"] == small["statements"] and large["objects"] == small["objects"]
+    assert small["objects"]["Payment"] == large["objects"]["Payment"] <= 2 * SIZE
     assert body_rows(small_page, "<h2>What FIDE has recorded</h2>") == SIZE
     assert body_rows(large_page, "<h2>What FIDE has recorded</h2>") == SIZE
     assert f"Entries 11–20 of {LARGE}" in large_page
     # Newest first: the second page of 103 entries starts at the 93rd received.
     shown = re.findall(r"<td data-label=\"Reference\">Transfer (\d+)", large_page)
     assert shown == [str(k) for k in range(LARGE - 11, LARGE - 21, -1)]
+    # The figures count every entry: 103 entries, 21 of them reversals of the one before.
+    reversals = sum(1 for k in range(LARGE) if k % 5 == 4)
+    assert f"<dt>Received</dt><dd>{format_eur(Decimal(LARGE - 2 * reversals))}" in large_page
+
+
+def test_a_page_of_the_contracts_costs_the_same_whatever_the_payments_of_a_contract_in_force(app, event, client,
+                                                                                             make):
+    """The Overdue and Next due columns read each milestone's status from aggregates: 23 or 103 payments on a
+    contract in force, the same statements and objects, and no Payment object."""
+    app.config["PAGE_SIZE"] = SIZE
+    cf = ContractFactory(app, make)
+    contract_id = cf.contract(event)
+    log_in(client, make, "paged-contract-payments@example.org", "admin")
+    with app.app_context():
+        m = next(m for m in db.session.get(Contract, contract_id).milestones
+                 if m.milestone_kind.organizer_pays and not m.is_cap)
+        milestone_id = m.id
+
+    def record(start: int, end: int) -> None:
+        with app.app_context():
+            for k in range(start, end):
+                db.session.add(Payment(milestone_id=milestone_id, amount=Decimal("0.10"),
+                                       received_on=date(2015, 7, 1) + timedelta(days=k), reference=f"Transfer {k}",
+                                       idempotency_key=f"list-{k}", recorded_at=SCORING_DAY))
+            db.session.commit()
+
+    record(0, SMALL)
+    small, small_page = cost(client, "/contracts/")
+    record(SMALL, LARGE)
+    large, large_page = cost(client, "/contracts/")
+    assert large["statements"] == small["statements"] and large["objects"] == small["objects"]
+    assert "Payment" not in large["objects"]
+    assert f'/contracts/{contract_id}"' in large_page
+
+
+def write_entries(app, start: int, end: int) -> None:
+    """Audit entries k = start..end-1 through core.audit.record, over five kinds of object (two of them linked
+    through a lookup, one linked without, two not linked), so that any ten in a row hold every kind."""
+    kinds = [("bid.save", "Bid"), ("event.close", "Event"), ("payment.record", "Payment"),
+             ("scoring.scorecard_saved", "Scorecard"), ("user.login", "User")]
+    with app.app_context():
+        for k in range(start, end):
+            action, otype = kinds[k % len(kinds)]
+            audit.record(action, actor=None, now=datetime(2015, 6, 1, tzinfo=UTC) + timedelta(minutes=k),
+                         object_type=otype, object_id=str(k + 1), data={"k": k, "note": "x" * (k % 300)})
+        db.session.commit()
+
+
+def test_a_page_of_the_audit_log_costs_the_same_at_23_and_103_entries(app, client, make):
+    app.config["PAGE_SIZE"] = SIZE
+    log_in(client, make, "paged-audit@example.org", "admin")
+    with app.app_context():
+        before = db.session.scalar(select(func.count()).select_from(AuditEntry))
+    write_entries(app, 0, SMALL - before)
+    small, small_page = cost(client, "/admin/audit/?page=2")
+    write_entries(app, SMALL - before, LARGE - before)
+    large, large_page = cost(client, "/admin/audit/?page=2")
+    same_cost(small, large)
+    assert large["objects"]["AuditEntry"] == small["objects"]["AuditEntry"] == SIZE + 1  # the page, and the head
+    assert body_rows(small_page, '<table class="table stack" id="audit">') == SIZE
+    assert body_rows(large_page, '<table class="table stack" id="audit">') == SIZE
+    assert f"Entries 11–20 of {LARGE}" in large_page
+    # Statements count the same whatever the rows they read: every read of the log is a COUNT or a LIMIT (the chain
+    # is never walked on view), which a statement count alone would not show.
+    reads: list[str] = []
+
+    def on_execute(conn, cursor, statement, parameters, context, executemany):
+        if "FROM audit_entry" in statement:
+            reads.append(statement)
+
+    sa_event.listen(Engine, "before_cursor_execute", on_execute)
+    try:
+        client.get("/admin/audit/?page=2")
+    finally:
+        sa_event.remove(Engine, "before_cursor_execute", on_execute)
+    assert reads and all("count(" in r or "LIMIT" in r for r in reads), reads
+    # Filtered by an action family and sorted by action, the same again.
+    url = "/admin/audit/?action=bid.&sort=action&dir=asc&from=2015-06-01&page=2"
+    write_entries(app, LARGE - before, LARGE - before + 5 * SMALL)
+    filtered_small, _ = cost(client, url)
+    write_entries(app, LARGE - before + 5 * SMALL, LARGE - before + 5 * LARGE)
+    filtered_large, _ = cost(client, url)
+    same_cost(filtered_small, filtered_large)

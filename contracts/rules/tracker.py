@@ -81,6 +81,13 @@ def _entries(payments) -> list[Entry]:
     return out
 
 
+def outstanding_on_record(owed: Decimal, recorded: Decimal) -> Decimal:
+    """What may still be recorded against a milestone that calls for `owed`, when `recorded` is every entry recorded
+    against it whatever its day (a new payment is checked against this; the status, against what was received by
+    its day). Never below zero. Raises nothing."""
+    return max(owed - recorded, ZERO)
+
+
 def days_text(n: int) -> str:
     return "1 day" if n == 1 else f"{format_count(n)} days"
 

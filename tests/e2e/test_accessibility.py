@@ -142,6 +142,9 @@ VISITS: list[Visit] = [
     Visit("outbox", "outbox.index", "/admin/outbox/", ("secretariat",)),
     Visit("outbox, one message", "outbox.view", "/admin/outbox/{message}", ("secretariat",)),
     Visit("trust list", "signatures.trust_list", "/admin/trust", ("secretariat",)),
+    Visit("audit log", "audit.index", "/admin/audit/", ("secretariat",)),
+    Visit("audit log, refused filters", "audit.index", "/admin/audit/?action=%25%25&from=2015-02-30&sort=action",
+          ("secretariat",), status=400),
     Visit("trust list, refused", "signatures.trust_list", "/admin/trust", ("secretariat",), status=422,
           invalid=Invalid("Add to the trust list")),
 ]
