@@ -91,8 +91,8 @@ lock: venv
 	$(PIP_COMPILE) -o requirements.lock requirements.txt
 	$(PIP_COMPILE) -o requirements-dev.lock requirements-dev.txt
 
-# bench/results.md holds this run beside the code before issue 15 (see `python -m bench --help`):
-#   git worktree add /tmp/before 4fe93ed; python -m bench --code /tmp/before --json b.json --output b.md
+# bench/results.md holds this run beside the code before a change (see `python -m bench --help`), e.g. for issue 28:
+#   git worktree add /tmp/before f42053b; python -m bench --code /tmp/before --json b.json --output b.md
 #   python -m bench --json a.json --output a.md; python -m bench --after a.json a.md --before b.json --before-report b.md
 bench: system-deps venv
 	$(BIN)/python -m bench

@@ -21,7 +21,7 @@ import time
 from dataclasses import dataclass, field
 from http.cookies import SimpleCookie
 from pathlib import Path
-from urllib.parse import urlencode
+from urllib.parse import urlencode, urlsplit
 
 from bench.data import SLUG, Site
 from bench.ratios import etag_of
@@ -49,6 +49,17 @@ def routes(site: Site) -> list[tuple[str, str]]:
 def short(name: str) -> str:
     """A route's name without its path: "ranking" for "ranking (`/events/<slug>/scoring/ranking`)"."""
     return name.split(" (")[0]
+
+
+def computed_name(page: str) -> str:
+    """The row of a page asked of a second server that keeps no copy (PAGE_CACHE off): what its first visit after
+    a change costs, every time."""
+    return f"{short(page)}, computed (no copy kept)"
+
+
+# The second server's settings: the versioned pages computed on every request (core.page_cache). Code without
+# versioned pages ignores it, and its computed rows measure the same pages again.
+COMPUTED_ENV = {"PAGE_CACHE": "false"}
 
 
 def revisit_name(page: str) -> str:
@@ -195,6 +206,19 @@ def login(port: int, email: str, password: str, *, timeout: float = 30) -> str:
     _cookies(jar, headers["set-cookie"])
     if status != 302:
         raise LoginError(f"POST /login: {describe(status, body)}, not a redirect")
+    # Follow the redirect as a browser does: the page it lands on shows the welcome message, and the session the
+    # next requests carry has no message left to show (a page showing one is never a kept version).
+    landing = urlsplit(headers.get("location", "/"))
+    path = (landing.path or "/") + (f"?{landing.query}" if landing.query else "")
+    try:
+        status, headers, body = request(port, path, cookie="; ".join(f"{k}={v}" for k, v in jar.items()),
+                                        timeout=timeout)
+    except OSError as exc:
+        raise LoginError(f"GET {path} after logging in: {describe_failure(exc, timeout)}") from exc
+    if status != 200:
+        raise LoginError(f"GET {path} after logging in: {describe(status, body)}")
+    if "set-cookie" in headers:
+        _cookies(jar, headers["set-cookie"])
     return "; ".join(f"{k}={v}" for k, v in jar.items())
 
 
@@ -327,6 +351,18 @@ def load_pages(site: Site, tmp: Path, *, rounds: int, seconds: float, concurrenc
                 status = request(p, path, cookie=c)[0]
                 if status != 200:
                     raise RuntimeError(f"GET {path} answered {status} as the secretariat")
+        # The same pages of a second server that keeps no copy: each request computes its page (beside the rows above,
+        # which show what a visit costs while nothing changed). Logged in before the ETags are read: a login is an
+        # audited change, which gives every page a new version.
+        plain_port, plain_master = stack.enter_context(gunicorn(
+            site, log=tmp / f"gunicorn-{site.bids}-{site.folder.name}-computed.log",
+            env={**site.env(), **COMPUTED_ENV}))
+        plain_cookie = login(plain_port, site.admin_email, site.admin_password)
+        for name, path in pages(site):
+            plan.append((computed_name(name), path, plain_port, plain_cookie, plain_master, None, 200))
+            for _ in range(4):
+                if (status := request(plain_port, path, cookie=plain_cookie)[0]) != 200:
+                    raise RuntimeError(f"GET {path} answered {status} as the secretariat (no copy kept)")
         etags: dict[str, str | None] = {}
         for name, path in pages(site):
             etags[name] = etag = etag_of(request(port, path, cookie=cookie)[1])
@@ -514,6 +550,22 @@ def query_counts(site: Site) -> dict[str, int]:
         if status != expected:
             raise RuntimeError(f"in-process GET {path} answered {status}")
         out[name] = len(statements)
+    app.config["PAGE_CACHE"] = False  # each page computed: what its statements are when no copy is kept
+    for name, path in pages(site):
+        client.get(path)
+        computed: list[str] = []
+
+        def note(conn, cursor, statement, *args, _s=computed):
+            _s.append(statement)
+
+        sa_event.listen(engine, "before_cursor_execute", note)
+        try:
+            status = client.get(path).status_code
+        finally:
+            sa_event.remove(engine, "before_cursor_execute", note)
+        if status != 200:
+            raise RuntimeError(f"in-process GET {path} (no copy kept) answered {status}")
+        out[computed_name(name)] = len(computed)
     with app.app_context():
         db.session.remove()
         db.engine.dispose()
