@@ -209,17 +209,22 @@ def test_a_page_of_the_contracts_costs_the_same_at_23_and_103_contracts(app, sf,
     assert f"Contracts {LARGE - LARGE % SIZE + 1}–{LARGE} of {LARGE}" in last
 
 
-def test_a_page_of_a_milestones_entries_costs_the_same_at_23_and_103_entries(app, event, client, make):
-    """The same statements and the same objects: the page's entries (and the entries they reverse), never the
-    milestone's others; its status is read from aggregates."""
+def contract_in_force(app, event, client, make, email: str) -> tuple[int, int]:
+    """A contract (the contracts' factory) and one of its milestones the organizer pays (not a cap), with pages of
+    SIZE rows, the client logged in as the secretariat `email`. Returns their ids."""
     app.config["PAGE_SIZE"] = SIZE
-    cf = ContractFactory(app, make)
-    contract_id = cf.contract(event)
-    log_in(client, make, "paged-payments@example.org", "admin")
+    contract_id = ContractFactory(app, make).contract(event)
+    log_in(client, make, email, "admin")
     with app.app_context():
         m = next(m for m in db.session.get(Contract, contract_id).milestones
                  if m.milestone_kind.organizer_pays and not m.is_cap)
-        milestone_id = m.id
+        return contract_id, m.id
+
+
+def test_a_page_of_a_milestones_entries_costs_the_same_at_23_and_103_entries(app, event, client, make):
+    """The same statements and the same objects: the page's entries (and the entries they reverse), never the
+    milestone's others; its status is read from aggregates."""
+    contract_id, milestone_id = contract_in_force(app, event, client, make, "paged-payments@example.org")
 
     def record(start: int, end: int) -> None:
         """Entries k = start..end-1, received a day apart; every fifth reverses the one before it."""
@@ -258,14 +263,7 @@ def test_a_page_of_the_contracts_costs_the_same_whatever_the_payments_of_a_contr
                                                                                              make):
     """The Overdue and Next due columns read each milestone's status from aggregates: 23 or 103 payments on a
     contract in force, the same statements and objects, and no Payment object."""
-    app.config["PAGE_SIZE"] = SIZE
-    cf = ContractFactory(app, make)
-    contract_id = cf.contract(event)
-    log_in(client, make, "paged-contract-payments@example.org", "admin")
-    with app.app_context():
-        m = next(m for m in db.session.get(Contract, contract_id).milestones
-                 if m.milestone_kind.organizer_pays and not m.is_cap)
-        milestone_id = m.id
+    contract_id, milestone_id = contract_in_force(app, event, client, make, "paged-contract-payments@example.org")
 
     def record(start: int, end: int) -> None:
         with app.app_context():
