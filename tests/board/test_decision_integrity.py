@@ -15,6 +15,7 @@ from bids.models import Bid
 from board import queries, services
 from board.models import Decision
 from board.rules import DecisionError
+from contracts import queries as contract_queries
 from contracts import services as contracts
 from contracts.models import Contract
 from core.db import db
@@ -232,7 +233,7 @@ def test_a_correction_closes_the_old_winners_contract_before_a_new_one(app, scor
         "reason": "Refunded after the correction of the decision.", "idempotency_key": "r1"})
     assert refund.status_code in (302, 303), refund.get_data(as_text=True)[-2000:]
     with app.app_context():
-        paid = contracts._recorded_total(milestone_id)
+        paid = contract_queries.recorded_total(milestone_id)
         assert paid == Decimal("0.00")
         new = contracts.create_contract(db.session.get(Bid, scored["tbilisi"]), actor=None, now=utcnow())
         assert new.status == "draft"
