@@ -76,7 +76,7 @@ def test_a_revisit_of_an_unchanged_page_is_answered_304_reading_the_audit_head_o
     assert again.status_code == 304 and again.data == b"" and again.headers["ETag"] == etag
     reads = [s for s in statements if s.lstrip().startswith("SELECT")]
     # A read of no table (a connection's liveness ping, pool_pre_ping's "SELECT 1") is not counted.
-    tables = [m.group(1) for s in reads if (m := re.search(r"\bFROM\s+(\w+)", s))]
+    tables = [m.group(1) for s in reads if (m := re.search(r'\bFROM\s+"?(\w+)', s))]
     # Who is asking (the session's user and their roles) and the version: nothing of the bid.
     assert tables == ["user", "user_role", "audit_entry"], statements
     # A list of ETags, one of them this page's, or "*": 304 as well; another tag: the page.
