@@ -28,6 +28,7 @@ from core.auth import Role, roles_required
 from core.db import db
 from core.paging import DESC, Page, PageRequest, ordered, page_request, sql_page
 from core.templating import id_url, register_nav
+from core.validators import NotADateError, parse_day
 
 bp = Blueprint("audit", __name__, url_prefix="/admin/audit")
 register_nav(96, Role.ADMIN, "Audit log", "audit.index")
@@ -111,11 +112,10 @@ def _day(raw: str, what: str, problems: list[str]) -> date | None:
     """The day typed as YYYY-MM-DD, or None (with a sentence in `problems` when something unreadable was typed)."""
     if not raw:
         return None
-    if re.fullmatch(r"\d{4}-\d{2}-\d{2}", raw):
-        try:
-            return date.fromisoformat(raw)
-        except ValueError:
-            pass
+    try:
+        return parse_day(raw)
+    except NotADateError:
+        pass
     problems.append(f"The {what} day “{raw}” is not a date: write it as YYYY-MM-DD, for example 2015-06-30. The list "
                     "is shown without it.")
     return None
