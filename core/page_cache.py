@@ -110,17 +110,12 @@ class _Store:
     pages: OrderedDict[str, tuple[bytes, str]] = field(default_factory=OrderedDict)
     instants_for: tuple[tuple[int, str], tuple[datetime, ...]] | None = None
     lock: threading.Lock = field(default_factory=threading.Lock)
-    hits: int = 0
-    misses: int = 0
 
     def get(self, key: str) -> tuple[bytes, str] | None:
         with self.lock:
             found = self.pages.get(key)
             if found is not None:
                 self.pages.move_to_end(key)
-                self.hits += 1
-            else:
-                self.misses += 1
             return found
 
     def put(self, key: str, body: bytes, mimetype: str) -> None:
