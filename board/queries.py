@@ -293,6 +293,7 @@ def minutes_copy(decision: Decision, seen, *, reader: str, now: datetime) -> byt
 
 def call_slugs(model, ids: list[int]) -> dict[int, str]:
     """{id: its call's slug} of the rows of `model` (Decision, Dossier: whatever has an event_id) among `ids`: one
-    statement, for links to their call's pages."""
+    statement, for links to their call's pages. (A list of rows, not the Result: dict() reads anything with keys()
+    as a mapping, and a Result has keys().)"""
     return dict(db.session.execute(select(model.id, Event.slug).join(Event, model.event_id == Event.id)
-                                   .where(model.id.in_(ids))).tuples())
+                                   .where(model.id.in_(ids))).all())

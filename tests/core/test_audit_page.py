@@ -225,3 +225,13 @@ def test_the_head_is_read_from_the_last_entry_only(app, client, admin):
         assert not audit.verify_chain().ok
     page = get(client)
     assert f"{head.seq}:{head.digest}" in page
+
+
+@pytest.mark.parametrize("query", ["", "?family=decision", "?type=Dossier", "?sort=action"])
+def test_a_page_holding_decision_and_dossier_entries_answers_200(app, client, admin, query):
+    """Their links are resolved through board.queries.call_slugs; handing dict() the query's Result (which has
+    keys()) answered 500 for every page that held one, the demo's first page among them."""
+    write(app, [("decision.record", "Decision", "424242", None, T0),
+                ("dossier.render", "Dossier", "434343", None, T0 + timedelta(hours=1))])
+    page = get(client, query)
+    assert ("Decision 424242" in page) or ("Dossier 434343" in page)
