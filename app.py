@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import click
 from flask import Flask, abort, g, jsonify, render_template, request
 from flask_login import AnonymousUserMixin
 from flask_migrate import Migrate
@@ -44,7 +45,7 @@ from core.audit_views import bp as audit_bp
 from core.auth import login_manager
 from core.backup import cli as backup_cli
 from core.bare import SessionInterface as BareSessionInterface
-from core.db import db, unavailable_message
+from core.db import db, unavailable_message, utcnow
 from core.jobs import cli as jobs_cli
 from core.limiter import init_limiter
 from core.logs import FORMATS, init_logging
@@ -66,6 +67,7 @@ from demo.cli import cli as demo_cli
 from events import services as events_services
 from events import views as events_views
 from events.cli import cli as events_cli
+from events.upgrade import bring_forward_calls
 from scoring.queries import declaration_required, load_scoring
 from scoring.services import weights_in_force
 from scoring.views import bp as scoring_bp
@@ -111,6 +113,20 @@ def _periodic_jobs(app: Flask) -> None:
     jobs.add("mail.deliver", Every(seconds=60), scheduled_delivery)
 
 
+def _bring_calls_forward() -> None:
+    """The end of every `flask db upgrade` (migrations/env.py): the stored calls given this release's call files
+    (events.upgrade), committed, one line each for the operator. Raises events.upgrade.UpgradeError (nothing is
+    written) when an amendment no longer applies."""
+    try:
+        done = bring_forward_calls(now=utcnow())
+    except Exception:
+        db.session.rollback()
+        raise
+    db.session.commit()
+    for result in done:
+        click.echo(result.line())
+
+
 def _scoring_progress(event) -> str:
     return load_scoring(event).progress()
 
@@ -132,6 +148,7 @@ def create_app(config: dict | None = None) -> Flask:
 
     db.init_app(app)
     migrate.init_app(app, db, directory=str(Path(__file__).parent / "migrations"), render_as_batch=True)
+    app.extensions["gambit.after_upgrade"] = _bring_calls_forward
     csrf.init_app(app)
 
     app.session_interface = BareSessionInterface()  # no session on a bare route (/livez)

@@ -515,15 +515,23 @@ def _judgement(bid: Bid, version, *, now: datetime) -> BidJudgement:
     return row
 
 
-def judge_again(event: Event, old_version, new_version, *, now: datetime) -> list[dict]:
+def judge_again(event: Event, old_version, new_version, *, now: datetime, judge_old: bool = True) -> list[dict]:
     """Every submitted bid of the call judged again under the amended regulation; its findings under the old version
     are recorded first (if they were not), so both stay on record. Returns one report entry per bid whose findings
-    changed: which checks changed outcome, and whether it complies before and after."""
+    changed: which checks changed outcome, and whether it complies before and after. `judge_old=False` (an
+    upgrade: this release's code cannot read what an older release stored) compares with the findings recorded
+    under the old version only, and reports a bid never judged under it as not changed. Raises nothing of its
+    own."""
     report = []
     bids = db.session.scalars(select(Bid).where(Bid.event_id == event.id, Bid.status != BidStatus.DRAFT.value)
                               .order_by(Bid.id)).all()
     for bid in bids:
-        before, after = _judgement(bid, old_version, now=now), _judgement(bid, new_version, now=now)
+        before = _judgement(bid, old_version, now=now) if judge_old else db.session.scalars(
+            select(BidJudgement).where(BidJudgement.bid_id == bid.id,
+                                       BidJudgement.regulation_version_id == old_version.id)).first()
+        after = _judgement(bid, new_version, now=now)
+        if before is None:
+            continue
         old = {f["code"]: f for f in before.loads()}
         new = {f["code"]: f for f in after.loads()}
         changed = sorted(code for code in set(old) | set(new)

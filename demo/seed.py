@@ -19,10 +19,8 @@ from demo.board import seed_board_demo
 from demo.scoring import seed_scoring_demo
 from demo.signatures import seed_trust, signed_by
 from demo.users import DEMO_PASSWORD, DEMO_USERS
-from events.regulation import SEED_DIR, load_regulation_file
+from events.regulation import SEED_DIR, load_regulation_file, practice_regulation
 from events.services import get_event, load_event
-
-PRACTICE_SLUG = "fwwcm-practice"
 
 
 def seed_events(*, now: datetime) -> list[str]:
@@ -40,16 +38,6 @@ def seed_events(*, now: datetime) -> list[str]:
         event, changed = load_event(practice, actor=None, now=now, source=f"{primary.event.slug} moved in time")
         out.append(f"{'loaded' if changed else 'unchanged'}: {event.slug} {event.regulation_version.label}")
     return out
-
-
-def practice_regulation(reg, *, now: datetime):
-    """The same rules with every date moved by whole years, so that its bid deadline lies ahead of `now`."""
-    years = max(1, now.year - reg.event.bid_deadline.year)
-    while reg.event.bid_deadline.replace(year=reg.event.bid_deadline.year + years) <= now:
-        years += 1
-    old_year = str(reg.schedule.window_start.year)
-    title = reg.event.title.replace(old_year, str(int(old_year) + years))
-    return reg.shifted(years=years, slug=PRACTICE_SLUG, title=f"PRACTICE CALL — {title}")
 
 
 def seed_demo(*, now: datetime) -> list[str]:

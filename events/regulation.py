@@ -1069,6 +1069,21 @@ def regulation_from_snapshot(snapshot: str) -> Regulation:
 SEED_DIR = Path(__file__).resolve().parent.parent / "seed_data"
 
 
+PRACTICE_SLUG = "fwwcm-practice"
+
+
+def practice_regulation(reg: Regulation, *, now: datetime) -> Regulation:
+    """The practice call: the same rules with every date moved by whole years, so that its bid deadline lies ahead of
+    `now` (`flask seed` makes it, and an upgrade brings it forward with its call). Raises RegulationError as
+    regulation_from_dict does."""
+    years = max(1, now.year - reg.event.bid_deadline.year)
+    while reg.event.bid_deadline.replace(year=reg.event.bid_deadline.year + years) <= now:
+        years += 1
+    old_year = str(reg.schedule.window_start.year)
+    title = reg.event.title.replace(old_year, str(int(old_year) + years))
+    return reg.shifted(years=years, slug=PRACTICE_SLUG, title=f"PRACTICE CALL — {title}")
+
+
 def default_event_file(slug: str = "fwwcm-2015") -> Path:
     return SEED_DIR / "events" / f"{slug}.toml"
 

@@ -151,10 +151,12 @@ def bid_deadlines() -> list[datetime]:
     return [e.regulation.event.bid_deadline for e in all_events()]
 
 
-def load_event(reg: Regulation, *, actor: User | None, now: datetime, source: str = "") -> tuple[Event, bool]:
-    """Create the call, or give it a new regulation version when the file changed.
+def load_event(reg: Regulation, *, actor: User | None, now: datetime, source: str = "",
+               action: str = "event.regulation_loaded") -> tuple[Event, bool]:
+    """Create the call, or give it a new regulation version when the file changed, writing `action` to the audit
+    log (events.upgrade names its own).
 
-    Returns (event, changed). Loading the same file again changes nothing (idempotent).
+    Returns (event, changed). Loading the same file again changes nothing (idempotent). Raises nothing of its own.
     """
     event = get_event(reg.event.slug)
     if event is None:
@@ -175,7 +177,7 @@ def load_event(reg: Regulation, *, actor: User | None, now: datetime, source: st
     event.regulation_version = existing
     event.title = reg.event.title
     db.session.flush()
-    audit.record("event.regulation_loaded", event, actor=actor, now=now,
+    audit.record(action, event, actor=actor, now=now,
                  data={"version": existing.number, "sha256": reg.sha256, "source": source})
     return event, True
 

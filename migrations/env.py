@@ -95,14 +95,58 @@ def run_migrations_online():
     connectable = get_engine()
 
     with connectable.connect() as connection:
-        context.configure(
-            connection=connection,
-            target_metadata=get_metadata(),
-            **conf_args
-        )
+        sqlite = connection.dialect.name == "sqlite"
+        if sqlite:
+            # SQLite alters a table by copying it (batch mode: a new table, the rows copied, the old one dropped,
+            # the new one renamed). With foreign keys enforced (core.db turns them on for every connection), the
+            # DROP of a table that other rows refer to fails ("FOREIGN KEY constraint failed"), so every such
+            # migration failed on a database with data in it. They are off while the migrations run (a PRAGMA
+            # that only takes effect outside a transaction: on the driver's connection, before ours begins), and
+            # the rows are checked against every foreign key before the migrations' transaction commits.
+            _sqlite_foreign_keys(connection, on=False)
+        try:
+            context.configure(
+                connection=connection,
+                target_metadata=get_metadata(),
+                **conf_args
+            )
 
-        with context.begin_transaction():
-            context.run_migrations()
+            with context.begin_transaction():
+                context.run_migrations()
+                if sqlite:
+                    broken = connection.exec_driver_sql("PRAGMA foreign_key_check").fetchall()
+                    if broken:
+                        raise RuntimeError(f"the migrated rows break a foreign key (table, rowid, parent, key): "
+                                           f"{broken[:10]}; nothing was changed")
+        finally:
+            if sqlite:
+                _sqlite_foreign_keys(connection, on=True)
+        at_head = set(context.get_context().get_current_heads()) == set(context.script.get_heads())
+    if _upgrading() and at_head:
+        _after_upgrade()
+
+
+def _upgrading() -> bool:
+    """Whether this run is an upgrade or a stamp (it names a destination), not `flask db current` or `history`."""
+    try:
+        return context.get_revision_argument() is not None
+    except KeyError:  # no destination was given: a command that only reads
+        return False
+
+
+def _after_upgrade() -> None:
+    """Once the schema is at its head, what the code reads from stored rows is brought forward too (app.py's
+    `gambit.after_upgrade`: the stored calls given this release's call files, in the audit log), so an upgrade is
+    this one command and no second step can be missed. It runs in its own transaction, after the schema's."""
+    after = current_app.extensions.get("gambit.after_upgrade")
+    if after is not None:
+        after()
+
+
+def _sqlite_foreign_keys(connection, *, on: bool) -> None:
+    """Turn SQLite's enforcement of foreign keys on or off for this connection, outside any transaction."""
+    raw = connection.connection.driver_connection
+    raw.execute(f"PRAGMA foreign_keys={'ON' if on else 'OFF'}")
 
 
 if context.is_offline_mode():
