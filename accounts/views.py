@@ -8,11 +8,17 @@ from flask import Blueprint, abort, current_app, flash, redirect, render_templat
 from flask_login import current_user, login_required, login_user, logout_user
 from sqlalchemy import select
 
-from accounts import services
+from accounts import queries, services
 from accounts.forms import ChangePasswordForm, EmptyForm, LoginForm, RegistrationForm, UserEditForm, UserForm
 from accounts.models import User, UserRole
 from core import outbox
-from core.audit_views import pages_of, register_audit_actions, register_audit_link
+from core.audit_views import (
+    pages_of,
+    register_audit_actions,
+    register_audit_link,
+    register_audit_people,
+    register_audit_sign_ins,
+)
 from core.auth import Role, login_manager, roles_required
 from core.bare import is_bare
 from core.db import db, reads_first, utcnow, writes_on_get, writing
@@ -336,9 +342,17 @@ def set_active(user_id: int):
 # ------------------------------------------------------------------------------------- the audit log's words
 
 register_audit_link("User", pages_of(User, "accounts.edit_user", "user_id"))
+register_audit_people("User", queries.names_of)
+# A sign-in is recorded as user.login, a sign-out as the sessions it ended with the reason "logout" (services.log_out);
+# the same action with another reason (a password changed, an account deactivated) is no sign-out and stays shown.
+register_audit_sign_ins([("user.login", None), ("user.sessions_ended", {"reason": "logout"})])
 register_audit_actions({
-    "user.create": "Account created", "user.register_again": "Registered again (already confirmed)",
-    "user.register_taken": "Registration with an address already taken", "user.email_confirmed": "Email confirmed",
-    "user.login": "Logged in", "user.sessions_ended": "Sessions ended", "user.activate": "Account activated",
-    "user.deactivate": "Account deactivated", "user.roles": "Roles changed", "user.api_token": "API token issued",
-    "user.api_token_revoke": "API token revoked", "user.api_tokens_revoked": "Every API token revoked"})
+    "user.create": "created the account of {object}",
+    "user.register_again": "registered again as {object}, an account already confirmed",
+    "user.register_taken": "refused a registration with {email}, the address of {object}",
+    "user.email_confirmed": "confirmed {email} as the address of {object}", "user.login": "signed in",
+    "user.sessions_ended": "ended every session of {object} ({reason})",
+    "user.activate": "activated the account of {object}", "user.deactivate": "deactivated the account of {object}",
+    "user.roles": "changed the roles of {object}", "user.api_token": "issued an API token to {object}",
+    "user.api_token_revoke": "revoked an API token of {object}",
+    "user.api_tokens_revoked": "revoked every API token of {object} ({reason})"})

@@ -536,8 +536,11 @@ def paper(slug: str):
 
 register_audit_link("Bid", pages_of(Bid, "bids.view", "bid_id"))
 register_audit_actions({
-    "bid.create": "Bid started", "bid.save": "Bid saved", "bid.document": "Document uploaded",
-    "bid.submit": "Bid submitted", "bid.withdraw": "Bid withdrawn", "bid.reopen": "Bid reopened",
-    "bid.reject": "Bid rejected", "bid.shortlist": "Bid shortlisted", "bid.select": "Bid selected",
-    "bid.not_select": "Bid not selected", "bid.late_admission": "Late bid admitted",
-    "bid.consultation": "WCOC consulted", "bid.president_ruling": "President's ruling", "bid.import": "Bid imported"})
+    "bid.create": "started {object}", "bid.save": "saved the section {section} of {object}",
+    "bid.document": "uploaded a document ({name}) to {object}", "bid.submit": "submitted {object}",
+    # The bid's other moves (bids.lifecycle.BidAction), recorded as "bid.<action>".
+    "bid.withdraw": "withdrew {object}", "bid.reopen": "reopened {object}", "bid.reject": "rejected {object}",
+    "bid.shortlist": "shortlisted {object}", "bid.select": "selected {object}",
+    "bid.not_select": "did not select {object}", "bid.late_admission": "admitted {object} after the deadline",
+    "bid.consultation": "recorded the WCOC's consultation on {object}",
+    "bid.president_ruling": "recorded the President's ruling on {object}", "bid.import": "imported {object}"})

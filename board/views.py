@@ -523,6 +523,11 @@ register_audit_link("Decision", lambda ids: {i: url_for("board.decision", slug=s
 register_audit_link("Dossier", lambda ids: {i: url_for("board.stored", slug=s, dossier_id=i)
                                             for i, s in queries.call_slugs(Dossier, ids).items()})
 register_audit_actions({
-    "dossier.opened": "Dossier opened", "board.vote": "Board vote cast", "decision.record": "Decision recorded",
-    "decision.correct": "Decision corrected", "decision.supersede": "Decision superseded",
-    "decision.minutes": "Minutes stored", "decision.notified": "Bidders notified of the decision"})
+    "dossier.bid": "made the dossier {identifier} of a bid ({object})",
+    "dossier.pack": "made the board pack {identifier} ({object})",
+    "dossier.opened": "opened the dossier {identifier} ({object})", "board.vote": "cast a board vote ({object})",
+    "decision.record": "recorded the Board's decision ({object})",
+    "decision.correct": "corrected the Board's decision ({object})",
+    "decision.supersede": "marked {object} as superseded by decision {by}",
+    "decision.minutes": "stored the minutes of {object}",
+    "decision.notified": "notified the bidders of {object}"})

@@ -661,11 +661,15 @@ register_audit_link("PrizeDeduction", lambda ids: _milestone_links(queries.place
                                                                    "deduction"))
 register_audit_link("Reminder", lambda ids: _milestone_links(queries.places_of(Reminder, ids)))
 register_audit_actions({
-    "contract.create": "Contract drafted", "contract.issue": "Contract issued",
-    "contract.sign": "Contract countersigned",
-    "contract.correction": "Contract corrected", "contract.supersede": "Contract superseded",
-    "contract.discard": "Draft contract discarded", "contract.close": "Contract closed",
-    "contract.feed_token": "Calendar link made", "payment.record": "Payment recorded",
-    "payment.reverse": "Payment reversed", "payment.reminder": "Payment reminder sent",
-    "match.result": "Match result recorded", "prize.deduction": "Prize deduction recorded",
-    "prize.deduction_returned": "Prize deduction returned"})
+    "contract.create": "drafted {object} for bid {bid}", "contract.issue": "issued {object}",
+    "contract.sign": "recorded the countersigned {object}",
+    "contract.correction": "drafted {object} to correct contract {replaces}",
+    "contract.supersede": "marked {object} as superseded by contract {by}",
+    "contract.discard": "discarded the draft {object}", "contract.close": "closed {object}",
+    "contract.feed_token": "made a calendar link for {object}",
+    "payment.record": "recorded a payment of {amount:eur} ({object}) on contract {contract}",
+    "payment.reverse": "reversed payment {reverses} with {object} of {amount:eur}",
+    "payment.reminder": "sent a payment reminder ({object})",
+    "match.result": "recorded the match result ({object}) on contract {contract}",
+    "prize.deduction": "recorded a prize deduction of {amount:eur} ({object}) on contract {contract}",
+    "prize.deduction_returned": "returned the prize deduction of {amount:eur} ({object}) on contract {contract}"})

@@ -14,6 +14,7 @@ import hashlib
 import hmac
 import json
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from decimal import Decimal
@@ -100,6 +101,12 @@ def _entry_digest(entry: Any, key: bytes) -> str:
                    object_id=entry.object_id, data=entry.data, rows=getattr(entry, "rows", None))
 
 
+def data_text(data: Mapping[str, Any] | None) -> str:
+    """An entry's data as its `data` column holds it (JSON, keys sorted), so that a reader can compare the column
+    whole. Raises TypeError if `data` holds a value that cannot be written as JSON."""
+    return json.dumps(dict(data or {}), sort_keys=True, default=_default, ensure_ascii=False)
+
+
 def record(action: str, obj: Any = None, *, actor, now: datetime, data: dict | None = None,
            object_type: str | None = None, object_id: str | None = None) -> AuditEntry:
     """Append one entry for a state change; flushes, never commits.
@@ -120,7 +127,7 @@ def record(action: str, obj: Any = None, *, actor, now: datetime, data: dict | N
     if obj is not None:
         object_type = object_type or type(obj).__name__
         object_id = object_id or str(getattr(obj, "id", ""))
-    body = json.dumps(data or {}, sort_keys=True, default=_default, ensure_ascii=False)
+    body = data_text(data)
     label = actor.email if actor is not None else "system"
     if now.tzinfo is None:
         raise ValueError("audit entries need a timezone-aware time")

@@ -1,31 +1,35 @@
 """The secretariat's audit log page: every state change Gambit recorded, a page at a time, filtered and sorted,
-with the chain's head to keep outside Gambit.
+each entry told as a sentence ("Anna Ushenina submitted bid 4."), with the chain's head to keep outside Gambit.
 
-core knows no domain, so each package says how its objects are linked and its actions named: `register_audit_link`
-(a function from the ids of a page's objects of one type to their pages' paths, one statement at most) and
-`register_audit_actions` (a readable label for each action it records). An action nobody named is shown from its
-own words ("bid.late_admission" as "Bid: late admission"); an object nobody links is shown without a link.
+core knows no domain, so each package says how its objects are linked, its actions told and its people named:
+`register_audit_link` (a function from the ids of a page's objects of one type to their pages' paths, one statement
+at most), `register_audit_actions` (what each action it records did, as the rest of a sentence that starts with who
+acted), `register_audit_people` (the names of users, one statement) and `register_audit_sign_ins` (which entries are
+sign-ins and sign-outs, left out unless asked for). An action nobody told is shown from its own words
+("bid.late_admission" as "Bid: late admission"); an object nobody links is shown without a link.
 
-A page costs a COUNT, the page's entries with LIMIT/OFFSET, the head, and one statement per kind of object on the
-page whose link needs a lookup, whatever the size of the log. The chain is never verified here: that reads every
-entry (`flask audit verify`).
+A page costs a COUNT, the page's entries with LIMIT/OFFSET, the head, one statement for the names of the people on
+the page, and one per kind of object on the page whose link needs a lookup, whatever the size of the log. The chain
+is never verified here: that reads every entry (`flask audit verify`).
 """
 
 from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Mapping
+import string
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, time, timedelta
 from typing import Any
 
 from flask import Blueprint, render_template, request
-from sqlalchemy import Select, func, select
+from sqlalchemy import Select, and_, func, not_, or_, select
 
-from core.audit import AuditEntry, checkpoint
+from core.audit import AuditEntry, checkpoint, data_text
 from core.auth import Role, roles_required
 from core.db import db
+from core.money import format_eur
 from core.paging import DESC, Page, PageRequest, ordered, page_request, sql_page
 from core.templating import id_url, register_nav
 from core.validators import NotADateError, parse_day
@@ -37,8 +41,22 @@ register_nav(96, Role.ADMIN, "Audit log", "audit.index")
 
 # object type -> resolve(ids) -> {id: path}; one statement at most per call.
 LINKS: dict[str, Callable[[list[int]], Mapping[int, str]]] = {}
-# action -> readable label
+# action -> what it did, as the rest of a sentence that starts with who acted ("submitted {object}").
 ACTIONS: dict[str, str] = {}
+# The entries that are sign-ins or sign-outs: (action, its data as recorded, or None for any data).
+SIGN_INS: list[tuple[str, str | None]] = []
+
+
+@dataclass
+class _People:
+    """Who names users: `resolve` takes user ids and returns each one's name (one statement); `object_type` is the
+    type of the entries whose object is a user (named the same way, in the same statement)."""
+
+    object_type: str | None = None
+    resolve: Callable[[list[int]], Mapping[int, str]] | None = None
+
+
+PEOPLE = _People()
 
 
 def register_audit_link(object_type: str, resolve: Callable[[list[int]], Mapping[int, str]]) -> None:
@@ -57,15 +75,50 @@ def pages_of(model: Any, endpoint: str, key: str, **values: Any) -> Callable[[li
     return resolve
 
 
-def register_audit_actions(labels: Mapping[str, str]) -> None:
-    """Name actions as the audit log page shows them ({"bid.submit": "Bid submitted"})."""
-    ACTIONS.update(labels)
+_FIELDS = string.Formatter()
+
+
+def _fields(phrase: str) -> list[tuple[str, str]]:
+    """The (name, format) of each {field} of `phrase`. Raises ValueError when the phrase is not a valid template."""
+    return [(name, spec or "") for _, name, spec, _ in _FIELDS.parse(phrase) if name is not None]
+
+
+def register_audit_actions(phrases: Mapping[str, str]) -> None:
+    """Tell what each action did, as the rest of a sentence that starts with who acted: {"bid.submit": "submitted
+    {object}"} reads "Anna Ushenina submitted bid 4." `{object}` is the entry's object (linked to its page where one
+    is registered); any other `{key}` is the value of that key in the entry's data, `{key:eur}` an amount in euros.
+    Raises ValueError for a phrase that names no field by name ({}) or formats one in a way other than eur, so a
+    mistake shows when the package is imported rather than on the page."""
+    for action, phrase in phrases.items():
+        for name, spec in _fields(phrase):
+            if not name or spec not in ("", "eur"):
+                raise ValueError(f"the audit phrase of {action} ({phrase!r}) has a field {{{name}:{spec}}} that "
+                                 "is neither {object}, {key} nor {key:eur}")
+    ACTIONS.update(phrases)
+
+
+def register_audit_people(object_type: str, resolve: Callable[[list[int]], Mapping[int, str]]) -> None:
+    """Name the people in the audit log: `resolve` takes user ids and returns each one's name, in one statement; the
+    entries about `object_type` (users) name their object the same way."""
+    PEOPLE.object_type, PEOPLE.resolve = object_type, resolve
+
+
+def register_audit_sign_ins(entries: Iterable[tuple[str, Mapping[str, Any] | None]]) -> None:
+    """Say which entries are sign-ins and sign-outs, which the page leaves out unless asked: each is an action and
+    the data an entry of it holds to be one (None: any entry of that action). Registering one twice adds it once."""
+    for action, data in entries:
+        key = (action, None if data is None else data_text(data))
+        if key not in SIGN_INS:
+            SIGN_INS.append(key)
 
 
 def action_label(action: str) -> str:
-    """The registered label of `action`, else its own words: "bid.late_admission" reads "Bid: late admission"."""
+    """What `action` did, for the list of actions to filter by: its phrase with each field shown as "…"
+    ("submitted …"), else its own words: "bid.late_admission" reads "Bid: late admission"."""
     if action in ACTIONS:
-        return ACTIONS[action]
+        text = "".join(literal + ("…" if name is not None else "") for literal, name, _, _ in
+                       _FIELDS.parse(ACTIONS[action]))
+        return text[:1].upper() + text[1:]
     family, _, rest = action.partition(".")
     words = family.replace("_", " ").capitalize()
     return f"{words}: {rest.replace('_', ' ').replace('.', ', ')}" if rest else words
@@ -77,6 +130,35 @@ def object_label(object_type: str, object_id: str) -> str:
         return "—"
     words = re.sub(r"(?<!^)(?=[A-Z])", " ", object_type).lower().capitalize()
     return words if object_id in ("-", "") else f"{words} {object_id}"
+
+
+def _value(data: Mapping[str, Any], name: str, spec: str) -> str:
+    """A field of an action's phrase from the entry's data: "…" when the entry does not hold it (an entry written
+    before the key was), the amount in euros for "eur" (as recorded when it is not a number)."""
+    value = data.get(name)
+    if value is None or value == "":
+        return "…"
+    if spec == "eur":
+        try:
+            return format_eur(str(value))
+        except ValueError:
+            pass
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+
+
+def told(action: str, data: Mapping[str, Any]) -> tuple[str, bool, str]:
+    """What the entry did, split around its object: (the words before it, whether the object is named, the words
+    after it). An action no package told reads "recorded “Bid: late admission” on" the object. Raises nothing."""
+    phrase = ACTIONS.get(action)
+    if phrase is None:
+        return f"recorded “{action_label(action)}” on ", True, ""
+    before, named, after = phrase.partition("{object}")
+
+    def fill(part: str) -> str:
+        return "".join(literal + ("" if name is None else _value(data, name, spec or ""))
+                       for literal, name, spec, _ in _FIELDS.parse(part))
+
+    return fill(before), bool(named), fill(after)
 
 
 # ------------------------------------------------------------------------------------------------ filters
@@ -100,12 +182,19 @@ class Filters:
     actor: str | None = None
     since: date | None = None
     until: date | None = None
+    sign_ins: bool = False  # sign-ins and sign-outs shown
     problems: list[str] = field(default_factory=list)
     unreadable: set[str] = field(default_factory=set)  # the fields whose value could not be read
 
     @property
     def any(self) -> bool:
         return any(self.typed.values())
+
+    @property
+    def hides_sign_ins(self) -> bool:
+        """Whether sign-ins and sign-outs are left out: unless asked for, or unless the action asked for is one (who
+        types user.login wants to see the logins)."""
+        return not self.sign_ins and not any(self.action == a for a, _ in SIGN_INS)
 
 
 def _day(raw: str, what: str, problems: list[str]) -> date | None:
@@ -122,11 +211,12 @@ def _day(raw: str, what: str, problems: list[str]) -> date | None:
 
 
 def read_filters(args: Mapping[str, str]) -> Filters:
-    """The filters of ?action=&type=&object=&actor=&from=&to=, read so that no value can fail the request: a value
-    that cannot be read does not filter, and a sentence says so (what was typed is kept). `action` is an action
-    (bid.submit), or a family of them written with a final dot or star (bid. or bid.*) or alone (bid). Raises
-    nothing."""
-    typed = {k: (args.get(k) or "").strip()[:300] for k in ("action", "type", "object", "actor", "from", "to")}
+    """The filters of ?action=&type=&object=&actor=&from=&to=&signins=, read so that no value can fail the request:
+    a value that cannot be read does not filter, and a sentence says so (what was typed is kept). `action` is an
+    action (bid.submit), or a family of them written with a final dot or star (bid. or bid.*) or alone (bid).
+    `signins` is "show" to show sign-ins and sign-outs, which are left out otherwise. Raises nothing."""
+    typed = {k: (args.get(k) or "").strip()[:300]
+             for k in ("action", "type", "object", "actor", "from", "to", "signins")}
     f = Filters(typed=typed)
     raw = typed["action"].lower()
     if raw:
@@ -156,6 +246,11 @@ def read_filters(args: Mapping[str, str]) -> Filters:
         else:
             f.problems.append("Who acted is an email address or “system”, at most 255 characters. The list is "
                               "shown for everyone.")
+    if typed["signins"] in ("show", "hide"):
+        f.sign_ins = typed["signins"] == "show"
+    elif typed["signins"]:
+        f.problems.append(f"“{typed['signins']}” does not say whether to show sign-ins: write signins=show or "
+                          "signins=hide. The list is shown without them.")
     f.since = _day(typed["from"], "first", f.problems)
     f.until = _day(typed["to"], "last", f.problems)
     f.unreadable = {k for k, day in (("from", f.since), ("to", f.until)) if typed[k] and day is None}
@@ -189,6 +284,12 @@ def filtered(f: Filters) -> Select:
         query = query.where(AuditEntry.at >= datetime.combine(f.since, time(), tzinfo=UTC))
     if f.until:
         query = query.where(AuditEntry.at < datetime.combine(f.until + timedelta(days=1), time(), tzinfo=UTC))
+    if f.hides_sign_ins and SIGN_INS:
+        # The data as recorded is compared whole: an entry is a sign-out by what it holds (user.sessions_ended
+        # also records a password change or a deactivation, which the secretariat must see).
+        query = query.where(not_(or_(*(AuditEntry.action == action if data is None else
+                                       and_(AuditEntry.action == action, AuditEntry.data == data)
+                                       for action, data in SIGN_INS))))
     return query
 
 
@@ -197,14 +298,17 @@ def filtered(f: Filters) -> Select:
 
 @dataclass(frozen=True)
 class Row:
-    """An entry as the page shows it."""
+    """An entry as the page shows it: a sentence "`who` `before` `object` `after`." (the object linked to `link`
+    where it has a page), and the email of who acted (None for the system)."""
 
     seq: int
     at: datetime
-    actor: str
+    who: str
+    email: str | None
     action: str
-    label: str
+    before: str
     object: str
+    after: str
     link: str | None
     data: list[tuple[str, str]]
     long: bool
@@ -230,21 +334,50 @@ def data_items(raw: str) -> list[tuple[str, str]]:
 _SHORT_CHARS, _SHORT_ITEMS = 160, 4
 
 
+def _object_id(entry: AuditEntry) -> int | None:
+    """The entry's object id as a number a lookup can take, else None."""
+    return int(entry.object_id) if entry.object_id.isdigit() and len(entry.object_id) < 18 else None
+
+
+def _names(entries: list[AuditEntry]) -> Mapping[int, str]:
+    """The names of the users on the page, who acted or were acted on: one statement (none when nobody is)."""
+    ids = {e.actor_id for e in entries if e.actor_id is not None}
+    ids |= {i for e in entries if e.object_type == PEOPLE.object_type and (i := _object_id(e)) is not None}
+    return PEOPLE.resolve(sorted(ids)) if ids and PEOPLE.resolve is not None else {}
+
+
 def rows_of(entries: list[AuditEntry]) -> list[Row]:
-    """The page's entries as rows, each object linked where a package registered its pages: one call per kind of
-    object on the page."""
+    """The page's entries as rows, each a sentence naming who acted (a user's name, "The system" for none, the
+    email recorded for a user since deleted) and what they did to which object, linked where a package registered
+    its pages: one call per kind of object on the page, one for the names of the people."""
     ids: dict[str, list[int]] = {}
     for e in entries:
-        if e.object_type in LINKS and e.object_id.isdigit() and len(e.object_id) < 18:
-            ids.setdefault(e.object_type, []).append(int(e.object_id))
+        if e.object_type in LINKS and (i := _object_id(e)) is not None:
+            ids.setdefault(e.object_type, []).append(i)
     paths = {t: LINKS[t](sorted(set(found))) for t, found in ids.items()}
+    names = _names(entries)
     out = []
     for e in entries:
         items = data_items(e.data)
-        link = (paths.get(e.object_type, {}).get(int(e.object_id))
-                if e.object_id.isdigit() and len(e.object_id) < 18 else None)
-        out.append(Row(seq=e.id, at=e.at, actor=e.actor_label, action=e.action, label=action_label(e.action),
-                       object=object_label(e.object_type, e.object_id), link=link, data=items,
+        i = _object_id(e)
+        link = paths.get(e.object_type, {}).get(i) if i is not None else None
+        try:
+            data = json.loads(e.data)
+        except ValueError:
+            data = {}
+        before, named, after = told(e.action, data if isinstance(data, dict) else {})
+        obj = object_label(e.object_type, e.object_id)
+        if e.object_type == PEOPLE.object_type and i is not None and i in names:
+            obj = names[i]
+        elif obj != "—":
+            obj = obj.lower()
+        if e.actor_id is None and e.actor_label == "system":
+            who, email = "The system", None
+        else:
+            # A user since deleted (actor_id set to NULL) keeps the email the entry recorded: the only name left.
+            who, email = names.get(e.actor_id or 0) or e.actor_label, e.actor_label
+        out.append(Row(seq=e.id, at=e.at, who=who, email=email, action=e.action, before=before,
+                       object=obj if named else "", after=after, link=link if named else None, data=items,
                        long=len(items) > _SHORT_ITEMS or sum(len(k) + len(v) for k, v in items) > _SHORT_CHARS))
     return out
 
@@ -263,4 +396,4 @@ def index():
     page = entries_page(f, ask)
     return render_template("audit/index.html", page=page, rows=rows_of(page.items), filters=f, sort=ask.sort,
                            dir=ask.dir, head=checkpoint(), types=sorted(LINKS),
-                           actions=sorted(ACTIONS.items())), (200 if not f.problems else 400)
+                           actions=[(a, action_label(a)) for a in sorted(ACTIONS)]), (200 if not f.problems else 400)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import date, datetime
+from datetime import UTC, date, datetime
 from decimal import Decimal, InvalidOperation
 from functools import lru_cache
 
@@ -57,7 +57,9 @@ def format_count(n: int) -> str:
 
 
 def format_instant(value: datetime) -> str:
-    """30 June 2015 at 14:05 UTC: an instant as the pages show one (instants are kept in UTC)."""
+    """30 June 2015 at 14:05 UTC: an instant as the pages show one (instants are kept in UTC). Raises nothing."""
+    # An instant read in another zone is still named as UTC, so it is shown in UTC rather than mislabelled.
+    value = value.astimezone(UTC) if value.tzinfo is not None else value
     return f"{format_day(value)} at {value:%H:%M} UTC"
 
 

@@ -112,4 +112,5 @@ def send_due():
 
 
 register_audit_link("OutboxMessage", pages_of(outbox.OutboxMessage, "outbox.view", "message_id"))
-register_audit_actions({"mail.resent": "Message sent again", "file.refused": "Uploaded file refused"})
+register_audit_actions({"mail.resent": "sent “{subject}” again ({object})",
+                        "file.refused": "refused to serve the stored file of {what} ({object})"})

@@ -167,4 +167,5 @@ def verify_command(file: Path):
 
 # The trust list is one page: a certificate's entries link to it.
 register_audit_link("TrustedCertificate", lambda ids: dict.fromkeys(ids, url_for("signatures.trust_list")))
-register_audit_actions({"trust.add": "Certificate trusted", "trust.remove": "Certificate no longer trusted"})
+register_audit_actions({"trust.add": "trusted the certificate of {subject} ({object})",
+                        "trust.remove": "stopped trusting the certificate of {subject} ({object})"})

@@ -195,5 +195,11 @@ def _event_pages(ids: list[int]) -> dict[int, str]:
 
 register_audit_link("Event", _event_pages)
 register_audit_actions({
-    "event.regulation_loaded": "Regulations loaded", "event.amendment": "Regulations amended",
-    "event.signal_blocker": "Signal blocker setting changed"})
+    "event.regulation_loaded": "loaded the regulations of {object}",
+    "event.amendment": "amended the regulations ({object})",
+    "event.signal_blocker": "changed whether {object} requires a signal blocker",
+    # The call's own moves (events.lifecycle.EventAction), recorded as "event.<action>".
+    "event.close": "closed the call for bids {object}", "event.reopen": "re-opened the call for bids {object}",
+    "event.open_scoring": "opened scoring of {object}", "event.close_scoring": "closed scoring of {object}",
+    "event.reopen_scoring": "re-opened scoring of {object}",
+    "event.decide": "marked {object} as decided by the Board"})

@@ -517,7 +517,10 @@ def admit(slug: str, bid_id: int):
 # ------------------------------------------------------------------------------------- the audit log's words
 
 register_audit_actions({
-    "scoring.weights_changed": "Scoring weights changed", "scoring.bid_admitted": "Bid admitted to scoring",
-    "scoring.conflicts_declared": "Conflicts declared", "scoring.scores_first_shown": "Scores first shown",
-    "scoring.scorecard_saved": "Scorecard saved", "scoring.scorecard_submitted": "Scorecard submitted",
-    "scoring.scorecard_reopened": "Scorecard reopened"})
+    "scoring.weights_changed": "changed the scoring weights ({object})",
+    "scoring.bid_admitted": "admitted {object} to scoring",
+    "scoring.conflicts_declared": "declared conflicts of interest ({object})",
+    "scoring.scores_first_shown": "was first shown the other members' scores ({object})",
+    "scoring.scorecard_saved": "saved {object} of bid {bid}",
+    "scoring.scorecard_submitted": "submitted {object} of bid {bid}",
+    "scoring.scorecard_reopened": "reopened {object} of bid {bid}"})

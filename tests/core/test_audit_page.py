@@ -1,12 +1,15 @@
 """The secretariat's audit log page (core.audit_views): a page at a time, newest first, filtered and sorted, each
-object linked where the secretariat can open it, and the chain's head as `flask audit checkpoint` prints it."""
+entry a sentence naming who did what to which object (linked where the secretariat can open it), at a time written
+as people read one, sign-ins left out unless asked for, and the chain's head explained as a fingerprint to keep."""
 
 from __future__ import annotations
 
+import ast
 import html
 import re
-from datetime import UTC, date, datetime, timedelta
+from datetime import UTC, date, datetime, timedelta, timezone
 from decimal import Decimal
+from pathlib import Path
 
 import pytest
 from sqlalchemy import func, select
@@ -28,20 +31,20 @@ URL = "/admin/audit/"
 @pytest.fixture
 def admin(app, client, make) -> int:
     app.config["PAGE_SIZE"] = SIZE
-    user = make.user(email="audit-admin@example.org", roles=("admin",))
+    user = make.user(email="audit-admin@example.org", roles=("admin",), name="Anna Ushenina")
     assert login(client, "audit-admin@example.org").status_code == 302
     return user
 
 
-def write(app, specs: list[tuple[str, str, str, str | None, datetime]]) -> list[int]:
-    """Append entries (action, object type, object id, actor's email or None for the system, when) through
-    core.audit.record, the one way entries are written; their sequence numbers."""
+def write(app, specs: list[tuple]) -> list[int]:
+    """Append entries (action, object type, object id, actor's email or None for the system, when[, data]) through
+    core.audit.record, the one way entries are written; their sequence numbers. Without data, {"n": its place}."""
     out = []
     with app.app_context():
-        for action, otype, oid, email, at in specs:
+        for action, otype, oid, email, at, *data in specs:
             actor = db.session.scalar(select(User).where(User.email == email)) if email else None
             out.append(audit.record(action, actor=actor, now=at, object_type=otype, object_id=oid,
-                                    data={"n": len(out)}).id)
+                                    data=data[0] if data else {"n": len(out)}).id)
         db.session.commit()
     return out
 
@@ -51,9 +54,24 @@ def seqs(page: str) -> list[int]:
     return [int(n) for n in re.findall(r'<tr id="entry-(\d+)">', page)]
 
 
-def all_seqs(app, *where) -> list[int]:
+def all_seqs(app, *where, sign_ins: bool = False) -> list[int]:
+    """The sequence numbers of the entries `where` selects, newest first; without the sign-ins unless asked (the page
+    leaves them out by default; the only one these tests write is the admin's login, user.login)."""
+    if not sign_ins:
+        where = (*where, AuditEntry.action != "user.login")
     with app.app_context():
         return list(db.session.scalars(select(AuditEntry.id).where(*where).order_by(AuditEntry.id.desc())))
+
+
+def row_of(page: str, seq: int) -> str:
+    """The HTML of the row of entry `seq`."""
+    row = page[page.index(f'<tr id="entry-{seq}">'):]
+    return row[:row.index("</tr>")]
+
+
+def text_of(fragment: str) -> str:
+    """What a fragment of HTML reads: its text, spaces run together."""
+    return " ".join(html.unescape(re.sub(r"<[^>]+>", " ", fragment)).split())
 
 
 def get(client, query: str = "", status: int = 200) -> str:
@@ -80,12 +98,10 @@ def test_the_page_shows_the_newest_entries_first_with_the_head_that_checkpoint_g
     assert head.seq == everything[0]
     assert f'<code class="token" id="checkpoint">{head.seq}:{head.digest}</code>' in page
     # What each row says: the label of its action, who acted, the object and the data.
-    row = page[page.index(f'<tr id="entry-{everything[0]}">'):]
-    row = row[:row.index("</tr>")]
-    assert '<td class="key" data-label="What">Contract issued <span class="hint">(contract.issue)</span></td>' in row
-    assert '<td data-label="Who">system</td>' in row
+    # What each row says: who did what to which object, and the data.
+    row = row_of(page, everything[0])
+    assert "The system issued contract 5." in text_of(row)
     assert '<li><span class="hint">n:</span> 24</li>' in row
-    assert "flask audit verify" in page and "does not check the chain" in page
 
 
 def test_the_nav_leads_the_secretariat_to_the_audit_log_and_nobody_else(app, client, make, admin):
@@ -196,15 +212,20 @@ def test_each_object_links_to_its_page_where_the_secretariat_can_open_one(app, c
     for query in ("?type=Payment", "?type=Contract&action=contract.create", "?type=Bid", "?type=Event",
                   "?type=User&object=" + str(admin), "?type=Scorecard"):
         page = get(client, query)
-        links[query] = re.findall(r'<td data-label="Object">(?:<a href="([^"]*)">)?([^<]*)', page)
+        cells = re.findall(r'<td class="key" data-label="What happened">(.*?)</td>', page, re.S)
+        # (the object's link and its words), or ("", the sentence) where the object has no link
+        links[query] = [(found.group(1), found.group(2)) if (found := re.search(r'<a href="([^"]*)">([^<]*)</a>', c))
+                        else ("", text_of(c)) for c in cells]
     assert links["?type=Payment"][0] == (
         f"/contracts/{contract_id}/milestones/{milestone_id}?entry={payment_id}#payment-{payment_id}",
-        f"Payment {payment_id}")
-    assert (f"/contracts/{contract_id}", f"Contract {contract_id}") in links["?type=Contract&action=contract.create"]
-    assert ("", "Bid 999999") in links["?type=Bid"] and (f"/bids/{bid_id}", f"Bid {bid_id}") in links["?type=Bid"]
+        f"payment {payment_id}")
+    assert (f"/contracts/{contract_id}", f"contract {contract_id}") in links["?type=Contract&action=contract.create"]
+    assert any(href == "" and "of bid 999999." in said for href, said in links["?type=Bid"])
+    assert (f"/bids/{bid_id}", f"bid {bid_id}") in links["?type=Bid"]
     assert links["?type=Event"][-1][0] == "/events/fwwcm-2015"
-    assert links["?type=User&object=" + str(admin)][0] == (f"/admin/users/{admin}", f"User {admin}")
-    assert links["?type=Scorecard"] == [("", "Scorecard 1")]
+    # A user is named, and linked to the page of the account.
+    assert links["?type=User&object=" + str(admin)][0] == (f"/admin/users/{admin}", "Anna Ushenina")
+    assert links["?type=Scorecard"] == [("", "The system saved scorecard 1 of bid …. scoring.scorecard_saved")]
     # Each link opens its object: the payment's on the page of entries that holds it.
     for query in links:
         for href, _ in links[query]:
@@ -234,4 +255,172 @@ def test_a_page_holding_decision_and_dossier_entries_answers_200(app, client, ad
     write(app, [("decision.record", "Decision", "424242", None, T0),
                 ("dossier.render", "Dossier", "434343", None, T0 + timedelta(hours=1))])
     page = get(client, query)
-    assert ("Decision 424242" in page) or ("Dossier 434343" in page)
+    assert ("decision 424242" in page) or ("dossier 434343" in page)
+
+
+# ------------------------------------------------------------------------------------------ in plain words
+
+
+def test_each_entry_reads_as_a_sentence_naming_who_did_what_to_which_object(app, client, admin):
+    """Who by name (the email in small print), what by the action's phrase, the object linked where it has a page;
+    "The system" where nobody acted, and an action no package told in its own words."""
+    payment, submit, issue, note = write(app, [
+        ("payment.record", "Payment", "7", "audit-admin@example.org", T0,
+         {"amount": Decimal("60000"), "contract": 3, "milestone": 2}),
+        ("bid.submit", "Bid", "4", "audit-admin@example.org", T0),
+        ("contract.issue", "Contract", "5", None, T0),
+        ("bidder.note", "Note", "4", None, T0)])
+    page = get(client)
+    said = {seq: text_of(row_of(page, seq)) for seq in (payment, submit, issue, note)}
+    assert ("Anna Ushenina recorded a payment of €60,000.00 (payment 7) on contract 3. "
+            "audit-admin@example.org · payment.record") in said[payment]
+    assert "Anna Ushenina submitted bid 4. audit-admin@example.org · bid.submit" in said[submit]
+    assert "The system issued contract 5. contract.issue" in said[issue]
+    assert "The system recorded “Bidder: note” on note 4. bidder.note" in said[note]
+    assert '<span class="who">Anna Ushenina</span>' in row_of(page, payment)
+    assert "@" not in said[issue]  # the system has no address to show
+
+
+def test_times_are_written_as_people_read_them_with_the_zone_named(app, client, admin):
+    """"1 June 2015 at 09:00 UTC" (core.money.format_instant, the app's way of writing an instant) in a <time>
+    element whose datetime a machine reads; an entry written from another zone is shown in UTC."""
+    utc, paris = write(app, [("bid.save", "Bid", "1", None, T0),
+                             ("bid.save", "Bid", "2", None, datetime(2015, 6, 1, 16, 30, tzinfo=timezone(
+                                 timedelta(hours=2))))])
+    page = get(client)
+    assert '<time datetime="2015-06-01T09:00:00+00:00">1 June 2015 at 09:00 UTC</time>' in row_of(page, utc)
+    assert '<time datetime="2015-06-01T14:30:00+00:00">1 June 2015 at 14:30 UTC</time>' in row_of(page, paris)
+    assert "2015-06-01 09:00:00" not in page
+
+
+def test_sign_ins_and_sign_outs_are_left_out_unless_asked_for_across_pages_and_orders(app, client, admin):
+    """The secretariat reads the log for what changed: sign-ins (user.login) and sign-outs (the sessions ended at a
+    logout) would bury it, so they are left out until the box is ticked, and the tick is kept by the pager and the
+    sort links. Sessions ended for another reason (a password changed) are no sign-out and stay."""
+    email = "audit-admin@example.org"
+    written = write(app, [("user.login", "User", str(admin), email, T0, {}),
+                          ("user.sessions_ended", "User", str(admin), email, T0, {"reason": "logout"}),
+                          ("user.sessions_ended", "User", str(admin), email, T0, {"reason": "password changed"})]
+                    + MIXED * 3)
+    login_entry, logout, password = written[:3]
+    sign_ins = {login_entry, logout} | set(all_seqs(app, AuditEntry.action == "user.login", sign_ins=True))
+    everything = all_seqs(app, sign_ins=True)
+    shown = [s for s in everything if s not in sign_ins]
+    default = get(client, "?sort=seq&dir=asc&page=2")
+    assert seqs(default) == sorted(shown)[SIZE:2 * SIZE] and password in shown
+    assert f"Entries 11–{len(shown)} of {len(shown)}" in default
+    assert "Sign-ins and sign-outs are left out." in default
+    assert 'id="f-signins">' in default and 'id="f-signins" checked' not in default
+    asked = get(client, "?signins=show&sort=seq&dir=asc&page=2")
+    assert seqs(asked) == sorted(everything)[SIZE:2 * SIZE] and login_entry not in seqs(default)
+    assert f"of {len(everything)}" in asked and "left out" not in asked
+    assert 'id="f-signins" checked' in asked
+    # Every link to another page or order keeps the tick.
+    links = [html.unescape(h) for h in re.findall(r'href="(/admin/audit/\?[^"]*)"', asked)]
+    assert links and all("signins=show" in h for h in links), links
+    first = get(client, next(h for h in links if "page=1" in h)[len(URL):])
+    assert seqs(first) == sorted(everything)[:SIZE] and {login_entry, logout} <= set(seqs(first))
+    by_action = get(client, next(h for h in links if "sort=action" in h)[len(URL):])
+    assert "Sign-ins and sign-outs are left out." not in by_action
+    assert len(seqs(by_action)) == SIZE
+    # Who asks for the logins by name sees them, ticked or not; a value the box never sends is said back.
+    assert set(seqs(get(client, "?action=user.login"))) == {s for s in sign_ins if s != logout}
+    odd = get(client, "?signins=maybe", status=400)
+    assert "“maybe” does not say whether to show sign-ins" in html.unescape(odd)
+    assert login_entry not in seqs(odd)
+
+
+def test_the_checkpoint_is_explained_as_a_fingerprint_to_keep_with_the_command_in_small_print(app, client, admin):
+    write(app, MIXED)
+    page = get(client)
+    with app.app_context():
+        head = audit.checkpoint()
+    explained = text_of(re.search(r'<p id="checkpoint-explained">(.*?)</p>', page, re.S).group(1))
+    assert explained.startswith(f"The code below is a fingerprint of the whole log up to entry {head.seq}: had any "
+                                "entry up to there been changed, removed or slipped in, the code would be different.")
+    assert "keep it outside Gambit" in explained and "the log was altered" in explained
+    assert f'<code class="token" id="checkpoint">{head.seq}:{head.digest}</code>' in page
+    # The command is there for IT, in small print, after the explanation: not the page's instruction.
+    small = re.search(r"<small>For IT: (.*?)</small>", page, re.S)
+    assert small and f"flask audit verify --expect {head}" in html.unescape(small.group(1))
+    assert page.index("checkpoint-explained") < page.index("flask audit")
+
+
+# --------------------------------------------------------------------- every action the code writes is told
+
+ROOT = Path(__file__).resolve().parents[2]
+PACKAGES = ("accounts", "api", "bids", "board", "contracts", "core", "demo", "events", "finance", "scoring")
+
+
+def _dossier_kinds() -> list[str]:
+    """The kinds a dossier can be, read from the model's check constraint (kind IN ('bid', 'pack'))."""
+    from board.models import Dossier
+    text = next(str(c.sqltext) for c in Dossier.__table__.constraints if "kind IN" in str(getattr(c, "sqltext", "")))
+    return re.findall(r"'([a-z_]+)'", text)
+
+
+def _event_actions() -> list[str]:
+    from events.lifecycle import EventAction
+    return [a.value for a in EventAction]
+
+
+def _bid_actions() -> list[str]:
+    from bids.lifecycle import BidAction
+    return [a.value for a in BidAction]
+
+
+# The actions written as f-strings, by their source text: what each can be. A new one fails the walk until added.
+DYNAMIC = {"f'dossier.{dossier.kind}'": ("dossier.", _dossier_kinds),
+           "f'event.{action}'": ("event.", _event_actions),
+           "f'bid.{action.value}'": ("bid.", _bid_actions)}
+
+
+def _actions(node: ast.expr, where: str) -> list[str]:
+    """Every action string the expression passed to audit.record can be. Raises AssertionError for one the walk
+    cannot read."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return [node.value]
+    if isinstance(node, ast.IfExp):
+        return _actions(node.body, where) + _actions(node.orelse, where)
+    if isinstance(node, ast.JoinedStr) and ast.unparse(node) in DYNAMIC:
+        prefix, values = DYNAMIC[ast.unparse(node)]
+        return [prefix + v for v in values()]
+    raise AssertionError(f"{where}: audit.record is given the action {ast.unparse(node)}, which this test cannot "
+                         "read: add what it can be to DYNAMIC")
+
+
+def written_actions() -> dict[str, list[tuple[str, set[str] | None]]]:
+    """{action: [(where it is written, the keys of its data, None when they cannot be read)]} for every call of
+    audit.record in the app's packages."""
+    found: dict[str, list[tuple[str, set[str] | None]]] = {}
+    for package in PACKAGES:
+        for path in sorted((ROOT / package).rglob("*.py")):
+            tree = ast.parse(path.read_text(), str(path))
+            for node in ast.walk(tree):
+                if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                        and node.func.attr == "record" and ast.unparse(node.func.value) in ("audit", "core.audit")):
+                    continue
+                where = f"{path.relative_to(ROOT)}:{node.lineno}"
+                action = node.args[0] if node.args else next(k.value for k in node.keywords if k.arg == "action")
+                data = next((k.value for k in node.keywords if k.arg == "data"), None)
+                keys = ({k.value for k in data.keys if isinstance(k, ast.Constant)}
+                        if isinstance(data, ast.Dict) and all(isinstance(k, ast.Constant) for k in data.keys)
+                        else set() if data is None else None)
+                for a in _actions(action, where):
+                    found.setdefault(a, []).append((where, keys))
+    return found
+
+
+def test_every_action_the_code_writes_is_told_in_words_with_data_it_holds(app):
+    """Walks the source for every call of audit.record and every action it can write (f-strings through DYNAMIC):
+    each has a phrase registered with register_audit_actions, and each {key} of the phrase is in the data every
+    such call writes (where the call's data can be read), so no sentence shows "…" for a key never recorded."""
+    from core.audit_views import ACTIONS, _fields
+    found = written_actions()
+    assert sum(len(w) for w in found.values()) >= 50, found  # the walk found the calls (56 when written)
+    untold = sorted(f"{a} ({found[a][0][0]})" for a in found if a not in ACTIONS)
+    assert not untold, f"actions written with no phrase in register_audit_actions: {untold}"
+    missing = [f"{a}: {{{name}}} is not in the data written at {where}"
+               for a, writes in found.items() for name, _ in _fields(ACTIONS[a]) if name != "object"
+               for where, keys in writes if keys is not None and name not in keys]
+    assert not missing, missing

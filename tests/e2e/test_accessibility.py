@@ -143,6 +143,8 @@ VISITS: list[Visit] = [
     Visit("outbox, one message", "outbox.view", "/admin/outbox/{message}", ("secretariat",)),
     Visit("trust list", "signatures.trust_list", "/admin/trust", ("secretariat",)),
     Visit("audit log", "audit.index", "/admin/audit/", ("secretariat",)),
+    Visit("audit log, sign-ins shown, second page", "audit.index", "/admin/audit/?signins=show&page=2&sort=actor",
+          ("secretariat",)),
     Visit("audit log, refused filters", "audit.index", "/admin/audit/?action=%25%25&from=2015-02-30&sort=action",
           ("secretariat",), status=400),
     Visit("trust list, refused", "signatures.trust_list", "/admin/trust", ("secretariat",), status=422,
