@@ -196,6 +196,10 @@ def _event_pages(ids: list[int]) -> dict[int, str]:
 register_audit_link("Event", _event_pages)
 register_audit_actions({
     "event.regulation_loaded": "loaded the regulations of {object}",
+    # events.upgrade, at the end of `flask db upgrade`: the call given the file of the release installed.
+    "event.regulation_upgraded": "brought the regulations of {object} forward to the call file of the release "
+                                 "installed",
+    "event.bids_judged_again": "judged the submitted bids of {object} again under its regulations brought forward",
     "event.amendment": "amended the regulations ({object})",
     "event.signal_blocker": "changed whether {object} requires a signal blocker",
     # The call's own moves (events.lifecycle.EventAction), recorded as "event.<action>".

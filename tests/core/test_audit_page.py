@@ -370,7 +370,8 @@ def _bid_actions() -> list[str]:
 
 
 # The actions written as f-strings, by their source text: what each can be. A new one fails the walk until added.
-DYNAMIC = {"f'dossier.{dossier.kind}'": ("dossier.", _dossier_kinds),
+DYNAMIC = {"action": ("", lambda: ["event.regulation_loaded", "event.regulation_upgraded"]),  # load_event's
+           "f'dossier.{dossier.kind}'": ("dossier.", _dossier_kinds),
            "f'event.{action}'": ("event.", _event_actions),
            "f'bid.{action.value}'": ("bid.", _bid_actions)}
 
@@ -382,7 +383,7 @@ def _actions(node: ast.expr, where: str) -> list[str]:
         return [node.value]
     if isinstance(node, ast.IfExp):
         return _actions(node.body, where) + _actions(node.orelse, where)
-    if isinstance(node, ast.JoinedStr) and ast.unparse(node) in DYNAMIC:
+    if isinstance(node, ast.JoinedStr | ast.Name) and ast.unparse(node) in DYNAMIC:
         prefix, values = DYNAMIC[ast.unparse(node)]
         return [prefix + v for v in values()]
     raise AssertionError(f"{where}: audit.record is given the action {ast.unparse(node)}, which this test cannot "
