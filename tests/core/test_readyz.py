@@ -49,7 +49,7 @@ def test_a_redis_nobody_listens_on_is_503_naming_redis(another_app):
     response = another_app(REDIS_URL=_dead_redis_url()).test_client().get("/readyz")
     assert response.status_code == 503
     body = response.get_json()
-    assert body["status"] == "error"
+    assert body["status"] == "unavailable"
     assert body["checks"]["redis"] == "error: unreachable (ConnectionError)"
     assert body["checks"]["database"] == "ok" and FREE.fullmatch(body["checks"]["upload_folder"])
 
