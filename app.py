@@ -62,6 +62,7 @@ from core.signature_views import cli as pdf_cli
 from core.storage import StorageError
 from core.templating import init_templating
 from core.urls import BaseUrlError, parse_base_url
+from core.views import HEALTH_PATHS, health_answer_after_failure
 from core.views import bp as core_bp
 from demo.cli import cli as demo_cli
 from events import services as events_services
@@ -254,10 +255,13 @@ def _errors(app: Flask) -> None:
             message = messages.get(code, "Error")
         if code == 500:
             db.session.rollback()
+            health = health_answer_after_failure()
+            if health is not None:  # a hook before the health check broke: the check still answers, in JSON
+                return health
         # RFC 9110: a 405 names the methods the resource has.
         headers = {"Allow": ", ".join(sorted(exc.valid_methods))} if code == 405 and getattr(
             exc, "valid_methods", None) else {}
-        if request.path.startswith("/api/"):
+        if request.path.startswith("/api/") or request.path in HEALTH_PATHS:
             return jsonify({"error": message, "status": code}), code, headers
         return render_template("error.html", code=code, message=message), code, headers
 
@@ -278,6 +282,11 @@ def _errors(app: Flask) -> None:
             db.session.remove()
         app.logger.warning("503 on %s %s: %s", request.method, request.path, exc.__class__.__name__,
                            exc_info=not isinstance(exc, StorageError))
+        # The health checks answer JSON, theirs, also when loading the caller's user failed before them: a probe
+        # or a monitor reads their body, and /readyz still says which other parts are ready.
+        health = health_answer_after_failure()
+        if health is not None:
+            return health
         if request.path.startswith("/api/"):
             return jsonify({"error": message, "status": 503}), 503
         # Shown as to someone logged out: loading the logged-in user (or reading the row the rollback expired)

@@ -98,6 +98,8 @@ class Config:
         self.PDF_INLINE_LIMIT = _int("PDF_INLINE_LIMIT", 4)
         # Uploads: the largest accepted document, in megabytes (a larger one gets a clear message).
         self.MAX_UPLOAD_MB = _int("MAX_UPLOAD_MB", 10)
+        # The readiness check (/readyz) fails when the upload folder has less free space than this, in megabytes.
+        self.READY_MIN_FREE_MB = _int("READY_MIN_FREE_MB", 100)
         # Rows on one page of a list that can grow (bids, ranking, contracts, payments, outbox): core.paging.
         self.PAGE_SIZE = _int("PAGE_SIZE", 25)
         # Versioned pages (core.page_cache): the ranking, a bid's page, the bid list and the Board's page of a call are

@@ -24,6 +24,7 @@ from core.bare import is_bare
 from core.db import db, reads_first, utcnow, writes_on_get, writing
 from core.limiter import rate_limited
 from core.urls import external_url, path_for, safe_next
+from core.views import HEALTH_PATHS
 
 bp = Blueprint("accounts", __name__)
 
@@ -57,6 +58,8 @@ def _enforce_session_timeouts():
     if expired or moved:
         logout_user()
         session.clear()
+        if request.path in HEALTH_PATHS:  # a probe reads JSON: the check answers as to a caller logged out
+            return None
         flash("Your session has ended; please log in again." if expired else
               "Your session was presented by another browser or from another address, so it has ended; please "
               "log in again.", "info")

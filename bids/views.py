@@ -97,7 +97,7 @@ def load_own_bid(bid_id: int) -> Bid:
 
 @bp.route("/bids/")
 @login_required
-@versioned_page
+@versioned_page(access=None)  # every logged-in caller has a list: of the bids they may see
 def index():
     ask = page_request(request.args, list(SORTS), default_sort="updated", default_dirs={"updated": "desc"})
     query = services.bids_visible_to(current_user)
@@ -130,9 +130,16 @@ def new(slug: str):
     return redirect(url_for("bids.edit", bid_id=bid.id, section="applicant"))
 
 
+def bid_page_access(bid_id: int):
+    """The bid page's load-and-authorize step (its versioned page's access hook, run before a 304 is given): None
+    when the caller is shown the page, the declaration gate's redirect for a WCOC member who must declare first.
+    Raises NotFound (404) when the bid does not exist or is not the caller's to see."""
+    return declaration_gate(load_bid(bid_id, for_page=True))
+
+
 @bp.route("/bids/<int:bid_id>")
 @login_required
-@versioned_page
+@versioned_page(access=bid_page_access)
 def view(bid_id: int):
     bid = load_bid(bid_id, for_page=True)
     return declaration_gate(bid) or _render_view(bid)

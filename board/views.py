@@ -86,10 +86,16 @@ def index():
     return render_template("board/index.html", events=events, dossiers_open=dossiers_open)
 
 
+def call_page_access(slug: str) -> None:
+    """The Board's page of a call, its load-and-authorize step (its versioned page's access hook, run before a 304 is
+    given). Raises NotFound (404) for a call that does not exist, Forbidden (403) for a caller with a stake in it."""
+    _require_no_stake(event_or_404(slug))
+
+
 @bp.route("/<slug>")
 @writes_on_get
 @roles_required(*BOARD)
-@versioned_page
+@versioned_page(access=call_page_access)
 def call(slug: str):
     event = event_or_404(slug)
     _require_no_stake(event)

@@ -459,12 +459,40 @@ def written_sentence(counts: Mapping[str, int], *, what: str, mail_enabled: bool
     return f"{held} and being sent now{so_far}{trouble}; the outbox shows each one's delivery."
 
 
-def oldest_unsent(at: datetime) -> timedelta | None:
-    """How long the oldest message still waiting (queued or sending) has waited, or None: the readiness check
-    reports it, and says so when it is older than OUTBOX_READY_MINUTES."""
-    oldest = db.session.scalar(select(func.min(OutboxMessage.created_at)).where(
-        OutboxMessage.status.in_([MessageStatus.QUEUED.value, MessageStatus.SENDING.value])))
-    return None if oldest is None else at - oldest
+@dataclass(frozen=True)
+class Backlog:
+    """What the outbox holds that is not delivered, as the readiness check reports it.
+
+    `waiting`: messages still to be delivered on their own (queued, or being sent), of which `retrying` were tried
+    and deferred; `overdue`: how long ago the earliest of them fell due (its `next_attempt_at`: written as the time
+    of the change it reports, moved on by each retry's delay), None while none is due yet. `failed` and
+    `unconfirmed`: messages no deliverer will try again, waiting for the secretariat (the Outbox page)."""
+
+    waiting: int = 0
+    retrying: int = 0
+    overdue: timedelta | None = None
+    failed: int = 0
+    unconfirmed: int = 0
+
+
+def backlog(at: datetime) -> Backlog:
+    """The outbox's backlog at `at`, in one statement over the messages not sent. A message's wait is counted from
+    when it fell due, not from when it was written: a message written long ago whose retry is due now has not been
+    kept waiting, and one delivered long ago is history. Raises nothing of its own (a database error, as raised)."""
+    waiting_states = (MessageStatus.QUEUED.value, MessageStatus.SENDING.value)
+    rows = db.session.execute(
+        select(OutboxMessage.status, func.count(), func.min(OutboxMessage.next_attempt_at),
+               func.count().filter(OutboxMessage.attempts > 0))
+        .where(OutboxMessage.status != MessageStatus.SENT.value).group_by(OutboxMessage.status)).all()
+    by_status = {status: (n, due, tried) for status, n, due, tried in rows}
+    waiting = [by_status[s] for s in waiting_states if s in by_status]
+    due = min((d for _, d, _ in waiting if d is not None), default=None)
+    queued = by_status.get(MessageStatus.QUEUED.value)
+    return Backlog(
+        waiting=sum(n for n, _, _ in waiting), retrying=queued[2] if queued else 0,
+        overdue=at - due if due is not None and due <= at else None,
+        failed=by_status.get(MessageStatus.FAILED.value, (0,))[0],
+        unconfirmed=by_status.get(MessageStatus.UNCONFIRMED.value, (0,))[0])
 
 
 # --------------------------------------------------------------------------------------------- dispatching

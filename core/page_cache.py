@@ -18,6 +18,11 @@ What the key holds (`page_key`), and why it is enough:
   a service, or a transaction rolled back after writing (the tests' rolled-back transactions, which can bring an audit
   head back), starts new keys for the copies kept here. It is not part of the `ETag`, which the head alone decides.
 
+Access before version: a 304, or a kept copy, is given only once the page's own load-and-authorize step (the
+`access` hook each versioned page names) has let the caller in: the route's decorators check roles, but only the
+page knows that this bid exists and is the caller's to see, and a version that matches proves neither (a row changed
+outside the services leaves the head, hence the ETag, as it was). `If-None-Match: *` is never answered 304.
+
 Not kept, computed as usual: anything but GET/HEAD, a page shown with a message of the last action (a flash), a page
 for a visitor who is not logged in, and any answer but 200 text/html. The copies are held in memory per process (a
 least-recently-used list of PAGE_CACHE_ENTRIES pages); PAGE_CACHE = False turns the whole thing off.
@@ -196,12 +201,12 @@ def page_key(now: datetime | None = None) -> PageKey:
 
 
 def _matches(etag: str) -> bool:
-    """The request's If-None-Match names `etag` (or is "*"): weak comparison, as RFC 9110 has it for GET."""
+    """The request's If-None-Match names `etag`: weak comparison, as RFC 9110 has it for GET. "*" matches nothing
+    here: on a GET it asks whether the resource exists at all (RFC 9110 13.1.2), which says nothing of the version
+    the browser holds, and a 304 to it would tell anyone that a bid they may not see is there."""
     header = request.headers.get("If-None-Match", "")
-    if not header:
+    if not header or header.strip() == "*":
         return False
-    if header.strip() == "*":
-        return True
     bare = etag.removeprefix("W/")
     return any(tag.strip().removeprefix("W/") == bare for tag in header.split(","))
 
@@ -217,29 +222,48 @@ def _versioned(response: Response, etag: str) -> Response:
     return response
 
 
-def versioned_page(view: Callable[..., Any]) -> Callable[..., Any]:
-    """Decorator (innermost: under the route's access checks) of an expensive page: answered 304 when the browser
-    holds this version, from the copy kept when this process made it, else computed and kept. See the module."""
+# What a versioned page's access hook returns: None when the page would be shown (200), else the answer to give
+# instead (a redirect to a gate); a refusal is raised (abort: 403, 404).
+Access = Callable[..., Any]
 
-    @wraps(view)
-    def wrapped(*args, **kwargs):
-        if (request.method not in ("GET", "HEAD") or not current_app.config.get("PAGE_CACHE", True)
-                or not current_user.is_authenticated or _flashes_pending()):
-            return view(*args, **kwargs)
-        generate_csrf()  # the session's CSRF secret exists before the key is made of it (forms are signed for it)
-        key = page_key()
-        if _matches(key.etag):
-            return _versioned(Response(status=304), key.etag)
-        kept = store().get(key.local)
-        if kept is not None:
-            return _versioned(Response(kept[0], mimetype=kept[1]), key.etag)
-        response = current_app.make_response(view(*args, **kwargs))
-        if response.status_code != 200 or response.mimetype != "text/html" or response.direct_passthrough:
-            return response
-        if _flashes_pending():  # the page showed a message of its own: not the page of this version for the next
-            return response
-        store().put(key.local, response.get_data(), response.mimetype)
-        return _versioned(response, key.etag)
 
-    wrapped.versioned_page = True  # type: ignore[attr-defined]  # a mark read by the tests (every versioned page)
-    return wrapped
+def versioned_page(*, access: Access | None) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Decorator (innermost: under the route's role checks) of an expensive page: answered 304 when the browser
+    holds this version, from the copy kept when this process made it, else computed and kept. See the module.
+
+    `access`: the page's own load-and-authorize step, called with the view's arguments before any 304 or kept copy
+    is given: it raises (abort) or returns an answer where the view would not answer 200 (an object that does not
+    exist or is not the caller's to see, a gate to pass first), else None. The route's decorators check roles; what
+    only the view knows (this bid is the caller's) is checked here, so that a 304 is given only where the same
+    request without If-None-Match would answer 200, however the version came to match. None states that the
+    route's decorators are the whole check (a page every caller they let in may see). Raises what `access` raises."""
+
+    def decorate(view: Callable[..., Any]) -> Callable[..., Any]:
+        @wraps(view)
+        def wrapped(*args, **kwargs):
+            if (request.method not in ("GET", "HEAD") or not current_app.config.get("PAGE_CACHE", True)
+                    or not current_user.is_authenticated or _flashes_pending()):
+                return view(*args, **kwargs)
+            generate_csrf()  # the session's CSRF secret exists before the key is made of it (forms are signed for it)
+            key = page_key()  # the head first: what the access step then reads is at least as new as the key
+            if access is not None:
+                refused = access(*args, **kwargs)
+                if refused is not None:
+                    return refused
+            if _matches(key.etag):
+                return _versioned(Response(status=304), key.etag)
+            kept = store().get(key.local)
+            if kept is not None:
+                return _versioned(Response(kept[0], mimetype=kept[1]), key.etag)
+            response = current_app.make_response(view(*args, **kwargs))
+            if response.status_code != 200 or response.mimetype != "text/html" or response.direct_passthrough:
+                return response
+            if _flashes_pending():  # the page showed a message of its own: not the page of this version for the next
+                return response
+            store().put(key.local, response.get_data(), response.mimetype)
+            return _versioned(response, key.etag)
+
+        wrapped.versioned_page = True  # type: ignore[attr-defined]  # a mark read by the tests (every versioned page)
+        return wrapped
+
+    return decorate

@@ -2,14 +2,17 @@
 answer names every check that applies and what is wrong with the failing ones.
 
 A check takes the app and returns "ok" (or "ok" with a short note), None when it does not apply to this
-deployment (Redis without REDIS_URL), or raises when the part is not ready: NotReady with a short public reason,
-or any other exception (named by its type; the details go to the log, since /readyz answers anyone).
-A later part adds its own check with one line: `CHECKS["outbox"] = outbox_check`.
+deployment (Redis without REDIS_URL), or raises when the part is not ready: NotReady with a short reason, or any
+other exception (named by its type; the details go to the log). The checks' answers are details (the mail backlog,
+the kind of signing identity, the free space): core.views gives them only to the secretariat and to callers on this
+machine, anyone else is told "ok" or "unavailable". A later part adds its own check with one line:
+`CHECKS["outbox"] = outbox_check`.
 """
 
 from __future__ import annotations
 
 import logging
+import shutil
 import tempfile
 from collections.abc import Callable
 from datetime import timedelta
@@ -20,14 +23,17 @@ from flask import Flask
 from sqlalchemy import text
 
 from core.db import db, utcnow
-from core.outbox import oldest_unsent
+from core.outbox import backlog
 from core.signing import SigningError, load_identity
 
 log = logging.getLogger(__name__)
 
 
+MB = 1024 * 1024  # the settings' megabyte, as MAX_UPLOAD_MB counts it
+
+
 class NotReady(Exception):
-    """A part is not ready; the message is short and safe to show to anyone (no path, no address)."""
+    """A part is not ready; the message is short and names no path and no address."""
 
 
 def check_database(app: Flask) -> str | None:
@@ -55,6 +61,8 @@ def check_redis(app: Flask) -> str | None:
 
 
 def check_upload_folder(app: Flask) -> str | None:
+    """The upload folder is a folder, takes a new file, and has at least READY_MIN_FREE_MB free (a document of up to
+    MAX_UPLOAD_MB, and the PDFs Gambit makes, must fit). Raises NotReady saying which, with the figures."""
     folder = Path(app.config["UPLOAD_DIR"])
     if not folder.is_dir():
         raise NotReady("the upload folder is missing or is not a folder")
@@ -64,7 +72,11 @@ def check_upload_folder(app: Flask) -> str | None:
             pass
     except OSError as exc:
         raise NotReady(f"a file cannot be created in the upload folder ({exc.strerror})") from exc
-    return "ok"
+    required = int(app.config["READY_MIN_FREE_MB"])
+    free = shutil.disk_usage(folder).free
+    if free < required * MB:
+        raise NotReady(f"the upload folder has {free // MB} MB free; READY_MIN_FREE_MB requires {required} MB")
+    return f"ok ({free // MB} MB free; {required} MB required)"
 
 
 def check_signing(app: Flask) -> str | None:
@@ -76,16 +88,27 @@ def check_signing(app: Flask) -> str | None:
 
 
 def check_outbox(app: Flask) -> str | None:
-    """The age of the oldest message still waiting to be sent; not ready once it passes OUTBOX_READY_MINUTES (the
-    worker or the scheduler is not running, or the mail server has refused for that long)."""
-    age = oldest_unsent(utcnow())
-    if age is None:
-        return "ok (nothing waiting)"
-    minutes = int(age / timedelta(minutes=1))
+    """The messages still to be delivered, judged by how long ago the earliest fell due (its next attempt's time,
+    not the day it was written): not ready once that passes OUTBOX_READY_MINUTES (the worker or the scheduler is not
+    running, or a deliverer is stuck). With mail delivery off (MAIL_ENABLED unset) messages wait by design: said,
+    never a failure. Failed and unconfirmed messages are reported as the secretariat's backlog, never a failure:
+    no deliverer will take them again, and this process serves requests as well with them as without.
+    Raises NotReady when a message is overdue."""
+    found = backlog(utcnow())
+    kept = f"not deliverable, for the secretariat: {found.failed} failed, {found.unconfirmed} unconfirmed" \
+        if found.failed or found.unconfirmed else ""
+    if not app.config.get("MAIL_ENABLED"):
+        return f"ok (mail delivery is off: {found.waiting} waiting{'; ' + kept if kept else ''})"
+    if not found.waiting:
+        return f"ok (nothing waiting{'; ' + kept if kept else ''})"
+    minutes = int(found.overdue / timedelta(minutes=1)) if found.overdue is not None else 0
     limit = app.config["OUTBOX_READY_MINUTES"]
     if minutes >= limit:
-        raise NotReady(f"the oldest unsent message has waited {minutes} min (OUTBOX_READY_MINUTES is {limit})")
-    return f"ok (oldest unsent: {minutes} min)"
+        raise NotReady(f"a message has been due for {minutes} min and is not delivered "
+                       f"(OUTBOX_READY_MINUTES is {limit}; {found.waiting} waiting)")
+    due = f"the earliest due {minutes} min ago" if found.overdue is not None else "none due yet"
+    return (f"ok ({found.waiting} waiting, {found.retrying} of them to be retried; {due}"
+            f"{'; ' + kept if kept else ''})")
 
 
 # name -> check, in the order the answer lists them.

@@ -337,10 +337,17 @@ def reopen(slug: str, bid_id: int):
 # -------------------------------------------------------------------------------------------- ranking
 
 
+def ranking_page_access(slug: str) -> None:
+    """The ranking's load-and-authorize step (its versioned page's access hook, run before a 304 is given): the call
+    exists. Who may read it is the route's decorators' (scoring_roles); a reader whose scores are not open yet is
+    shown a page saying why (200). Raises NotFound (404) for a call that does not exist."""
+    _event(slug)
+
+
 @bp.route("/events/<slug>/scoring/ranking")
 @reads_first  # writes only the first showing, briefly (record_first_showing)
 @scoring_roles(*REVIEWERS)
-@versioned_page
+@versioned_page(access=ranking_page_access)
 def ranking(slug: str):
     event = _event(slug)
     data = load_scoring(event)

@@ -63,7 +63,7 @@ def test_healthz_is_503_with_the_reason_when_the_database_is_unreachable(tmp_pat
     response = broken.test_client().get("/healthz")
     assert response.status_code == 503
     body = response.get_json()
-    assert body["status"] == "error" and body["database"].startswith("unreachable")
+    assert body["status"] == "unavailable" and body["database"].startswith("unreachable")
 
 
 def test_security_headers_on_every_page(client):
