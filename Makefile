@@ -10,10 +10,11 @@ HOST   ?= 127.0.0.1
 export FLASK_APP := app
 
 # System packages: WeasyPrint needs Pango and fonts; the browser tests need Debian's Chromium; pdftoppm
-# (poppler-utils) turns PDFs into pictures for a person to check; Node.js's npm installs axe-core and the Nu HTML
+# (poppler-utils) turns PDFs into pictures for a person to check; sqlite3 makes the backup the README's upgrade takes of an
+# older release's SQLite database (tests/test_upgrade.py runs it); Node.js's npm installs axe-core and the Nu HTML
 # checker (package.json) for the accessibility tests, and the checker (vnu.jar) runs on Debian's Java runtime.
 APT_PACKAGES := libpango-1.0-0 libpangoft2-1.0-0 libharfbuzz-subset0 fonts-dejavu-core fonts-dejavu-extra chromium poppler-utils \
-                redis-server nodejs default-jre-headless
+                redis-server nodejs default-jre-headless sqlite3
 
 .PHONY: run test lint lock serve bench venv node-deps system-deps services migrate seed clean
 
