@@ -170,6 +170,14 @@ def _practice(stored: _Stored, shipped: dict[str, Regulation]) -> Regulation | N
     return primary.shifted(years=years, slug=stored.slug, title=stored.title)
 
 
+def _shipped_for(stored: _Stored, shipped: dict[str, Regulation]) -> Regulation | None:
+    """The shipped regulation a stored call is brought forward to: its own file's, the practice call's made again,
+    or None for a call Gambit ships no file for."""
+    if stored.slug in shipped:
+        return shipped[stored.slug]
+    return _practice(stored, shipped) if stored.practice else None
+
+
 def bring_forward_calls(*, now: datetime, seed_dir: Path = SEED_DIR) -> list[BroughtForward]:
     """Give every stored call that Gambit ships a file for (and the practice call) the regulation of this release's
     file, keeping its amendments; judge its submitted bids again and write `event.regulation_upgraded`. Flushes,
@@ -179,15 +187,7 @@ def bring_forward_calls(*, now: datetime, seed_dir: Path = SEED_DIR) -> list[Bro
     done = []
     for event in db.session.scalars(select(Event).order_by(Event.id)):
         old_version = event.regulation_version
-        if old_version is None:
-            continue
-        stored = _stored(old_version)
-        if event.slug in shipped:
-            reg = shipped[event.slug]
-        elif stored.practice:
-            reg = _practice(stored, shipped)
-        else:
-            reg = None
+        reg = _shipped_for(_stored(old_version), shipped) if old_version is not None else None
         if reg is None:
             continue
         amendments = _amendments(event)
@@ -207,28 +207,4 @@ def bring_forward_calls(*, now: datetime, seed_dir: Path = SEED_DIR) -> list[Bro
                            "findings_changed": result.findings_changed})
         done.append(result)
     return done
-
-
-def behind(seed_dir: Path = SEED_DIR) -> list[str]:
-    """The slugs of the stored calls an upgrade would bring forward (their stored regulation is not the one this
-    release's file gives them), read without changing anything: for `/readyz` and `flask upgrade --check`. Raises
-    RegulationError for a shipped file that cannot be read."""
-    shipped = shipped_calls(seed_dir)
-    out = []
-    for event in db.session.scalars(select(Event).order_by(Event.id)):
-        version = event.regulation_version
-        if version is None:
-            continue
-        stored = _stored(version)
-        reg = shipped.get(event.slug) or (_practice(stored, shipped) if stored.practice else None)
-        if reg is None:
-            continue
-        try:
-            reg = _with_amendments(event, reg, _amendments(event))
-        except UpgradeError:
-            out.append(event.slug)
-            continue
-        if reg.sha256 != version.sha256:
-            out.append(event.slug)
-    return out
 

@@ -8,7 +8,6 @@ delivered to a real SMTP server (aiosmtpd), and last a correction of the decisio
 from __future__ import annotations
 
 import os
-import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
@@ -16,27 +15,20 @@ from pathlib import Path
 
 import sqlalchemy as sa
 
+from tests.faults import postgres_database
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
 @contextmanager
 def fresh_database(database_url: str, folder: Path, name: str) -> Iterator[str]:
-    """A new, empty database beside the suite's (a SQLite file in `folder`, or a PostgreSQL database on the same
-    server as DATABASE_URL's), dropped afterwards; yields its URL as the app takes it."""
+    """A new, empty database of the suite's kind (a SQLite file in `folder`, or a PostgreSQL database on the
+    server DATABASE_URL names: tests.faults.postgres_database), dropped afterwards; yields its URL."""
     if not database_url.startswith("postgresql"):
         yield f"sqlite:///{folder / (name + '.sqlite3')}"
         return
-    db_name = f"gambit_{name}_{uuid.uuid4().hex[:8]}"
-    admin = sa.create_engine(database_url.replace("postgresql://", "postgresql+psycopg://", 1),
-                             isolation_level="AUTOCOMMIT")
-    with admin.connect() as conn:
-        conn.exec_driver_sql(f"CREATE DATABASE {db_name}")
-    try:
-        yield admin.url.set(database=db_name).render_as_string(hide_password=False)
-    finally:
-        with admin.connect() as conn:
-            conn.exec_driver_sql(f"DROP DATABASE IF EXISTS {db_name} WITH (FORCE)")
-        admin.dispose()
+    with postgres_database() as url:
+        yield url
 
 
 def app_config(url: str, instance: Path, signing_ca, **extra) -> dict:
