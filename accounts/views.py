@@ -20,7 +20,7 @@ from core.audit_views import (
     register_audit_sign_ins,
 )
 from core.auth import Role, login_manager, roles_required
-from core.bare import is_bare
+from core.bare import is_bare, session_limit
 from core.db import db, reads_first, utcnow, writes_on_get, writing
 from core.limiter import rate_limited
 from core.urls import external_url, path_for, safe_next
@@ -48,7 +48,7 @@ def _enforce_session_timeouts():
     started = session.get("login_at")
     seen = session.get("seen_at")
     idle = timedelta(minutes=current_app.config["SESSION_IDLE_MINUTES"])
-    absolute = timedelta(hours=current_app.config["SESSION_ABSOLUTE_HOURS"])
+    absolute = session_limit(current_app.config)
     expired = (started is None or now - datetime.fromisoformat(started) > absolute
                or (seen is not None and now - datetime.fromisoformat(seen) > idle))
     # Flask-Login's "strong" protection drops a session presented from another browser or address, but not a
@@ -75,6 +75,7 @@ def _start_session(user: User) -> None:
     now = utcnow().isoformat()
     session["login_at"] = now
     session["seen_at"] = now
+    # Permanent, so that the cookie carries an expiry: the session's limit (core.bare.SessionInterface), no more.
     session.permanent = True
 
 
