@@ -214,6 +214,21 @@ def confirm_email(token: str, *, secret: str, max_age: timedelta, now: datetime)
     return user
 
 
+def confirm_by_secretariat(user: User, *, actor: User, now: datetime) -> User:
+    """The secretariat confirms a registration whose owner cannot follow the emailed link (mail is off, or the
+    message did not arrive): the address counts as confirmed and the account opens, as the link would have done.
+    Two confirmations at once: one changes the account, the other is refused. Raises AccountError when the address
+    is confirmed already. Writes `user.confirmed_by_secretariat` to the audit log."""
+    done = rowcount(db.session.execute(
+        update(User).where(User.id == user.id, User.email_confirmed_at.is_(None))
+        .values(email_confirmed_at=now, active=True).execution_options(synchronize_session=False)))
+    if not done:
+        raise AccountError(f"{user.email} is confirmed already: nothing changed.")
+    db.session.refresh(user)
+    audit.record("user.confirmed_by_secretariat", user, actor=actor, now=now, data={"email": user.email})
+    return user
+
+
 def authenticate(email: str, password: str) -> tuple[User | None, str | None]:
     """The active user with that email and password, else None (the same answer whichever was wrong), and the
     password's new hash when the stored one was made with other argon2 settings (else None). Only reads: the
