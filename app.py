@@ -45,6 +45,7 @@ from core.audit_views import bp as audit_bp
 from core.auth import login_manager
 from core.backup import cli as backup_cli
 from core.bare import SessionInterface as BareSessionInterface
+from core.bare import session_limit
 from core.db import db, unavailable_message, utcnow
 from core.jobs import cli as jobs_cli
 from core.limiter import init_limiter
@@ -139,6 +140,9 @@ def create_app(config: dict | None = None) -> Flask:
     app.config.from_mapping(Config().as_dict())
     if config:
         app.config.from_mapping(config)
+    # Flask's default keeps a permanent session's cookie 31 days; no cookie outlives the server's session. Gambit
+    # never sets Flask-Login's "remember me" cookie (login_user without remember=True), and bounds it all the same.
+    app.config["PERMANENT_SESSION_LIFETIME"] = app.config["REMEMBER_COOKIE_DURATION"] = session_limit(app.config)
     _check_base_url(app)
     _check_logging(app)
     # First, so that every record of a request, even one the later hooks refuse, carries the request's id.

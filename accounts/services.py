@@ -22,6 +22,7 @@ from accounts.rules import FEDERATION_CODE, normalise_email, password_problem, r
 from core import audit
 from core.auth import Role
 from core.db import db, rowcount
+from core.validators import one_line_problem
 
 # argon2id with the library's defaults (RFC 9106 low-memory profile); tests may lower the cost.
 hasher = PasswordHasher()
@@ -58,6 +59,17 @@ def _check_role_combination(role_set) -> None:
     problem = role_combination_problem(role_set)
     if problem:
         raise AccountError(problem, "roles")
+
+
+def _check_one_line(**texts: str | None) -> None:
+    """Names are one line wherever they come from (a form, `flask users create`): a line break stored in a name
+    would reach every message and document that prints it. Raises AccountError for the first that is not."""
+    for field, value in texts.items():
+        problem = one_line_problem(value, what=field.capitalize())
+        if problem:
+            raise AccountError(problem, field)
+
+
 def _check_one_president(user: User | None, is_president: bool) -> None:
     """There is one FIDE President at a time (Gambit's rule: the President alone may decide for the Board)."""
     if not is_president:
@@ -75,8 +87,10 @@ def create_user(*, email: str, password: str, name: str, roles: Iterable[Role | 
                 organisation: str = "", federation: str | None = None, applicant_type: str | None = None,
                 is_president: bool = False, min_password_length: int = 12, confirmed: bool = True) -> User:
     """Create an account. Raises AccountError (with the field) for a taken email, a weak password, an unknown
-    role, a malformed federation code, or a President who is not a board member or not the only one. With
+    role, a malformed federation code, a name or organisation with a line break or a control character, or a
+    President who is not a board member or not the only one. With
     `confirmed=False` (self-registration) the account stays inactive until its address is confirmed."""
+    _check_one_line(name=name, organisation=organisation)
     email = normalise_email(email)
     if find_user_by_email(email):
         raise AccountError(f"An account with the email {email} already exists; log in instead.", "email")
@@ -124,7 +138,8 @@ def register_bidder(*, email: str, password: str, name: str, organisation: str, 
     address already has one: the caller answers the same either way, so the form does not tell which addresses
     have accounts, and emails the owner a note instead. An account never confirmed within `confirm_window` is
     registered afresh. Raises AccountError for input wrong whoever owns the address (weak password, federation
-    code, applicant type)."""
+    code, applicant type, a name or organisation that is not one line)."""
+    _check_one_line(name=name, organisation=organisation)
     if applicant_type not in ("federation", "sponsor"):
         raise AccountError("Choose whether you bid as a member federation or as a sponsor.",
                            "applicant_type")
@@ -196,6 +211,21 @@ def confirm_email(token: str, *, secret: str, max_age: timedelta, now: datetime)
     user.active = True
     db.session.flush()
     audit.record("user.email_confirmed", user, actor=user, now=now, data={"email": user.email})
+    return user
+
+
+def confirm_by_secretariat(user: User, *, actor: User, now: datetime) -> User:
+    """The secretariat confirms a registration whose owner cannot follow the emailed link (mail is off, or the
+    message did not arrive): the address counts as confirmed and the account opens, as the link would have done.
+    Two confirmations at once: one changes the account, the other is refused. Raises AccountError when the address
+    is confirmed already. Writes `user.confirmed_by_secretariat` to the audit log."""
+    done = rowcount(db.session.execute(
+        update(User).where(User.id == user.id, User.email_confirmed_at.is_(None))
+        .values(email_confirmed_at=now, active=True).execution_options(synchronize_session=False)))
+    if not done:
+        raise AccountError(f"{user.email} is confirmed already: nothing changed.")
+    db.session.refresh(user)
+    audit.record("user.confirmed_by_secretariat", user, actor=actor, now=now, data={"email": user.email})
     return user
 
 

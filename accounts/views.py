@@ -20,7 +20,7 @@ from core.audit_views import (
     register_audit_sign_ins,
 )
 from core.auth import Role, login_manager, roles_required
-from core.bare import is_bare
+from core.bare import is_bare, session_limit
 from core.db import db, reads_first, utcnow, writes_on_get, writing
 from core.limiter import rate_limited
 from core.urls import external_url, path_for, safe_next
@@ -48,7 +48,7 @@ def _enforce_session_timeouts():
     started = session.get("login_at")
     seen = session.get("seen_at")
     idle = timedelta(minutes=current_app.config["SESSION_IDLE_MINUTES"])
-    absolute = timedelta(hours=current_app.config["SESSION_ABSOLUTE_HOURS"])
+    absolute = session_limit(current_app.config)
     expired = (started is None or now - datetime.fromisoformat(started) > absolute
                or (seen is not None and now - datetime.fromisoformat(seen) > idle))
     # Flask-Login's "strong" protection drops a session presented from another browser or address, but not a
@@ -75,6 +75,7 @@ def _start_session(user: User) -> None:
     now = utcnow().isoformat()
     session["login_at"] = now
     session["seen_at"] = now
+    # Permanent, so that the cookie carries an expiry: the session's limit (core.bare.SessionInterface), no more.
     session.permanent = True
 
 
@@ -99,10 +100,20 @@ def register():
             _registration_mail(user, created, now)  # in the registration's transaction: it commits with it
             db.session.commit()
             # The same answer whether the address was free or taken: only its owner learns which, by email.
-            flash(f"Check your email: we sent a message to {user.email}. Follow the link in it to confirm the "
-                  "address and open your account.", "info")
+            flash(_registered_message(user.email), "info")
             return redirect(url_for("core.home"))
     return render_template("accounts/register.html", form=form), 200 if request.method == "GET" else 422
+
+
+def _registered_message(email: str) -> str:
+    """What the page says after a registration, true of a free and of a taken address alike. With mail off
+    (MAIL_ENABLED unset) the message waits in the outbox: the page says so, and who can open the account meanwhile."""
+    if current_app.config.get("MAIL_ENABLED"):
+        return (f"Check your email: we sent a message to {email}. Follow the link in it to confirm the address and "
+                "open your account.")
+    return (f"Your registration is received. This site is not sending email at the moment: the message to {email} "
+            "with the link that confirms the address will be sent when mail is available. Meanwhile the FIDE "
+            "secretariat can confirm your account; you can log in once it is confirmed.")
 
 
 def _confirm_window() -> timedelta:
@@ -342,6 +353,22 @@ def set_active(user_id: int):
     return redirect(url_for("accounts.users"))
 
 
+@bp.route("/admin/users/<int:user_id>/confirm", methods=["POST"])
+@roles_required(Role.ADMIN)
+def confirm_user(user_id: int):
+    user = db.session.get(User, user_id) or abort(404)
+    try:
+        services.confirm_by_secretariat(user, actor=current_user, now=utcnow())
+    except services.AccountError as exc:
+        db.session.rollback()
+        flash(str(exc), "error")
+    else:
+        db.session.commit()
+        flash(f"{user.email} is confirmed and the account of {user.organisation or user.name} is open: "
+              f"{user.name} can log in.", "success")
+    return redirect(url_for("accounts.edit_user", user_id=user_id))
+
+
 # ------------------------------------------------------------------------------------- the audit log's words
 
 register_audit_link("User", pages_of(User, "accounts.edit_user", "user_id"))
@@ -354,6 +381,8 @@ register_audit_actions({
     "user.register_again": "registered again as {object}, an account already confirmed",
     "user.register_taken": "refused a registration with {email}, the address of {object}",
     "user.email_confirmed": "confirmed {email} as the address of {object}", "user.login": "signed in",
+    "user.confirmed_by_secretariat": "confirmed {email} as the address of {object} for its owner, without the "
+                                     "emailed link, and opened the account",
     "user.sessions_ended": "ended every session of {object} ({reason})",
     "user.activate": "activated the account of {object}", "user.deactivate": "deactivated the account of {object}",
     "user.roles": "changed the roles of {object}", "user.api_token": "issued an API token to {object}",

@@ -41,7 +41,7 @@ from bids.data import (
     RoomRate,
 )
 from core.money import amount_str
-from core.validators import EMAIL_MAX_CHARS, NoSuchDayError, NotADateError, parse_amount, parse_day
+from core.validators import EMAIL_MAX_CHARS, NoSuchDayError, NotADateError, breaks_the_line, parse_amount, parse_day
 
 # Whole numbers are stored in integer columns: anything beyond this is not a count of stars or inspectors.
 INT_IMPORT_MAX = 2**31 - 1
@@ -97,9 +97,11 @@ def _text_rules(limit: int, *, one_line: bool = False) -> Callable[[str | None],
             raise _problem(f"at most {limit} characters, got {len(value)}")
         if "\x00" in value:
             raise _problem("contains a NUL character, which cannot be stored; remove it")
-        bad = next((ch for ch in value if ord(ch) < 32 and (one_line or ch not in "\t\n\r")), None)
+        # A one-line field refuses what the forms refuse (core.forms.BaseForm): any control character, and U+2028/9.
+        bad = next((ch for ch in value if (breaks_the_line(ch) if one_line else ord(ch) < 32 and ch not in "\t\n\r")),
+                   None)
         if bad is not None:
-            what = "a line break" if bad in "\r\n" else f"the control character U+{ord(bad):04X}"
+            what = "a line break" if bad in "\r\n\u2028\u2029" else f"the control character U+{ord(bad):04X}"
             raise _problem(f"contains {what}, which has no place in this one-line field; remove it" if one_line
                            else f"contains {what}, which cannot be shown or printed; remove it")
         return value or None  # blank text is not filled in
@@ -140,7 +142,8 @@ def _amount_json(value: Decimal | None) -> str | None:
 
 
 _TEXT_TYPE = _expected(lambda v: f"expected text or null, got {_show(v)}")
-Text = Annotated[StrictStr | None, _TEXT_TYPE, AfterValidator(_text_rules(TEXT_MAX_CHARS))]
+# Text is what the bid form asks in a single-line field (names, places, codes): one line, as there (issue 35).
+Text = Annotated[StrictStr | None, _TEXT_TYPE, AfterValidator(_text_rules(TEXT_MAX_CHARS, one_line=True))]
 LongText = Annotated[StrictStr | None, _TEXT_TYPE, AfterValidator(_text_rules(EVALUATION_MAX_CHARS))]
 Email = Annotated[StrictStr | None, _TEXT_TYPE, AfterValidator(_text_rules(EMAIL_MAX_CHARS, one_line=True))]
 # Decimal, read only from a string of plain digits (core.validators.parse_amount): a JSON number, a float above

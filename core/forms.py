@@ -1,12 +1,15 @@
-"""BaseForm: every form strips surrounding whitespace and carries CSRF (Flask-WTF), its hidden token without an id."""
+"""BaseForm: every form strips surrounding whitespace and carries CSRF (Flask-WTF), its hidden token without an id;
+no field takes a NUL, and no single-line text field a line break or a control character."""
 
 from __future__ import annotations
 
 from flask_wtf import FlaskForm
-from wtforms import FieldList, FormField
+from wtforms import FieldList, FormField, HiddenField, PasswordField, StringField, TextAreaField
 from wtforms.csrf.core import CSRFTokenField
 from wtforms.fields.choices import SelectChoice
 from wtforms.validators import StopValidation
+
+from core.validators import one_line_problem
 
 
 def strip(value):
@@ -48,6 +51,14 @@ def _text_fields(form):
             yield field
 
 
+def is_single_line(field) -> bool:
+    """A text field a person types one line into: every StringField but a text area, a password (never quoted back
+    on a page) and a hidden field (written by the page, not typed), whose value is text (an amount field's is a
+    Decimal, and its own parser refuses what is not an amount). Raises nothing."""
+    return (isinstance(field, StringField) and not isinstance(field, (TextAreaField, PasswordField, HiddenField))
+            and (field.data is None or isinstance(field.data, str)))
+
+
 class BaseForm(FlaskForm):
     class Meta(FlaskForm.Meta):
         def bind_field(self, form, unbound_field, options):
@@ -74,13 +85,21 @@ class BaseForm(FlaskForm):
             f.label.text = fill(f.label.text)
 
     def validate(self, extra_validators=None) -> bool:
-        """The fields' own checks, then one for every form: no NUL character (PostgreSQL cannot store it)."""
+        """The fields' own checks, then two for every form, so that a new form has them by construction: no NUL
+        character in any field (PostgreSQL cannot store it), and no line break or control character in a
+        single-line text field (is_single_line: core.validators.one_line_problem)."""
         valid = super().validate(extra_validators)
         for field in _text_fields(self):
             raw = field.raw_data[0] if field.raw_data else None
             if isinstance(raw, str) and "\x00" in raw:
                 field.errors = [*field.errors, NUL_MESSAGE]
                 valid = False
+            elif isinstance(raw, str) and is_single_line(field):
+                # What is kept once surrounding whitespace is stripped (a trailing newline is harmless).
+                problem = one_line_problem(field.data if isinstance(field.data, str) else raw.strip())
+                if problem:
+                    field.errors = [*field.errors, problem]
+                    valid = False
         return valid
 
     def error_list(self) -> list[tuple[str, str, str]]:

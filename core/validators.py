@@ -1,4 +1,5 @@
-"""The validators every package shares: country codes, e-mail addresses, amounts in euros, YYYY-MM-DD days.
+"""The validators every package shares: one-line text, country codes, e-mail addresses, amounts in euros, YYYY-MM-DD
+days.
 
 Pure functions of what a person or a file gave; no domain here. A predicate answers True or False; a parser
 returns the value or raises ValueError with a sentence for the person, so a form, a file import and a query
@@ -9,6 +10,7 @@ problem it is (`NotADateError`, `NoSuchDayError`) and limits and examples are pa
 from __future__ import annotations
 
 import re
+import unicodedata
 from datetime import date, timedelta
 from decimal import Decimal
 from functools import lru_cache
@@ -18,6 +20,39 @@ from babel import Locale
 from email_validator import EmailNotValidError, validate_email
 
 from core.money import CENTS, format_day
+
+# --------------------------------------------------------------------------------------------- one line
+
+# Unicode's own line and paragraph separators break a line as \r and \n do, though they are not control characters.
+_LINE_SEPARATORS = frozenset("\u2028\u2029")
+QUOTED_MAX_CHARS = 80  # what a refusal quotes of a long entry
+
+
+def breaks_the_line(char: str) -> bool:
+    """Whether `char` has no place in a one-line text (a name, a title): a control character (Unicode category Cc:
+    \r, \n, tab, escape, NUL, ...) or a line or paragraph separator (U+2028, U+2029). Raises nothing."""
+    return unicodedata.category(char) == "Cc" or char in _LINE_SEPARATORS
+
+
+def shown_typed(value: str) -> str:
+    """`value` as a refusal quotes it: each character that breaks the line written as its escape (\r, \n, \t,
+    \x1b, \u2028), so the quote shows what was typed on one line; cut at QUOTED_MAX_CHARS. Raises nothing."""
+    named = {"\r": "\\r", "\n": "\\n", "\t": "\\t"}
+    out = "".join(named.get(c) or (f"\\x{ord(c):02x}" if ord(c) < 0x100 else f"\\u{ord(c):04x}")
+                  if breaks_the_line(c) else c for c in value)
+    return out if len(out) <= QUOTED_MAX_CHARS else out[:QUOTED_MAX_CHARS] + "…"
+
+
+def one_line_problem(value: object, *, what: str = "") -> str | None:
+    """Why `value` cannot be a one-line text (a name, a title, any single-line field), or None when it can; the
+    sentence starts with `what` ("Name") when given, for a refusal read away from its field (the command line).
+    A line break in a name would otherwise reach the header or the body of a message (a "Bcc:" line) and every
+    document that prints it. Raises nothing."""
+    if not isinstance(value, str) or not any(breaks_the_line(c) for c in value):
+        return None
+    write = f"{what}: write it" if what else "Write this"
+    return f"{write} on one line, without line breaks or control characters (you entered “{shown_typed(value)}”)."
+
 
 # ---------------------------------------------------------------------------------------------- countries
 

@@ -53,6 +53,7 @@ MATRIX: dict[str, list[tuple[str, str, dict[str, int]]]] = {
                            ("POST", "/admin/users/{other_user}", only(("admin",), 422)),
                            ("GET", "/admin/users/999999", only(("admin",), 404))],
     "accounts.set_active": [("POST", "/admin/users/{other_user}/active", only(("admin",), 302))],
+    "accounts.confirm_user": [("POST", "/admin/users/{other_user}/confirm", only(("admin",), 302))],
     # The outbox is the secretariat's: every message Gambit wrote, with its delivery.
     "outbox.index": [("GET", "/admin/outbox/", only(("admin",)))],
     "outbox.view": [("GET", "/admin/outbox/999999", only(("admin",), 404))],

@@ -113,3 +113,12 @@ def test_a_line_break_in_the_contact_email_is_refused(runner, tmp_path, event, r
     output = _refused(runner, tmp_path,
                       valid_bid_json(reg) | {"contact_email": "a@example.org\nBcc: x@example.org"})
     assert "contact_email: contains a line break, which has no place in this one-line field; remove it" in output
+
+
+
+def test_a_line_break_in_a_name_is_refused_as_on_the_form(runner, tmp_path, event, reg, make):
+    make.user(roles=("admin",))
+    for field, typed in (("contact_name", "Eve\r\nBcc: evil@example.org"),
+                         ("applicant_name", "Federation\u2028Bcc: evil@example.org")):
+        output = _refused(runner, tmp_path, valid_bid_json(reg) | {field: typed})
+        assert f"{field}: contains a line break, which has no place in this one-line field; remove it" in output

@@ -53,6 +53,7 @@ NO_TEXT_FIELDS = {
     "accounts.revoke_token": "a button",
     "accounts.edit_user": "roles (checkboxes), federation (select), president (checkbox)",
     "accounts.set_active": "a button",
+    "accounts.confirm_user": "a button",
     "events.change_status": "buttons",
     "bids.new": "a button",
     "bids.upload": "a file",
@@ -312,7 +313,14 @@ def test_forms_without_text_fields_have_none(app, world):
         failed.status = "failed"
         db.session.commit()
         message = failed.id
-    pages = {ADMIN_EMAIL: ["/", "/account", "/admin/users", f"/admin/users/{other}", "/events/fwwcm-2015",
+        # a registration not yet confirmed: its page offers "Confirm the address and open the account"
+        from accounts.services import create_user
+
+        unconfirmed = create_user(email="unconfirmed@example.org", password="a long pass phrase 42", name="Eve",
+                                  roles=["bidder"], actor=None, now=utcnow(), confirmed=False).id
+        db.session.commit()
+    pages = {ADMIN_EMAIL: ["/", "/account", "/admin/users", f"/admin/users/{other}", f"/admin/users/{unconfirmed}",
+                           "/events/fwwcm-2015",
                            "/events/fwwcm-practice", "/bids/", f"/bids/{draft}", f"/bids/{draft}/edit/commitments",
                            f"/bids/{draft}/edit/signature", "/admin/events/fwwcm-2015/paper-bid",
                            f"/bids/{bid_of_contract}/contract/new",
