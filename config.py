@@ -132,6 +132,12 @@ class Config:
         # How long the link that confirms a registration's address stays valid.
         self.CONFIRM_EMAIL_HOURS = _int("CONFIRM_EMAIL_HOURS", 48)
         self.LOGIN_RATE_LIMIT = os.environ.get("LOGIN_RATE_LIMIT", "10 per minute;50 per hour")
+        # Forgotten passwords: how long the emailed link works (it works once), and how often a link may be asked
+        # for, per client address and per email address (so one mailbox is not flooded from many clients).
+        self.PASSWORD_RESET_HOURS = _int("PASSWORD_RESET_HOURS", 1)
+        self.PASSWORD_RESET_RATE_LIMIT = os.environ.get("PASSWORD_RESET_RATE_LIMIT", "5 per minute;20 per hour")
+        self.PASSWORD_RESET_ADDRESS_RATE_LIMIT = os.environ.get("PASSWORD_RESET_ADDRESS_RATE_LIMIT",
+                                                                "3 per hour;10 per day")
         self.REGISTER_RATE_LIMIT = os.environ.get("REGISTER_RATE_LIMIT", "5 per minute;30 per hour")
         # A stolen session must not be able to guess the current password, nor mint tokens without end.
         self.PASSWORD_CHANGE_RATE_LIMIT = os.environ.get("PASSWORD_CHANGE_RATE_LIMIT", "5 per minute;20 per hour")

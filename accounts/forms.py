@@ -76,6 +76,19 @@ class ChangePasswordForm(BaseForm):
             raise ValidationError(problem)
 
 
+class ForgotPasswordForm(BaseForm):
+    email = EmailField("Email", validators=[DataRequired("Enter your email address."),
+                                            Email("Enter a valid email address, like name@example.org."),
+                                            Length(max=254)],
+                       description="The address of your account: we email it a link to set a new password.")
+
+
+class ResetPasswordForm(ChangePasswordForm):
+    """The new password twice, judged as a password change judges it; the emailed link stands for the current
+    password."""
+    current_password = None
+
+
 class EmptyForm(BaseForm):
     """A form with only its CSRF token: for buttons that change state."""
 

@@ -13,7 +13,7 @@ from typing import Any
 
 from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError
-from itsdangerous import BadSignature, SignatureExpired, URLSafeTimedSerializer
+from itsdangerous import BadSignature, SignatureExpired, TimestampSigner, URLSafeTimedSerializer
 from sqlalchemy import select, update
 from sqlalchemy.exc import IntegrityError
 
@@ -226,6 +226,86 @@ def confirm_by_secretariat(user: User, *, actor: User, now: datetime) -> User:
         raise AccountError(f"{user.email} is confirmed already: nothing changed.")
     db.session.refresh(user)
     audit.record("user.confirmed_by_secretariat", user, actor=actor, now=now, data={"email": user.email})
+    return user
+
+
+RESET_SALT = "gambit-reset-password"
+RESET_LINK_GONE = "This link to set a new password no longer works. Ask for a new one on the sign-in page."
+
+
+def _password_fingerprint(user: User) -> str:
+    # The link is signed over the password's hash: once a password is set (by this link or any other way), the
+    # hash changes and every link sent before stops working, so a link is good for one use.
+    return hashlib.sha256(f"{user.id}:{user.password_hash}".encode()).hexdigest()[:32]
+
+
+def _reset_serializer(secret: str, signed_at: datetime | None = None) -> URLSafeTimedSerializer:
+    class Signer(TimestampSigner):
+        def get_timestamp(self) -> int:
+            return int(signed_at.timestamp()) if signed_at is not None else super().get_timestamp()
+
+    return URLSafeTimedSerializer(secret, salt=RESET_SALT, signer=Signer)
+
+
+def request_password_reset(email: str, *, now: datetime) -> User | None:
+    """Someone asks for a link to set a new password for `email`. Returns the account to email the link to
+    (`password_reset_token`), or None for an address with no active account: the caller answers the same either
+    way and sends nothing then, so the form tells nobody which addresses have accounts. Writes
+    `user.password_reset_requested` for an active account. Raises nothing."""
+    user = find_user_by_email(email)
+    if user is None or not user.active:
+        return None
+    audit.record("user.password_reset_requested", user, actor=None, now=now, data={"email": user.email})
+    return user
+
+
+def password_reset_token(user: User, *, secret: str, now: datetime) -> str:
+    """A signed link token, dated `now`, that lets its holder set `user`'s password once: it names the account
+    and a fingerprint of its password hash, so setting the password makes it (and every older one) void."""
+    return _reset_serializer(secret, now).dumps({"user": user.id, "pw": _password_fingerprint(user)})
+
+
+def user_for_reset_token(token: str, *, secret: str, max_age: timedelta, now: datetime) -> User:
+    """The active account whose password the link may set. Raises AccountError when the link was altered or cut
+    short, is older than `max_age`, was used already (the password changed since), or its account is gone or
+    deactivated; the last two get one neutral message, which does not say whether the account exists."""
+    try:
+        data, signed = _reset_serializer(secret).loads(token, return_timestamp=True)
+    except BadSignature:
+        raise AccountError("This link to set a new password is not valid: it was changed or cut short. Open the link "
+                           "from the email as it is.") from None
+    if now - signed > max_age:
+        hours = max_age.total_seconds() / 3600
+        raise AccountError(f"This link to set a new password has expired (links are valid for {hours:g} hour"
+                           f"{'' if hours == 1 else 's'}): ask for a new one on the sign-in page.")
+    user = db.session.get(User, data.get("user")) if isinstance(data, dict) and isinstance(data.get("user"), int) \
+        else None
+    if user is None or not user.active or not secrets.compare_digest(_password_fingerprint(user),
+                                                                     str(data.get("pw"))):
+        raise AccountError(RESET_LINK_GONE)
+    return user
+
+
+def reset_password(token: str, *, new: str, secret: str, max_age: timedelta, now: datetime,
+                   min_password_length: int = 12) -> User:
+    """Set a new password with an emailed link: the link stops working, every session of the account ends and
+    every API token is revoked. Raises AccountError as `user_for_reset_token` does, or with the field
+    `new_password` for a weak password. Writes `user.password_reset` to the audit log."""
+    user = user_for_reset_token(token, secret=secret, max_age=max_age, now=now)
+    problem = password_problem(new, min_length=min_password_length, email=user.email)
+    if problem:
+        raise AccountError(problem, "new_password")
+    # A compare-and-swap on the hash the link was checked against: of two uses of one link at once, one sets the
+    # password and the other is refused, as a link used before is.
+    result = db.session.execute(update(User).where(User.id == user.id, User.password_hash == user.password_hash)
+                                .values(password_hash=hasher.hash(new), password_changed_at=now)
+                                .execution_options(synchronize_session=False))
+    if rowcount(result) != 1:
+        raise AccountError(RESET_LINK_GONE)
+    db.session.refresh(user)
+    revoke_all_tokens(user, actor=user, now=now, reason="password reset")
+    end_sessions(user, actor=user, now=now, reason="password reset")
+    audit.record("user.password_reset", user, actor=user, now=now, data={"email": user.email})
     return user
 
 

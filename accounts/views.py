@@ -9,8 +9,18 @@ from flask_login import current_user, login_required, login_user, logout_user
 from sqlalchemy import select
 
 from accounts import queries, services
-from accounts.forms import ChangePasswordForm, EmptyForm, LoginForm, RegistrationForm, UserEditForm, UserForm
+from accounts.forms import (
+    ChangePasswordForm,
+    EmptyForm,
+    ForgotPasswordForm,
+    LoginForm,
+    RegistrationForm,
+    ResetPasswordForm,
+    UserEditForm,
+    UserForm,
+)
 from accounts.models import User, UserRole
+from accounts.rules import normalise_email
 from core import outbox
 from core.audit_views import (
     pages_of,
@@ -22,7 +32,7 @@ from core.audit_views import (
 from core.auth import Role, login_manager, roles_required
 from core.bare import is_bare, session_limit
 from core.db import db, reads_first, utcnow, writes_on_get, writing
-from core.limiter import rate_limited
+from core.limiter import hit_limit, rate_limited
 from core.urls import external_url, path_for, safe_next
 from core.views import HEALTH_PATHS
 
@@ -189,6 +199,88 @@ def login():
             return redirect(safe_next(request.args.get("next")) or url_for("core.home"))
     status = 200 if request.method == "GET" else 422
     return render_template("accounts/login.html", form=form), status
+
+
+def _reset_window() -> timedelta:
+    return timedelta(hours=current_app.config["PASSWORD_RESET_HOURS"])
+
+
+def _reset_sent_message(email: str) -> str:
+    hours = current_app.config["PASSWORD_RESET_HOURS"]
+    return (f"If {email} is the address of an active account, we have emailed it a link to set a new password. "
+            f"The link works once, for {hours} hour{'' if hours == 1 else 's'}.")
+
+
+@bp.route("/password/forgot", methods=["GET", "POST"])
+@rate_limited("accounts.forgot_password", "PASSWORD_RESET_RATE_LIMIT")
+def forgot_password():
+    if current_user.is_authenticated:
+        return redirect(url_for("accounts.account"))
+    form = ForgotPasswordForm()
+    if form.validate_on_submit():
+        email = normalise_email(form.email.data)
+        # Per address as well as per client: links sent to one mailbox from many clients stay few.
+        if not hit_limit("password-reset-address", email, current_app.config["PASSWORD_RESET_ADDRESS_RATE_LIMIT"]):
+            abort(429)
+        now = utcnow()
+        user = services.request_password_reset(email, now=now)
+        if user is not None:
+            _password_reset_mail(user, now)  # in the request's transaction: it commits with it
+        db.session.commit()
+        # The same answer whether or not the address has an account: only its owner learns which, by email.
+        flash(_reset_sent_message(email), "info")
+        return redirect(url_for("accounts.login"))
+    return render_template("accounts/forgot_password.html", form=form,
+                           hours=current_app.config["PASSWORD_RESET_HOURS"]), \
+        200 if request.method == "GET" else 422
+
+
+def _password_reset_mail(user: User, now) -> None:
+    hours = current_app.config["PASSWORD_RESET_HOURS"]
+    link = external_url("accounts.reset_password", token=services.password_reset_token(
+        user, secret=current_app.config["SECRET_KEY"], now=now))
+    body = (f"Hello {user.name},\n\nSomeone, we hope you, asked to set a new password for your Gambit account. To "
+            f"choose one, follow this link within {hours} hour{'' if hours == 1 else 's'}; it works once:\n\n"
+            f"{link}\n\nSetting the password logs the account out everywhere and revokes its API tokens.\n\n"
+            "If you did not ask, ignore this message: your password stays as it is.\n")
+    outbox.queue(user.email, "Set a new password for your Gambit account", body, kind="account.password_reset",
+                 now=now, about=outbox.About("user", user.id, user.email,
+                                             path_for("accounts.edit_user", user_id=user.id)),
+                 user_id=user.id)
+
+
+@bp.route("/password/reset/<token>", methods=["GET", "POST"])
+@rate_limited("accounts.reset_password", "PASSWORD_RESET_RATE_LIMIT")
+def reset_password(token: str):
+    secret, window = current_app.config["SECRET_KEY"], _reset_window()
+    try:
+        account = services.user_for_reset_token(token, secret=secret, max_age=window, now=utcnow())
+    except services.AccountError as exc:
+        db.session.rollback()
+        return render_template("accounts/reset_password.html", problem=str(exc), form=None, account=None), 400
+    form = ResetPasswordForm(min_password_length=_min_length(), email=account.email)
+    form.new_password.description = f"At least {_min_length()} characters, not a common password."
+    if form.validate_on_submit():
+        try:
+            services.reset_password(token, new=form.new_password.data, secret=secret, max_age=window, now=utcnow(),
+                                    min_password_length=_min_length())
+        except services.AccountError as exc:
+            db.session.rollback()
+            if exc.field is None:
+                return render_template("accounts/reset_password.html", problem=str(exc), form=None,
+                                       account=None), 400
+            form[exc.field].errors.append(str(exc))
+        else:
+            db.session.commit()
+            # Whoever was signed in in this browser (this account, whose sessions have ended, or another) is not
+            # any more: the new password is used to log in.
+            logout_user()
+            session.clear()
+            flash("Your new password is set. Log in with it: every session of the account has ended and its API "
+                  "tokens are revoked.", "success")
+            return redirect(url_for("accounts.login"))
+    status = 200 if request.method == "GET" else 422
+    return render_template("accounts/reset_password.html", problem=None, form=form, account=account), status
 
 
 @bp.route("/logout", methods=["POST"])
@@ -387,4 +479,6 @@ register_audit_actions({
     "user.activate": "activated the account of {object}", "user.deactivate": "deactivated the account of {object}",
     "user.roles": "changed the roles of {object}", "user.api_token": "issued an API token to {object}",
     "user.api_token_revoke": "revoked an API token of {object}",
-    "user.api_tokens_revoked": "revoked every API token of {object} ({reason})"})
+    "user.api_tokens_revoked": "revoked every API token of {object} ({reason})",
+    "user.password_reset_requested": "emailed {object} a link to set a new password",
+    "user.password_reset": "set a new password for {object} with an emailed link"})

@@ -8,9 +8,12 @@ and create_app applies them: each blueprint holding a limited view gets one limi
 
 from __future__ import annotations
 
+import hashlib
+
 from flask import current_app, request
 from flask_limiter import Limiter
 from flask_limiter.util import get_remote_address
+from limits import parse_many
 
 MEMORY_STORE_WARNING = (
     "Rate limits are counted in this process's memory (no REDIS_URL): if the app runs in several worker "
@@ -38,6 +41,18 @@ def requested_limit() -> str:
     if found is None or request.method not in found[1]:
         return ""
     return current_app.config[found[0]]
+
+
+def hit_limit(scope: str, key: str, limit: str) -> bool:
+    """Count one try against `limit` ("3 per hour;10 per day", from the settings) for `key` (an email address:
+    what no client address identifies) in the app's limiter, so the count is shared as the others are (Redis).
+    Returns False when a window is full (the caller refuses); True, counting nothing, when limits are off. The key
+    is stored as a digest only."""
+    limiter: Limiter = current_app.extensions["gambit_limiter"]
+    if not limiter.enabled or not limit:
+        return True
+    digest = hashlib.sha256(key.encode()).hexdigest()
+    return all([limiter.limiter.hit(item, scope, digest) for item in parse_many(limit)])
 
 
 def init_limiter(app) -> Limiter:

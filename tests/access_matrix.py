@@ -41,6 +41,12 @@ MATRIX: dict[str, list[tuple[str, str, dict[str, int]]]] = {
     "accounts.confirm_email": [("GET", "/register/confirm/not-a-token", {"anon": 400,
                                                                         **dict.fromkeys(ROLES[1:], 302)})],
     "accounts.login": [("GET", "/login", everyone(200)), ("POST", "/login", everyone(422))],
+    # a forgotten password: whoever is logged in is sent to the account page (change it there); the link answers
+    # the same to everyone, and a link that is not one is refused
+    "accounts.forgot_password": [("GET", "/password/forgot", {"anon": 200, **dict.fromkeys(ROLES[1:], 302)}),
+                                 ("POST", "/password/forgot", {"anon": 422, **dict.fromkeys(ROLES[1:], 302)})],
+    "accounts.reset_password": [("GET", "/password/reset/not-a-token", everyone(400)),
+                                ("POST", "/password/reset/not-a-token", everyone(400))],
     "accounts.logout": [("POST", "/logout", logged_in(302))],
     "accounts.account": [("GET", "/account", logged_in(200))],
     "accounts.change_password": [("POST", "/account/password", logged_in(422))],

@@ -92,6 +92,20 @@ class World:
             assert login(client, email).status_code == 302
         return client
 
+    # ---- accounts
+
+    def password_reset_page(self) -> str:
+        """The page an emailed link to set the admin's password leads to (with no field filled in, every post
+        of one bad value is refused, so the link stays good for the next)."""
+        from accounts.models import User
+        from accounts.services import password_reset_token
+        from core.db import db, utcnow
+
+        with self.app.app_context():
+            token = password_reset_token(db.session.get(User, self.admin_id), secret=self.app.config["SECRET_KEY"],
+                                         now=utcnow())
+        return f"/password/reset/{token}"
+
     # ---- bids
 
     def admin_declared(self, url: str, *, event: int | None = None) -> str:

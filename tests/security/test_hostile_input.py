@@ -96,6 +96,8 @@ def _scorecard_page(w: World) -> str:
 TARGETS = {
     "accounts.login": (None, _page("/login"), "accounts.login", {}),
     "accounts.register": (None, _page("/register"), "accounts.register", {}),
+    "accounts.forgot_password": (None, _page("/password/forgot"), "accounts.forgot_password", {}),
+    "accounts.reset_password": (None, World.password_reset_page, "accounts.reset_password", {}),
     "accounts.change_password": (ADMIN_EMAIL, _page("/account"), "accounts.change_password",
                                  {"current_password": DEMO_PASSWORD}),
     "accounts.new_user": (ADMIN_EMAIL, _page("/admin/users/new"), "accounts.new_user", {"roles": "bidder"}),
