@@ -9,7 +9,9 @@ mutmut keys its cache of results on the tests selected, so running another modul
 why each module's score is written as soon as its run ends. Slow by nature (minutes per module), so not part of
 `make test`: run it before a release. MUTATE_JOBS (default 1) mutants run at once.
 
-Usage: .venv/bin/python .ci/mutate.py [MODULE ...]   (no MODULE: every one, in the order below; `--list` names them)
+Usage: .venv/bin/python .ci/mutate.py [--again] [MODULE ...]
+  no MODULE: every one, in the order below (`--list` names them); `--again`: only the mutants that survived the
+  module's last run (after tests were added), its other verdicts kept.
 """
 
 from __future__ import annotations
@@ -105,24 +107,30 @@ def _where_and_what(key: str, path: Path) -> tuple[int, str]:
     return line, re.sub(r"\s+", " ", what)
 
 
-def report(name: str, scope: Scope) -> str:
+def _statuses(scope: Scope) -> dict[str, tuple[str, str]]:
+    """{mutant key: (status, file)} of the scope's mutants, as mutmut recorded them."""
     from mutmut.mutation.data import SourceFileMutationData
     from mutmut.stats import status_by_exit_code
     from mutmut.utils.file_utils import walk_mutatable_files
 
-    counts: dict[str, int] = {}
-    survivors: list[tuple[str, int, str, str]] = []
+    out = {}
     for path in walk_mutatable_files():
         data = SourceFileMutationData(path=path)
         data.load()
-        for key, code in sorted(data.exit_code_by_key.items()):
-            if not any(fnmatch.fnmatchcase(key, pattern) for pattern in scope.mutants):
-                continue
-            status = status_by_exit_code[code]
-            counts[status] = counts.get(status, 0) + 1
-            if status not in KILLED:
-                line, what = _where_and_what(key, Path(path))
-                survivors.append((str(path), line, what, f"{status} ({key})"))
+        for key, code in data.exit_code_by_key.items():
+            if any(fnmatch.fnmatchcase(key, pattern) for pattern in scope.mutants):
+                out[key] = (status_by_exit_code[code], str(path))
+    return out
+
+
+def report(name: str, scope: Scope, statuses: dict[str, tuple[str, str]]) -> str:
+    counts: dict[str, int] = {}
+    survivors: list[tuple[str, int, str, str]] = []
+    for key, (status, path) in sorted(statuses.items()):
+        counts[status] = counts.get(status, 0) + 1
+        if status not in KILLED:
+            line, what = _where_and_what(key, Path(path))
+            survivors.append((path, line, what, f"{status} ({key})"))
     total = sum(counts.values())
     killed = sum(n for status, n in counts.items() if status in KILLED)
     score = f"{killed}/{total} ({100 * killed / total:.1f}%)" if total else "0/0"
@@ -133,22 +141,40 @@ def report(name: str, scope: Scope) -> str:
     return "\n".join(lines) + "\n"
 
 
-def run(name: str, scope: Scope, jobs: int) -> str:
+def run(name: str, scope: Scope, jobs: int, *, again: bool = False) -> str:
+    """Run the module's mutants (`again`: only those that survived its last run, the other verdicts kept: adding
+    tests kills mutants, it never brings one back) and write its score."""
+    import json
+
     from mutmut.__main__ import cli
     from mutmut.configuration import config
+
+    kept = Path("mutants") / f"score-{name.replace('/', '-')}.json"
+    before: dict[str, tuple[str, str]] = {}
+    mutants = list(scope.mutants)
+    if again:
+        if not kept.exists():
+            raise SystemExit(f"{name}: no earlier run to take the survivors of ({kept}); run it whole first")
+        before = {k: tuple(v) for k, v in json.loads(kept.read_text()).items()}  # type: ignore[misc]
+        mutants = sorted(k for k, (status, _) in before.items() if status not in KILLED)
+        if not mutants:
+            print(f"{name}: no survivor to run again", flush=True)
 
     present = [t for t in scope.tests if Path(t.split("::")[0]).exists()]
     if len(present) < len(scope.tests):  # a checkout from before those tests were written (a "before" figure)
         print(f"{name}: not present, left out: {', '.join(sorted(set(scope.tests) - set(present)))}", flush=True)
     config().pytest_add_cli_args_test_selection = present
-    try:
-        cli.main(["run", "--max-children", str(jobs), *scope.mutants], standalone_mode=False)
-    except SystemExit as exc:
-        if exc.code:
-            raise
-    text = report(name, scope)
-    out = Path("mutants") / f"score-{name.replace('/', '-')}.md"
-    out.write_text(text)
+    if mutants:
+        try:
+            cli.main(["run", "--max-children", str(jobs), *mutants], standalone_mode=False)
+        except SystemExit as exc:
+            if exc.code:
+                raise
+    now = _statuses(scope)
+    statuses = {**before, **{k: now[k] for k in mutants if k in now}} if again else now
+    kept.write_text(json.dumps(statuses, indent=0, sort_keys=True))
+    text = report(name, scope, statuses)
+    kept.with_suffix(".md").write_text(text)
     print(text, flush=True)
     return text
 
@@ -157,13 +183,14 @@ def main(argv: list[str]) -> int:
     if "--list" in argv:
         print("\n".join(SCOPE))
         return 0
-    names = argv or list(SCOPE)
+    again = "--again" in argv
+    names = [a for a in argv if a != "--again"] or list(SCOPE)
     unknown = [n for n in names if n not in SCOPE]
     if unknown:
         print(f"not in the mutation scope: {', '.join(unknown)}; choose among: {', '.join(SCOPE)}", file=sys.stderr)
         return 2
     jobs = int(os.environ.get("MUTATE_JOBS", "1"))
-    texts = [run(name, SCOPE[name], jobs) for name in names]
+    texts = [run(name, SCOPE[name], jobs, again=again) for name in names]
     if len(texts) > 1:
         print("\n".join(t.splitlines()[0] for t in texts))
     return 0
