@@ -33,9 +33,14 @@ def test_two_browsers_of_one_person_never_share_a_copy_of_a_page(app, make, even
         # The second browser sending the first one's version is given the page, not a 304.
         again = second.get(url, headers={"If-None-Match": mine.headers["ETag"]})
         assert again.status_code == 200 and csrf_token_from(again.data) == csrf_token_from(theirs.data)
-        # Each browser is still answered 304 for its own version.
+        # Each browser is still answered 304 for its own version, named alone or in a list, weak or strong.
         assert first.get(url, headers={"If-None-Match": mine.headers["ETag"]}).status_code == 304
-        assert second.get(url, headers={"If-None-Match": theirs.headers["ETag"]}).status_code == 304
+        listed = f'W/"0000", {theirs.headers["ETag"].removeprefix("W/")}'
+        not_modified = second.get(url, headers={"If-None-Match": listed})
+        assert not_modified.status_code == 304 and not_modified.headers["ETag"] == theirs.headers["ETag"]
+        # What lets a browser keep the page and ask again, and no shared cache hand it to another session.
+        assert (not_modified.headers["Vary"], not_modified.headers["Cache-Control"]) == ("Cookie", CACHE_CONTROL)
+        assert (theirs.headers["Vary"], theirs.headers["Cache-Control"]) == ("Cookie", CACHE_CONTROL)
 
 
 @pytest.mark.no_db
