@@ -7,7 +7,8 @@ mutation), printed and written to mutants/score-<module>.md; docs/mutation.md ke
 
 mutmut keys its cache of results on the tests selected, so running another module starts its counts afresh: that is
 why each module's score is written as soon as its run ends. Slow by nature (minutes per module), so not part of
-`make test`: run it before a release. MUTATE_JOBS (default 1) mutants run at once.
+`make test`: run it before a release. MUTATE_JOBS (default 1) mutants run at once; MUTATE_LEAVE_OUT (test files,
+comma-separated) leaves tests out, for a figure from before they were written.
 
 Usage: .venv/bin/python .ci/mutate.py [--again] [MODULE ...]
   no MODULE: every one, in the order below (`--list` names them); `--again`: only the mutants that survived the
@@ -160,7 +161,9 @@ def run(name: str, scope: Scope, jobs: int, *, again: bool = False) -> str:
         if not mutants:
             print(f"{name}: no survivor to run again", flush=True)
 
-    present = [t for t in scope.tests if Path(t.split("::")[0]).exists()]
+    # MUTATE_LEAVE_OUT (test files, comma-separated) measures the figure from before those tests were written.
+    left_out = {t.strip() for t in os.environ.get("MUTATE_LEAVE_OUT", "").split(",") if t.strip()}
+    present = [t for t in scope.tests if Path(t.split("::")[0]).exists() and t not in left_out]
     if len(present) < len(scope.tests):  # a checkout from before those tests were written (a "before" figure)
         print(f"{name}: not present, left out: {', '.join(sorted(set(scope.tests) - set(present)))}", flush=True)
     config().pytest_add_cli_args_test_selection = present
