@@ -178,3 +178,58 @@ def test_a_deduction_may_take_exactly_the_balance_left_and_not_a_cent_more(app, 
         deduct("0.01")
     assert refused.value.errors == {"amount": ("Art. 3.8.4: the deductions cannot exceed the prize balance still "
                                                "due, €0.00 (you entered €0.01).")}
+
+
+def _result(c, now):
+    services.record_result(c, outcome=MatchOutcome("CHN", "tiebreak", date(2015, 10, 28)), actor=None, now=now)
+
+
+def test_a_fine_of_not_more_than_an_amount_may_be_that_amount_and_not_zero(app, ctx, contract):
+    from contracts.models import Contract
+
+    c = db.session.get(Contract, contract)
+    now = datetime(2015, 11, 1, 9, 0, tzinfo=UTC)
+    _result(c, now)
+
+    def fine(amount: str, reason: str = "Phone in the playing area."):
+        return services.record_deduction(c, federation="CHN", rule_key="fine_playing_conditions",
+                                         amount=Decimal(amount), reason=reason, decided_on=now.date(), actor=None,
+                                         now=now)
+
+    with pytest.raises(services.ContractError) as refused:
+        fine("0.00", reason=" ")
+    assert refused.value.errors == {
+        "reason": "Art. 3.8.4: say why the deduction is made (the decision and its date).",
+        "amount": "Art. 3.8.4: enter the amount deducted, above zero."}
+    with pytest.raises(services.ContractError) as refused:
+        fine("5000.01")
+    assert refused.value.errors == {"amount": ("Art. 3.8.4: fine for an infringement of the playing conditions is "
+                                               "at most €5,000.00 (you entered €5,000.01).")}
+    assert fine("5000.00").amount == Decimal("5000.00")
+    assert fine("0.01").amount == CENT
+
+
+def test_a_withheld_protest_fee_may_be_returned_on_the_day_it_was_withheld_not_before_and_once(app, ctx, contract):
+    from contracts.models import Contract
+
+    c = db.session.get(Contract, contract)
+    now = datetime(2015, 11, 1, 9, 0, tzinfo=UTC)
+    _result(c, now)
+    withheld_on = date(2015, 10, 30)
+    fee = services.record_deduction(c, federation="CHN", rule_key="protest_fee", amount=Decimal("3000.00"),
+                                    reason="Protest against the pairing of game 8.", decided_on=withheld_on,
+                                    actor=None, now=now)
+
+    def give_back(day: date, reason: str = "The Appeals Committee accepted the protest."):
+        return services.return_deduction(c, fee.id, decided_on=day, reason=reason, actor=None, now=now)
+
+    with pytest.raises(services.ContractError) as refused:
+        give_back(withheld_on - timedelta(days=1))
+    assert refused.value.errors == {"decided_on": (
+        "Art. 7.3.1: the decision to return it comes after the deduction of 30 October 2015 (you entered "
+        "29 October 2015).")}
+    assert give_back(withheld_on).returned_on == withheld_on
+    with pytest.raises(services.ContractError) as refused:
+        give_back(withheld_on)
+    assert refused.value.errors == {"deduction": ("Art. 7.3.1: protest deposit fee withheld from the prize money was "
+                                                  "already returned; it is returned once.")}
