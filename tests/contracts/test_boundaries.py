@@ -233,3 +233,43 @@ def test_a_withheld_protest_fee_may_be_returned_on_the_day_it_was_withheld_not_b
         give_back(withheld_on)
     assert refused.value.errors == {"deduction": ("Art. 7.3.1: protest deposit fee withheld from the prize money was "
                                                   "already returned; it is returned once.")}
+
+
+def test_a_reminder_says_what_was_recorded_only_once_something_was_and_is_written_whole(app, ctx, contract):
+    """contracts.services.send_reminder writes the reminder into the outbox: its exact words, for a payment overdue
+    by one day with a part paid, and for one due today with nothing paid (no "recorded so far" line)."""
+    from contracts.models import Contract
+    from contracts.rules.reminders import ReminderKind
+    from core.outbox import OutboxMessage
+
+    c = db.session.get(Contract, contract)
+    fide_paid = [m for m in c.milestones if MilestoneKind(m.kind).organizer_pays and not m.is_cap
+                 and m.due is not None and m.payee_kind == "fide"]
+    first, second = fide_paid[0], fide_paid[1]
+    day = datetime.combine(first.due, ISSUED_AT.timetz())
+    _pay(first, "1000.00", received_on=first.due, now=day, key="part")
+    late = status_of(first, first.due + timedelta(days=1), 14)
+    soon = status_of(second, second.due, 14)
+    assert (late.state, soon.state) == (MilestoneState.OVERDUE, MilestoneState.DUE_SOON)
+    services.send_reminder(first, ReminderKind.OVERDUE, late, url="http://gambit.test/contracts/1", now=day)
+    services.send_reminder(second, ReminderKind.DUE_SOON, soon, url="http://gambit.test/contracts/1", now=day)
+    overdue, due_soon = db.session.scalars(db.select(OutboxMessage).order_by(OutboxMessage.id)).all()[-2:]
+    bank = c.regulation.fide_bank
+    title, event_title = c.regulation.event.title, first.title
+    assert overdue.subject == (f"{title}: payment overdue since {format_day(first.due)} "
+                               f"({format_eur(late.outstanding)})")
+    assert overdue.body == "\n".join([
+        f"Dear {c.inputs.contact_name or 'organizer'},", "",
+        f"the payment of {event_title} (Art. {first.article}) fell due on {format_day(first.due)} and is overdue by "
+        f"1 day. {format_eur(late.outstanding)} is outstanding.",
+        f"FIDE has recorded €1,000.00 of {format_eur(first.amount)} so far.", "",
+        f"Contract {c.reference}; payee: {first.payee_name}.", "",
+        "FIDE's account:", f"  {bank.holder}", f"  {bank.bank}, {bank.address}", f"  IBAN {bank.iban}",
+        f"  SWIFT {bank.swift}", "",
+        "What FIDE has recorded against your obligations: http://gambit.test/contracts/1", "",
+        "If you have already paid, thank you: please send the bank's reference to the FIDE secretariat.", "",
+        "FIDE secretariat (sent by Gambit)"])
+    assert due_soon.subject == f"{title}: payment due {format_day(second.due)} ({format_eur(second.amount)})"
+    assert "recorded" not in due_soon.body.split("\n\n")[1]
+    assert (f"the payment of {second.title} (Art. {second.article}) falls due on {format_day(second.due)}. "
+            f"{format_eur(second.amount)} is outstanding.") in due_soon.body
