@@ -35,7 +35,7 @@ def test_two_browsers_of_one_person_never_share_a_copy_of_a_page(app, make, even
         assert again.status_code == 200 and csrf_token_from(again.data) == csrf_token_from(theirs.data)
         # Each browser is still answered 304 for its own version, named alone or in a list, weak or strong.
         assert first.get(url, headers={"If-None-Match": mine.headers["ETag"]}).status_code == 304
-        listed = f'W/"0000", {theirs.headers["ETag"].removeprefix("W/")}'
+        listed = f'W/"0000",{theirs.headers["ETag"].removeprefix("W/")}'
         not_modified = second.get(url, headers={"If-None-Match": listed})
         assert not_modified.status_code == 304 and not_modified.headers["ETag"] == theirs.headers["ETag"]
         # What lets a browser keep the page and ask again, and no shared cache hand it to another session.
