@@ -74,3 +74,27 @@ def test_a_stake_in_another_call_hides_nothing_of_this_one(client, app, make, ev
     login(client, "elsewhere@example.org")
     assert [client.get(p).status_code for p in _paths(rival)] == [200, 200]
     assert f'href="/bids/{rival}"' in client.get("/bids/").get_data(as_text=True)
+
+
+def test_a_bidder_opens_and_lists_only_their_own_bids(client, app, make, event, sf):
+    own = sf.bid(event, city="Paris", host="FRA", owner_id=make.user(email="bidder-only@example.org",
+                                                                     roles=("bidder",), federation="FRA"))
+    rival = sf.bid(event, city="Lviv", host="UKR")
+    sf.status(event, "scoring")
+    login(client, "bidder-only@example.org")
+    assert [client.get(p).status_code for p in _paths(own)] == [200, 200]
+    assert [client.get(p).status_code for p in _paths(rival)] == [404, 404]
+    listed = client.get("/api/v1/events/fwwcm-2015/bids")
+    assert [b["id"] for b in listed.get_json()["bids"]] == [own]
+    page = client.get("/bids/").get_data(as_text=True)
+    assert f'href="/bids/{own}"' in page and f'href="/bids/{rival}"' not in page
+
+
+def test_a_bidder_with_no_bid_in_the_call_opens_none_of_it(client, app, make, event, sf):
+    """Whose bid it is decides, not a stake: a federation that has not bid reads no bid of the call either."""
+    make.user(email="no-bid-yet@example.org", roles=("bidder",), federation="FRA")
+    rival = sf.bid(event, city="Lviv", host="UKR")
+    sf.status(event, "scoring")
+    login(client, "no-bid-yet@example.org")
+    assert [client.get(p).status_code for p in _paths(rival)] == [404, 404]
+    assert client.get("/api/v1/events/fwwcm-2015/bids").get_json()["bids"] == []
