@@ -8,7 +8,8 @@ mutation), printed and written to mutants/score-<module>.md; docs/mutation.md ke
 mutmut keys its cache of results on the tests selected, so running another module starts its counts afresh: that is
 why each module's score is written as soon as its run ends. Slow by nature (minutes per module), so not part of
 `make test`: run it before a release. MUTATE_JOBS (default 1) mutants run at once; MUTATE_LEAVE_OUT (test files,
-comma-separated) leaves tests out, for a figure from before they were written.
+comma-separated) leaves tests out, for a figure from before they were written; MUTATE_MATCH (mutant globs) narrows
+what --again re-runs.
 
 Usage: .venv/bin/python .ci/mutate.py [--again] [MODULE ...]
   no MODULE: every one, in the order below (`--list` names them); `--again`: only the mutants that survived the
@@ -55,7 +56,7 @@ SCOPE: dict[str, Scope] = {
         + _fn("api.bids", "_visible_bid") + _fn("api.contracts", "_visible_contract"), (
             "tests/bids/test_can_see_stake.py", "tests/accounts/test_role_conflicts.py",
             "tests/scoring/test_visibility_rules.py", "tests/contracts/test_contracts_pages.py",
-            "tests/bids/test_bid_pages.py", "tests/api/test_bids_api.py")),
+            "tests/bids/test_bid_pages.py", "tests/api/test_bids_api.py", "tests/board/test_score_visibility.py")),
     "contracts/rules": Scope(("contracts.rules.*",), (
         "tests/contracts/test_contracts_rules.py", "tests/contracts/test_boundaries.py",
         "tests/contracts/test_results_and_deductions.py", "tests/contracts/test_sane_dates.py",
@@ -124,7 +125,7 @@ def _statuses(scope: Scope) -> dict[str, tuple[str, str]]:
     return out
 
 
-def report(name: str, scope: Scope, statuses: dict[str, tuple[str, str]]) -> str:
+def report(name: str, tests: list[str], statuses: dict[str, tuple[str, str]]) -> str:
     counts: dict[str, int] = {}
     survivors: list[tuple[str, int, str, str]] = []
     for key, (status, path) in sorted(statuses.items()):
@@ -135,7 +136,7 @@ def report(name: str, scope: Scope, statuses: dict[str, tuple[str, str]]) -> str
     total = sum(counts.values())
     killed = sum(n for status, n in counts.items() if status in KILLED)
     score = f"{killed}/{total} ({100 * killed / total:.1f}%)" if total else "0/0"
-    lines = [f"## {name}: {score} killed", "", "tests: " + ", ".join(scope.tests), "",
+    lines = [f"## {name}: {score} killed", "", "tests: " + ", ".join(tests), "",
              "by status: " + ", ".join(f"{status} {n}" for status, n in sorted(counts.items())), ""]
     lines += [f"- {path}:{line} {what} — {status}" for path, line, what, status in
               sorted(survivors, key=lambda s: (s[0], s[1]))]
@@ -157,7 +158,10 @@ def run(name: str, scope: Scope, jobs: int, *, again: bool = False) -> str:
         if not kept.exists():
             raise SystemExit(f"{name}: no earlier run to take the survivors of ({kept}); run it whole first")
         before = {k: tuple(v) for k, v in json.loads(kept.read_text()).items()}  # type: ignore[misc]
-        mutants = sorted(k for k, (status, _) in before.items() if status not in KILLED)
+        # "not checked" (a run stopped early) stays so; MUTATE_MATCH (globs) narrows the re-run to some functions.
+        match = [g.strip() for g in os.environ.get("MUTATE_MATCH", "*").split(",") if g.strip()]
+        mutants = sorted(k for k, (status, _) in before.items() if status not in KILLED | {"not checked"}
+                         and any(fnmatch.fnmatchcase(k, g) for g in match))
         if not mutants:
             print(f"{name}: no survivor to run again", flush=True)
 
@@ -176,7 +180,7 @@ def run(name: str, scope: Scope, jobs: int, *, again: bool = False) -> str:
     now = _statuses(scope)
     statuses = {**before, **{k: now[k] for k in mutants if k in now}} if again else now
     kept.write_text(json.dumps(statuses, indent=0, sort_keys=True))
-    text = report(name, scope, statuses)
+    text = report(name, present, statuses)
     kept.with_suffix(".md").write_text(text)
     print(text, flush=True)
     return text
