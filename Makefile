@@ -16,7 +16,7 @@ export FLASK_APP := app
 APT_PACKAGES := libpango-1.0-0 libpangoft2-1.0-0 libharfbuzz-subset0 fonts-dejavu-core fonts-dejavu-extra chromium poppler-utils \
                 redis-server nodejs default-jre-headless sqlite3
 
-.PHONY: run test lint lock serve bench venv node-deps system-deps services migrate seed clean
+.PHONY: run test lint lock serve bench mutate venv node-deps system-deps services migrate seed clean
 
 # Installed from the lock (every package, transitive ones and pip itself, pinned and hashed); requirements*.txt are
 # what a person edits, and `make lock` turns them into the locks.
@@ -98,5 +98,14 @@ lock: venv
 bench: system-deps venv
 	$(BIN)/python -m bench
 
+# Mutation testing with mutmut (.ci/mutate.py holds the scope: each module with the tests that carry its promises),
+# scores in docs/mutation.md. Minutes per module, so not part of `make test`: run before a release. One module:
+# `make mutate MODULE=core/outbox.py` (`.venv/bin/python .ci/mutate.py --list` names them); `MUTATE_AGAIN=1` re-runs only
+# the survivors of the module's last run (after tests were added); MUTATE_JOBS=2 runs two mutants at once. mutmut works
+# in a copy of the project, mutants/ (ignored by git); `make clean` removes it.
+MODULE ?=
+mutate: system-deps venv services
+	$(BIN)/python .ci/mutate.py $(if $(MUTATE_AGAIN),--again) $(MODULE)
+
 clean:
-	rm -rf $(VENV) node_modules .pytest_cache .ruff_cache .hypothesis
+	rm -rf mutants $(VENV) node_modules .pytest_cache .ruff_cache .hypothesis

@@ -14,7 +14,7 @@ import hashlib
 import hmac
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from decimal import Decimal
@@ -207,19 +207,25 @@ def verify_chain(expect: Checkpoint | None = None) -> ChainReport:
     (a checkpoint kept elsewhere), the log must still reach that entry with that MAC: this is what shows a
     deleted tail, an emptied table, or a chain rewritten by someone holding the key.
     """
-    key = _key()
-    prev, prev_seq, count = GENESIS, 0, 0
-    at_expected: Any = None
     # Plain rows of the columns the table has (a database not yet migrated has no `rows`).
     present = {c["name"] for c in inspect(db.session.connection()).get_columns(AuditEntry.__tablename__)}
     columns = [c for c in AuditEntry.__table__.columns if c.name in present]
-    for entry in db.session.execute(select(*columns).order_by(AuditEntry.id)):
+    return walk_chain(db.session.execute(select(*columns).order_by(AuditEntry.id)), expect, key=_key())
+
+
+def walk_chain(entries: Iterable[Any], expect: Checkpoint | None = None, *, key: bytes | None = None) -> ChainReport:
+    """verify_chain's walk over `entries` (rows with the audit entry's columns, in order), wherever they were read:
+    the database, or the audit part of a backup (core.backup). `key` None checks the links and the checkpoint only,
+    not the MACs (for an archive checked where the audit key is not). Raises nothing of its own."""
+    prev, prev_seq, count = GENESIS, 0, 0
+    at_expected: Any = None
+    for entry in entries:
         count += 1
         if entry.prev_hash != prev:
             before = f"entry {prev_seq}" if prev_seq else "the start of the log"
             return ChainReport(count, entry.id, f"entry {entry.id} ({entry.action}) does not follow {before}: "
                                                 "an entry between them was deleted or inserted")
-        if not hmac.compare_digest(_entry_digest(entry, key), entry.hash):
+        if key is not None and not hmac.compare_digest(_entry_digest(entry, key), entry.hash):
             return ChainReport(count, entry.id, f"entry {entry.id} ({entry.action}) does not match its MAC: it "
                                                 "was changed after it was written, or the chain was rewritten "
                                                 "without the audit key")

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from datetime import UTC, date, datetime
 from decimal import Decimal
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import click
@@ -30,6 +31,7 @@ from flask import Blueprint, current_app
 from sqlalchemy.engine import Connection
 from sqlalchemy.schema import sort_tables_and_constraints
 
+from core.audit import Checkpoint, verify_chain, walk_chain
 from core.db import db
 
 FORMAT = 1
@@ -227,9 +229,25 @@ def _read(archive: Path) -> tuple[dict, dict[str, bytes]]:
     return manifest, contents
 
 
+def _chain_problems(audit_part: bytes, checkpoint: str) -> list[str]:
+    """The audit part's entries must link, each to the one before it, from the start of the log up to the manifest's
+    checkpoint: rows cut from the part (with the manifest's hash written anew to match) break a link. The links are
+    checked without the audit key, which the archive does not hold; the MACs are checked by a restore, with it."""
+    try:
+        expect = Checkpoint.parse(checkpoint)
+        entries = [SimpleNamespace(**json.loads(line)) for line in audit_part.decode().splitlines()]
+    except ValueError as exc:
+        return [f"db/audit_entry.jsonl cannot be read as the audit log: {exc}"]
+    chain = walk_chain(entries, expect)
+    if chain.ok:
+        return []
+    return [f"the audit log in the archive does not reach the manifest's checkpoint {checkpoint}: {chain.reason}"]
+
+
 def verify_backup(archive: Path) -> Report:
-    """Check every part of the archive against the manifest's SHA-256, without restoring. Raises BackupError
-    when the archive cannot be read at all."""
+    """Check every part of the archive against the manifest's SHA-256, that it holds no part the manifest does not
+    list, and that its audit log links up to the manifest's checkpoint, without restoring. Raises BackupError when
+    the archive cannot be read at all."""
     manifest, contents = _read(Path(archive))
     problems = []
     expected = {t["part"]: t["sha256"] for t in manifest["tables"].values()}
@@ -244,6 +262,8 @@ def verify_backup(archive: Path) -> Report:
     if audit_part is not None and _checkpoint_of(audit_part) != manifest["audit_checkpoint"]:
         problems.append(f"the audit log in the archive ends at {_checkpoint_of(audit_part)}, the manifest's "
                         f"checkpoint is {manifest['audit_checkpoint']}")
+    elif audit_part is not None:
+        problems += _chain_problems(audit_part, manifest["audit_checkpoint"])
     rows = sum(t["rows"] for t in manifest["tables"].values())
     lines = [f"backup of {manifest['created_at']} ({manifest['engine']}, schema {manifest['schema_revision']}): "
              f"{len(manifest['tables'])} tables, {rows} rows, {len(manifest['files'])} stored files, audit "
@@ -255,7 +275,7 @@ def verify_backup(archive: Path) -> Report:
 # ------------------------------------------------------------------------------------------------ restore
 
 
-def _refusals(conn: Connection, manifest: dict, upload_dir: Path) -> list[str]:
+def _refusals(conn: Connection, manifest: dict) -> list[str]:
     out = []
     revision = _revision(conn)
     if revision != manifest["schema_revision"]:
@@ -266,9 +286,13 @@ def _refusals(conn: Connection, manifest: dict, upload_dir: Path) -> list[str]:
             out.append(f"the database is not empty (table {table.name} has rows): a backup is restored only into "
                        "an empty database")
             break
-    if any(_stored_files(upload_dir)):
-        out.append(f"the upload folder {upload_dir} is not empty: a backup is restored only into an empty one")
     return out
+
+
+def _folder_refusals(upload_dir: Path) -> list[str]:
+    if any(_stored_files(upload_dir)):
+        return [f"the upload folder {upload_dir} is not empty: a backup is restored only into an empty one"]
+    return []
 
 
 def _stored_file_columns() -> list[tuple[str, str, str]]:
@@ -306,8 +330,6 @@ def restore_backup(archive: Path) -> Report:
     """Restore the archive into this instance's empty database and empty upload folder: every row, then every
     file, then the audit chain checked against the archive's checkpoint and every stored file against its row's
     hash. Raises BackupError, changing nothing, when the archive does not verify or the instance is not empty."""
-    from core.audit import Checkpoint, verify_chain
-
     archive = Path(archive)
     checked = verify_backup(archive)
     if not checked.ok:
@@ -318,6 +340,10 @@ def restore_backup(archive: Path) -> Report:
     later = {(c.table.name, col.name) for c in cyclic for col in c.columns}
     with db.engine.connect() as conn:
         no_tables = not sa.inspect(conn).get_table_names()
+    # The upload folder is judged before anything is written: refused, a database with no tables stays without them.
+    folder = _folder_refusals(upload_dir)
+    if no_tables and folder:
+        raise BackupError("Nothing was restored: " + "; ".join(folder) + ".")
     if no_tables:  # a database with no tables gets the archive's schema first
         if manifest["schema_revision"]:
             from flask_migrate import upgrade
@@ -326,7 +352,7 @@ def restore_backup(archive: Path) -> Report:
         else:
             db.create_all()
     with db.engine.connect() as conn:
-        refusals = _refusals(conn, manifest, upload_dir)
+        refusals = _refusals(conn, manifest) + folder
         if refusals:
             raise BackupError("Nothing was restored: " + "; ".join(refusals) + ".")
         conn.rollback()
