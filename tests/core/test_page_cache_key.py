@@ -49,7 +49,7 @@ def test_a_page_that_flashes_a_message_while_it_is_made_is_never_kept_nor_answer
     its first request): the page with the message is not the page of that version for the next visit."""
 
     @live.route("/flashing")
-    @versioned_page
+    @versioned_page(access=None)
     def page():
         if request.args.get("saved"):
             flash("The bid was saved.", "success")
