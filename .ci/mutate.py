@@ -47,7 +47,8 @@ SCOPE: dict[str, Scope] = {
     "core/audit.py": Scope(("core.audit.*",), (
         "tests/core/test_audit.py", "tests/core/test_backup_promises.py")),
     "core/evidence.py": Scope(("core.evidence.*",), (
-        "tests/core/test_evidence_models.py", "tests/contracts/test_evidence_bound.py")),
+        "tests/core/test_evidence_models.py", "tests/contracts/test_evidence_bound.py",
+        "tests/contracts/test_evidence_forms.py")),
     # Who sees what: bids.services.can_see and every *_visible / may_* rule (and the stake they ask about).
     "access": Scope(
         _fn("bids.services", "can_see", "bids_visible_to", "has_stake", "_staked_events")
