@@ -143,3 +143,58 @@ def test_a_row_changed_beneath_the_chain_is_judged_even_while_the_transaction_wr
         problem = audit.evidence_problem(edited)
         assert problem is not None and "changed beneath" in problem, problem
         db.session.rollback()
+
+
+def _reminder(milestone_id: int, as_of: date):
+    from contracts.models import Reminder
+
+    return Reminder(milestone_id=milestone_id, kind="due_soon", as_of=as_of, sent_at=NOW,
+                    sent_to="organizer@example.org", carried=False)
+
+
+def test_an_entry_binds_the_rows_its_transaction_wrote_and_not_the_others_of_their_table(app, event, cf):
+    from contracts.models import Contract, Reminder
+
+    admin_id = cf.admin()
+    contract_id = cf.contract(event, admin_id=admin_id)
+    with app.app_context():
+        milestones = [m.id for m in db.session.get(Contract, contract_id).milestones[:2]]
+        ids = []
+        for milestone_id in milestones:
+            reminder = _reminder(milestone_id, date(2015, 5, 1))
+            db.session.add(reminder)
+            audit.record("reminder.test_send", reminder, actor=None, now=NOW)
+            db.session.commit()
+            ids.append(reminder.id)
+    with app.app_context():
+        changed = db.session.get(Reminder, ids[0])
+        changed.sent_to = "secretariat@example.org"
+        entry = audit.record("reminder.test_send", changed, actor=None, now=NOW)
+        assert list(_entry_rows(entry)) == [f"Reminder:{ids[0]}"]
+        db.session.rollback()
+
+
+def test_a_row_this_transaction_deleted_is_its_own_until_an_entry_binds_the_deletion(app, event, cf):
+    from contracts.models import Contract, Reminder
+
+    admin_id = cf.admin()
+    contract_id = cf.contract(event, admin_id=admin_id)
+    with app.app_context():
+        first, second = (m.id for m in db.session.get(Contract, contract_id).milestones[:2])
+        kept, gone = _reminder(first, date(2015, 5, 1)), _reminder(second, date(2015, 5, 1))
+        db.session.add_all([kept, gone])
+        audit.record("reminder.test_send", kept, actor=None, now=NOW)
+        db.session.commit()
+        kept_id, gone_id = kept.id, gone.id
+    with app.app_context():
+        gone = db.session.get(Reminder, gone_id)
+        db.session.delete(gone)
+        db.session.flush()
+        # Deleted here, not yet recorded: the transaction's own change, not a row deleted beneath the chain.
+        assert audit.evidence_problem(gone) is None
+        # Another row of the same table is still judged against its binding.
+        db.session.execute(text("UPDATE contract_reminder SET sent_to = 'x@example.org' WHERE id = :id"),
+                           {"id": kept_id})
+        problem = audit.evidence_problem(db.session.get(Reminder, kept_id))
+        assert problem is not None and "changed beneath" in problem, problem
+        db.session.rollback()
