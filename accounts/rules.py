@@ -77,6 +77,7 @@ def browser_summary(user_agent: str) -> str:
 # changed", "password reset", "deactivated") are the ones the audit log held before the sessions were listed.
 SIGNED_OUT_ELSEWHERE = "signed out from another session"
 ENDED_BY_SECRETARIAT = "ended by the secretariat"
+SIGNED_IN_AGAIN = "signed in again in the same browser"
 
 # What a browser whose session has ended is told, by the reason its row keeps ("" for any other).
 SESSION_ENDED = {

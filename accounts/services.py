@@ -24,6 +24,7 @@ from accounts.rules import (
     SESSION_ENDED,
     SESSION_UNKNOWN,
     SESSIONS_BEFORE_UPGRADE,
+    SIGNED_IN_AGAIN,
     SIGNED_OUT_ELSEWHERE,
     browser_summary,
     normalise_email,
@@ -556,9 +557,16 @@ def load_session_user(session_id: str, ref: str | None) -> SessionCheck:
 SEEN_GRANULARITY = timedelta(minutes=1)
 
 
-def start_session(user: User, *, now: datetime, user_agent: str, address: str) -> str:
+def start_session(user: User, *, now: datetime, user_agent: str, address: str, replaces: str | None = None) -> str:
     """Record a new signed-in browser of `user`; returns the reference its cookie carries (only its SHA-256 is
-    stored). Flushes; raises what the database raises."""
+    stored). `replaces`: the reference this browser's cookie held before (a login over a login, of this account or
+    another), whose row ends here rather than stay listed until it times out. Flushes; raises what the database
+    raises."""
+    if replaces:
+        db.session.execute(update(UserSession).where(UserSession.ref_hash == _token_digest(replaces),
+                                                     UserSession.ended_at.is_(None))
+                           .values(ended_at=now, ended_reason=SIGNED_IN_AGAIN)
+                           .execution_options(synchronize_session=False))
     ref = secrets.token_urlsafe(32)
     db.session.add(UserSession(user_id=user.id, ref_hash=_token_digest(ref), created_at=now, last_seen_at=now,
                                browser=browser_summary(user_agent)[:80], address=address[:64]))

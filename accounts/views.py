@@ -112,12 +112,13 @@ def _note_session_seen(ref: str, now: datetime) -> None:
 
 def _start_session(user: User) -> None:
     # A new session on login: nothing from before the login (a fixed session id, a stale form) carries over.
+    replaces = session.get("sid")
     session.clear()
     now = utcnow()
     db.session.commit()  # the caller committed its change; its reading transaction, if any, ends here
     with writing():
         ref = services.start_session(user, now=now, user_agent=request.user_agent.string,
-                                     address=request.remote_addr or "")
+                                     address=request.remote_addr or "", replaces=replaces)
         db.session.commit()
     login_user(user)
     session["sid"] = ref

@@ -232,3 +232,13 @@ def test_last_activity_is_written_at_most_once_a_minute(app, person):
 ])
 def test_a_user_agent_is_summarised_in_plain_words(user_agent, summary):
     assert browser_summary(user_agent) == summary
+
+
+def test_a_login_over_a_login_in_the_same_browser_replaces_its_session(app, make, person):
+    make.user(email="colleague@example.org", roles=("wcoc",))
+    shared = _device(app, "traveller@example.org", LAPTOP)
+    assert login(shared, "colleague@example.org").status_code == 302  # another person signs in on the same browser
+    [mine] = _rows(app, person)
+    assert mine.ended_reason == "signed in again in the same browser"
+    assert "Where you are signed in" in _text(shared.get("/account"))
+    assert "traveller@example.org" not in _text(shared.get("/account"))
