@@ -113,3 +113,29 @@ class ApiToken(Model):
     @property
     def is_live(self) -> bool:
         return self.revoked_at is None
+
+
+class UserSession(Model):
+    """One signed-in browser of a user: made at login, its reference kept in the signed session cookie (only its
+    SHA-256 here), listed on the account page and ended one by one, all but the current one, or all at once (logout,
+    a new password, deactivation, the secretariat). A request whose row is ended, or missing, is not let in."""
+
+    __tablename__ = "user_session"
+    __table_args__ = (
+        CheckConstraint("(ended_at IS NULL) = (ended_reason = '')", name="ended_with_reason"),
+    )
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    user_id: Mapped[int] = mapped_column(ForeignKey("user.id", ondelete="CASCADE"), index=True)
+    ref_hash: Mapped[str] = mapped_column(String(64), unique=True)
+    created_at: Mapped[datetime]
+    # Written at most once a minute (services.SEEN_GRANULARITY), not on every request.
+    last_seen_at: Mapped[datetime]
+    browser: Mapped[str] = mapped_column(String(80), default="")
+    address: Mapped[str] = mapped_column(String(64), default="")
+    ended_at: Mapped[datetime | None]
+    ended_reason: Mapped[str] = mapped_column(String(80), default="")
+
+    @property
+    def is_live(self) -> bool:
+        return self.ended_at is None

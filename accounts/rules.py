@@ -49,3 +49,47 @@ def role_combination_problem(role_set) -> str | None:
         return (f"An account cannot be both a bidder and a reviewer ({reviewer}): whoever bids neither scores nor "
                 "votes, nor reads rival bids. Give the reviewer a separate account.")
     return None
+
+
+# (marker in the User-Agent, name shown), the first that matches wins: Edge and Opera also say "Chrome", Chrome also
+# says "Safari", so the more particular come first.
+_BROWSERS = (("Edg/", "Edge"), ("EdgA/", "Edge"), ("OPR/", "Opera"), ("SamsungBrowser/", "Samsung Internet"),
+             ("Firefox/", "Firefox"), ("FxiOS/", "Firefox"), ("Chromium/", "Chromium"), ("CriOS/", "Chrome"),
+             ("HeadlessChrome/", "Chromium"), ("Chrome/", "Chrome"), ("Safari/", "Safari"), ("curl/", "curl"),
+             ("python-requests/", "a Python script"))
+_SYSTEMS = (("Windows", "Windows"), ("Android", "Android"), ("iPhone", "iOS"), ("iPad", "iPadOS"),
+            ("CrOS", "ChromeOS"), ("Mac OS X", "macOS"), ("Macintosh", "macOS"), ("Linux", "Linux"))
+
+
+def browser_summary(user_agent: str) -> str:
+    """The browser and system a User-Agent names, in plain words ("Chromium on Linux", "Safari on iOS"), for the list
+    of a person's sessions; "An unknown browser" when it names neither. Only a hint: a browser may say anything."""
+    browser = next((name for marker, name in _BROWSERS if marker in user_agent), None)
+    system = next((name for marker, name in _SYSTEMS if marker in user_agent), None)
+    if browser and system:
+        return f"{browser} on {system}"
+    if browser or system:
+        return browser or f"A browser on {system}"
+    return "An unknown browser"
+
+
+# Why a session ended, as its row keeps it and the audit entry names it. The older reasons ("logout", "password
+# changed", "password reset", "deactivated") are the ones the audit log held before the sessions were listed.
+SIGNED_OUT_ELSEWHERE = "signed out from another session"
+ENDED_BY_SECRETARIAT = "ended by the secretariat"
+SIGNED_IN_AGAIN = "signed in again in the same browser"
+
+# What a browser whose session has ended is told, by the reason its row keeps ("" for any other).
+SESSION_ENDED = {
+    SIGNED_OUT_ELSEWHERE: "This session was signed out from another device; please log in again.",
+    ENDED_BY_SECRETARIAT: "This session was ended by the FIDE secretariat; please log in again.",
+    "logout": "This session ended when you logged out on another device; please log in again.",
+    "password changed": "This session ended because the account's password was changed; please log in again with "
+                        "the new password.",
+    "password reset": "This session ended because a new password was set for the account; please log in again with "
+                      "the new password.",
+    "": "Your session has ended; please log in again.",
+}
+SESSION_UNKNOWN = SESSION_ENDED[""]
+SESSIONS_BEFORE_UPGRADE = ("Gambit now lists every place you are signed in, and this session began before it did: "
+                           "please log in again.")

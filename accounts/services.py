@@ -8,17 +8,29 @@ from __future__ import annotations
 import hashlib
 import secrets
 from collections.abc import Iterable
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
 from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError
 from itsdangerous import BadSignature, SignatureExpired, TimestampSigner, URLSafeTimedSerializer
-from sqlalchemy import select, update
+from sqlalchemy import and_, select, update
 from sqlalchemy.exc import IntegrityError
 
-from accounts.models import ApiToken, User, UserRole
-from accounts.rules import FEDERATION_CODE, normalise_email, password_problem, role_combination_problem
+from accounts.models import ApiToken, User, UserRole, UserSession
+from accounts.rules import (
+    FEDERATION_CODE,
+    SESSION_ENDED,
+    SESSION_UNKNOWN,
+    SESSIONS_BEFORE_UPGRADE,
+    SIGNED_IN_AGAIN,
+    SIGNED_OUT_ELSEWHERE,
+    browser_summary,
+    normalise_email,
+    password_problem,
+    role_combination_problem,
+)
 from core import audit
 from core.auth import Role
 from core.db import db, rowcount
@@ -346,11 +358,22 @@ def record_login(user: User, *, now: datetime, new_hash: str | None = None, veri
     return True
 
 
-def end_sessions(user: User, *, actor: User, now: datetime, reason: str) -> None:
-    """Invalidate every session of the user (logout, deactivation, password change)."""
-    user.session_nonce = _new_nonce()
+def end_sessions(user: User, *, actor: User | None, now: datetime, reason: str, keep: int | None = None) -> int:
+    """End the user's sessions: every one (logout, deactivation, a new password, the secretariat), or every one but
+    the session `keep` (the owner's "sign out everywhere else"). Every one also rotates the session nonce, so that a
+    cookie naming no session row dies as well. The one place sessions end in bulk: every path comes here. Returns how
+    many rows ended; writes `user.sessions_ended` (with `keep`, only when one did). Raises nothing of its own."""
+    query = update(UserSession).where(UserSession.user_id == user.id, UserSession.ended_at.is_(None))
+    if keep is not None:
+        query = query.where(UserSession.id != keep)
+    else:
+        user.session_nonce = _new_nonce()
+    count = rowcount(db.session.execute(query.values(ended_at=now, ended_reason=reason)
+                                        .execution_options(synchronize_session=False)))
     db.session.flush()
-    audit.record("user.sessions_ended", user, actor=actor, now=now, data={"reason": reason})
+    if keep is None or count:
+        audit.record("user.sessions_ended", user, actor=actor, now=now, data={"reason": reason})
+    return count
 
 
 def log_out(user: User, *, actor: User, now: datetime) -> int:
@@ -496,12 +519,98 @@ def user_for_token(token: str, *, now: datetime | None = None) -> User | None:
     return user
 
 
-def load_session_user(session_id: str) -> User | None:
-    """Flask-Login's loader: "<id>:<nonce>"; a rotated nonce or an inactive account gives no user."""
+@dataclass(frozen=True)
+class SessionCheck:
+    """What a session cookie names: the user it lets in and its session row, or neither and why (`refused`, for the
+    person; None where a cookie names no one the old way: a rotated nonce, an account deactivated or gone)."""
+
+    user: User | None = None
+    row: UserSession | None = None
+    refused: str | None = None
+
+
+def load_session_user(session_id: str, ref: str | None) -> SessionCheck:
+    """Flask-Login's loader: "<id>:<nonce>" and the session's reference, read in one statement. A rotated nonce, an
+    inactive account, or a session row that is ended or missing lets no one in. Raises nothing of its own."""
     user_id, _, nonce = session_id.partition(":")
     if not user_id.isdigit() or not nonce:
-        return None
-    user = db.session.get(User, int(user_id))
-    if user is None or not user.active or not secrets.compare_digest(user.session_nonce, nonce):
-        return None
-    return user
+        return SessionCheck()
+    if not ref:  # a cookie from before the sessions were listed (or a hand-made one)
+        return SessionCheck(refused=SESSIONS_BEFORE_UPGRADE)
+    found = db.session.execute(
+        select(User, UserSession).outerjoin(UserSession, and_(UserSession.user_id == User.id,
+                                                              UserSession.ref_hash == _token_digest(ref)))
+        .where(User.id == int(user_id))).first()
+    if found is None:
+        return SessionCheck()
+    user, row = found
+    if row is None:
+        return SessionCheck(refused=SESSION_UNKNOWN)
+    if row.ended_at is not None:
+        return SessionCheck(row=row, refused=SESSION_ENDED.get(row.ended_reason, SESSION_ENDED[""]))
+    if not user.active or not secrets.compare_digest(user.session_nonce, nonce):
+        return SessionCheck()
+    return SessionCheck(user=user, row=row)
+
+
+# A session's last activity is written at most this often, so that browsing does not write on every request.
+SEEN_GRANULARITY = timedelta(minutes=1)
+
+
+def start_session(user: User, *, now: datetime, user_agent: str, address: str, replaces: str | None = None) -> str:
+    """Record a new signed-in browser of `user`; returns the reference its cookie carries (only its SHA-256 is
+    stored). `replaces`: the reference this browser's cookie held before (a login over a login, of this account or
+    another), whose row ends here rather than stay listed until it times out. Flushes; raises what the database
+    raises."""
+    if replaces:
+        db.session.execute(update(UserSession).where(UserSession.ref_hash == _token_digest(replaces),
+                                                     UserSession.ended_at.is_(None))
+                           .values(ended_at=now, ended_reason=SIGNED_IN_AGAIN)
+                           .execution_options(synchronize_session=False))
+    ref = secrets.token_urlsafe(32)
+    db.session.add(UserSession(user_id=user.id, ref_hash=_token_digest(ref), created_at=now, last_seen_at=now,
+                               browser=browser_summary(user_agent)[:80], address=address[:64]))
+    db.session.flush()
+    return ref
+
+
+def note_session_seen(ref: str, *, now: datetime) -> None:
+    """Note that the session `ref` was used at `now` (the caller asks at most once per SEEN_GRANULARITY). An ended
+    or unknown session is left as it is. Raises what the database raises."""
+    db.session.execute(update(UserSession).where(UserSession.ref_hash == _token_digest(ref),
+                                                 UserSession.ended_at.is_(None), UserSession.last_seen_at < now)
+                       .values(last_seen_at=now).execution_options(synchronize_session=False))
+
+
+def live_sessions(user: User, *, now: datetime, idle: timedelta, absolute: timedelta) -> list[UserSession]:
+    """The user's sessions still able to act at `now`: not ended, begun within `absolute` and used within `idle`
+    (give or take SEEN_GRANULARITY, how often use is written); the most recently used first. Raises nothing."""
+    return list(db.session.scalars(
+        select(UserSession).where(UserSession.user_id == user.id, UserSession.ended_at.is_(None),
+                                  UserSession.created_at > now - absolute,
+                                  UserSession.last_seen_at > now - idle - SEEN_GRANULARITY)
+        .order_by(UserSession.last_seen_at.desc(), UserSession.id.desc())))
+
+
+class NoSuchSession(AccountError):
+    """The session asked for is not one of the account's (the page answers 404)."""
+
+
+def end_session(user: User, session_id: int, *, current: int | None, actor: User, now: datetime) -> UserSession:
+    """End one other session of `user` ("Sign out" beside it on the account page). Raises NoSuchSession if it is not
+    theirs, AccountError if it is the session asking (logging out ends that one) or has ended already."""
+    row = db.session.get(UserSession, session_id)
+    if row is None or row.user_id != user.id:
+        raise NoSuchSession(f"There is no session {session_id} on your account.")
+    if row.id == current:
+        raise AccountError("That is the session you are using: log out to end it.")
+    result = db.session.execute(update(UserSession).where(UserSession.id == row.id, UserSession.ended_at.is_(None))
+                                .values(ended_at=now, ended_reason=SIGNED_OUT_ELSEWHERE)
+                                .execution_options(synchronize_session=False))
+    db.session.refresh(row)
+    if rowcount(result) != 1:
+        raise AccountError(f"The session of {row.browser} begun {row.created_at:%d %B %Y at %H:%M} UTC has ended "
+                           f"already ({row.ended_reason}).")
+    audit.record("user.session_ended", user, actor=actor, now=now,
+                 data={"session": row.id, "browser": row.browser, "reason": row.ended_reason})
+    return row

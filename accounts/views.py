@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 
-from flask import Blueprint, abort, current_app, flash, redirect, render_template, request, session, url_for
+from flask import Blueprint, abort, current_app, flash, g, redirect, render_template, request, session, url_for
 from flask_login import current_user, login_required, login_user, logout_user
 from sqlalchemy import select
+from sqlalchemy.exc import OperationalError
 
 from accounts import queries, services
 from accounts.forms import (
@@ -20,7 +21,7 @@ from accounts.forms import (
     UserForm,
 )
 from accounts.models import User, UserRole
-from accounts.rules import normalise_email
+from accounts.rules import ENDED_BY_SECRETARIAT, SIGNED_OUT_ELSEWHERE, normalise_email
 from core import outbox
 from core.audit_views import (
     pages_of,
@@ -41,7 +42,10 @@ bp = Blueprint("accounts", __name__)
 
 @login_manager.user_loader
 def _load_user(session_id: str):
-    return services.load_session_user(session_id)
+    found = services.load_session_user(session_id, session.get("sid"))
+    # The request check below reads why a session was refused, and the pages which row is this session.
+    g.session_refused, g.user_session = found.refused, found.row if found.user is not None else None
+    return found.user
 
 
 def _min_length() -> int:
@@ -52,9 +56,23 @@ def _min_length() -> int:
 def _enforce_session_timeouts():
     """Idle and absolute timeouts from the settings, checked on the server for every request."""
     # A bare route (core.bare) has no session: its user is not loaded (no query), nothing is written to its cookie.
-    if request.endpoint == "static" or is_bare(request) or not current_user.is_authenticated:
+    if request.endpoint == "static" or is_bare(request):
         return None
     now = utcnow()
+    ref, noted = session.get("sid"), session.get("sid_noted_at")
+    if ref and (noted is None or now - datetime.fromisoformat(noted) >= services.SEEN_GRANULARITY):
+        _note_session_seen(ref, now)
+    if not current_user.is_authenticated:
+        refused = g.get("session_refused")
+        if refused is None:
+            return None
+        # The session's row is ended (signed out from another device, by the secretariat, ...) or missing (a cookie
+        # from before the sessions were listed): the browser is told why, and logs in again.
+        session.clear()
+        if request.path in HEALTH_PATHS:
+            return None
+        flash(refused, "info")
+        return redirect(url_for("accounts.login", next=request.full_path if request.method == "GET" else None))
     started = session.get("login_at")
     seen = session.get("seen_at")
     idle = timedelta(minutes=current_app.config["SESSION_IDLE_MINUTES"])
@@ -78,13 +96,33 @@ def _enforce_session_timeouts():
     return None
 
 
+def _note_session_seen(ref: str, now: datetime) -> None:
+    """Write the session's last activity (at most once a minute, services.SEEN_GRANULARITY), in a short writing
+    transaction of its own before the request reads anything. A database too busy to take it loses only that note."""
+    db.session.commit()  # nothing is pending at the start of a request: this only ends a reading transaction
+    try:
+        with writing():
+            services.note_session_seen(ref, now=now)
+            db.session.commit()
+    except OperationalError:
+        db.session.rollback()
+        return
+    session["sid_noted_at"] = now.isoformat()
+
+
 def _start_session(user: User) -> None:
     # A new session on login: nothing from before the login (a fixed session id, a stale form) carries over.
+    replaces = session.get("sid")
     session.clear()
+    now = utcnow()
+    db.session.commit()  # the caller committed its change; its reading transaction, if any, ends here
+    with writing():
+        ref = services.start_session(user, now=now, user_agent=request.user_agent.string,
+                                     address=request.remote_addr or "", replaces=replaces)
+        db.session.commit()
     login_user(user)
-    now = utcnow().isoformat()
-    session["login_at"] = now
-    session["seen_at"] = now
+    session["sid"] = ref
+    session["login_at"] = session["seen_at"] = session["sid_noted_at"] = now.isoformat()
     # Permanent, so that the cookie carries an expiry: the session's limit (core.bare.SessionInterface), no more.
     session.permanent = True
 
@@ -298,10 +336,23 @@ def _password_form() -> ChangePasswordForm:
     return ChangePasswordForm(min_password_length=_min_length(), email=current_user.email)
 
 
+def _live_sessions(user: User, now: datetime):
+    return services.live_sessions(user, now=now, idle=timedelta(minutes=current_app.config["SESSION_IDLE_MINUTES"]),
+                                  absolute=session_limit(current_app.config))
+
+
+def _current_session_id() -> int | None:
+    row = g.get("user_session")
+    return row.id if row is not None else None
+
+
 def _account_page(password_form=None, token=None, status=200):
     user = current_user._get_current_object()
+    now = utcnow()
     return render_template("accounts/account.html", password_form=password_form or _password_form(),
-                           token_form=EmptyForm(), token=token, tokens=services.tokens_of(user)), status
+                           token_form=EmptyForm(), token=token, tokens=services.tokens_of(user),
+                           sessions=_live_sessions(user, now), current_session=_current_session_id(),
+                           now=now), status
 
 
 @bp.route("/account", methods=["GET"])
@@ -354,6 +405,39 @@ def revoke_token(token_id: int):
         db.session.commit()
         flash(f"API token {row.id} is revoked: it no longer opens the API.", "success")
     return redirect(url_for("accounts.account"))
+
+
+@bp.route("/account/sessions/<int:session_id>/end", methods=["POST"])
+@login_required
+def end_session(session_id: int):
+    user = current_user._get_current_object()
+    try:
+        row = services.end_session(user, session_id, current=_current_session_id(), actor=user, now=utcnow())
+    except services.NoSuchSession:
+        db.session.rollback()
+        abort(404)
+    except services.AccountError as exc:
+        db.session.rollback()
+        flash(str(exc), "error")
+    else:
+        db.session.commit()
+        flash(f"The session of {row.browser} from {row.address or 'an unknown address'} is signed out: its next "
+              "request goes to the login page.", "success")
+    return redirect(url_for("accounts.account", _anchor="sessions"))
+
+
+@bp.route("/account/sessions/end-others", methods=["POST"])
+@login_required
+def end_other_sessions():
+    user = current_user._get_current_object()
+    current = _current_session_id()
+    if current is None:  # let in, so its row was found; kept for mypy and a request racing its own logout
+        abort(409)
+    count = services.end_sessions(user, actor=user, now=utcnow(), reason=SIGNED_OUT_ELSEWHERE, keep=current)
+    db.session.commit()
+    flash(f"Signed out everywhere else: {count} other session{'' if count == 1 else 's'} ended; this one carries on."
+          if count else "You were signed in nowhere else: no other session to end.", "success" if count else "info")
+    return redirect(url_for("accounts.account", _anchor="sessions"))
 
 
 # ------------------------------------------------------------------------------------------------ admin
@@ -418,7 +502,19 @@ def edit_user(user_id: int):
             return redirect(url_for("accounts.users"))
     status = 200 if request.method == "GET" else 422
     return render_template("accounts/user_form.html", form=form, account=user, action_form=EmptyForm(),
-                           messages=outbox.counts(user_id=user.id)), status
+                           messages=outbox.counts(user_id=user.id),
+                           live_sessions=len(_live_sessions(user, utcnow()))), status
+
+
+@bp.route("/admin/users/<int:user_id>/sessions/end", methods=["POST"])
+@roles_required(Role.ADMIN)
+def end_user_sessions(user_id: int):
+    user = db.session.get(User, user_id) or abort(404)
+    count = len(_live_sessions(user, utcnow()))
+    services.end_sessions(user, actor=current_user, now=utcnow(), reason=ENDED_BY_SECRETARIAT)
+    db.session.commit()
+    flash(f"Every session of {user.email} has ended ({count} signed in): {user.name} must log in again.", "success")
+    return redirect(url_for("accounts.edit_user", user_id=user_id))
 
 
 @bp.route("/admin/users/<int:user_id>/active", methods=["POST"])
@@ -475,7 +571,8 @@ register_audit_actions({
     "user.email_confirmed": "confirmed {email} as the address of {object}", "user.login": "signed in",
     "user.confirmed_by_secretariat": "confirmed {email} as the address of {object} for its owner, without the "
                                      "emailed link, and opened the account",
-    "user.sessions_ended": "ended every session of {object} ({reason})",
+    "user.sessions_ended": "ended the sessions of {object} ({reason})",
+    "user.session_ended": "signed out a session of {object} ({browser})",
     "user.activate": "activated the account of {object}", "user.deactivate": "deactivated the account of {object}",
     "user.roles": "changed the roles of {object}", "user.api_token": "issued an API token to {object}",
     "user.api_token_revoke": "revoked an API token of {object}",

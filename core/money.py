@@ -63,6 +63,17 @@ def format_instant(value: datetime) -> str:
     return f"{format_day(value)} at {value:%H:%M} UTC"
 
 
+def format_since(value: datetime, now: datetime) -> str:
+    """How long before `now` an instant was, in words: "just now", "5 minutes ago", "3 hours ago", "2 days ago"
+    (the exact instant goes beside it, in a <time> element). Raises nothing."""
+    seconds = max(0, int((now - value).total_seconds()))
+    for unit, size in (("day", 86400), ("hour", 3600), ("minute", 60)):
+        if seconds >= size:
+            n = seconds // size
+            return f"{n} {unit}{'' if n == 1 else 's'} ago"
+    return "just now"
+
+
 def amount_str(amount: Decimal) -> str:
     """The JSON form of an amount: a string with two decimals ("40000.00"), never a float."""
     return str(Decimal(amount).quantize(CENTS))

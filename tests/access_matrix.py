@@ -52,6 +52,9 @@ MATRIX: dict[str, list[tuple[str, str, dict[str, int]]]] = {
     "accounts.change_password": [("POST", "/account/password", logged_in(422))],
     "accounts.new_token": [("POST", "/account/token", logged_in(200))],
     "accounts.revoke_token": [("POST", "/account/tokens/1/revoke", logged_in(302))],
+    # No session of the caller's has this id: not found (another account's session is no more theirs to end).
+    "accounts.end_session": [("POST", "/account/sessions/999999/end", logged_in(404))],
+    "accounts.end_other_sessions": [("POST", "/account/sessions/end-others", logged_in(302))],
     "accounts.users": [("GET", "/admin/users", only(("admin",)))],
     "accounts.new_user": [("GET", "/admin/users/new", only(("admin",))),
                           ("POST", "/admin/users/new", only(("admin",), 422))],
@@ -60,6 +63,8 @@ MATRIX: dict[str, list[tuple[str, str, dict[str, int]]]] = {
                            ("GET", "/admin/users/999999", only(("admin",), 404))],
     "accounts.set_active": [("POST", "/admin/users/{other_user}/active", only(("admin",), 302))],
     "accounts.confirm_user": [("POST", "/admin/users/{other_user}/confirm", only(("admin",), 302))],
+    "accounts.end_user_sessions": [("POST", "/admin/users/{other_user}/sessions/end", only(("admin",), 302)),
+                                   ("POST", "/admin/users/999999/sessions/end", only(("admin",), 404))],
     # The outbox is the secretariat's: every message Gambit wrote, with its delivery.
     "outbox.index": [("GET", "/admin/outbox/", only(("admin",)))],
     "outbox.view": [("GET", "/admin/outbox/999999", only(("admin",), 404))],

@@ -26,14 +26,16 @@ def test_every_post_route_refuses_a_request_without_the_csrf_token(app, another_
 def test_a_state_changing_route_never_answers_get(app):
     """No state change by GET: every route that changes state takes POST only."""
     changing = ("logout", "submit", "withdraw", "reopen", "reject", "vote", "decide", "upload",
-                "new_token", "set_active", "change_status", "consultation")
+                "new_token", "set_active", "change_status", "consultation", "end_session", "end_other_sessions",
+                "end_user_sessions")
     checked = set()
     for rule in app.url_map.iter_rules():
         if rule.endpoint.split(".")[-1] in changing:
             checked.add(rule.endpoint)
             assert "GET" not in (rule.methods or ()), rule.endpoint
     assert {"accounts.logout", "bids.submit", "bids.withdraw", "board.vote", "board.decide",
-            "events.change_status", "accounts.set_active"} <= checked
+            "events.change_status", "accounts.set_active", "accounts.end_session", "accounts.end_other_sessions",
+            "accounts.end_user_sessions"} <= checked
 
 
 def test_session_cookie_is_httponly_and_lax_and_secure_under_https(another_app, make, app):
