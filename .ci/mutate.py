@@ -46,7 +46,7 @@ SCOPE: dict[str, Scope] = {
         "tests/core/test_page_cache.py", "tests/core/test_page_cache_key.py")),
     "core/audit.py": Scope(("core.audit.*",), (
         "tests/core/test_audit.py", "tests/core/test_backup_promises.py", "tests/core/test_audit_migration.py",
-        "tests/core/test_audit_page.py", "tests/core/test_evidence_models.py", "tests/contracts/test_evidence_bound.py",
+        "tests/core/test_evidence_models.py", "tests/contracts/test_evidence_bound.py",
         "tests/contracts/test_evidence_forms.py")),
     "core/evidence.py": Scope(("core.evidence.*",), (
         "tests/core/test_evidence_models.py", "tests/contracts/test_evidence_bound.py",
