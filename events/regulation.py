@@ -763,6 +763,12 @@ class Regulation:
         latest = self.last_scheduled_day_offset + rules.closing_latest_days_after_end
         return tuple(n for n in self.closing_offsets() if n <= latest)
 
+    def closing_days_allowed(self) -> tuple[int, ...]:
+        """The days after the last scheduled day on which the closing ceremony may be held under every closing rule
+        (Art. 2.2 read with Art. 10.3 for 2015: (1,)): what the public page says and the bid's checks accept."""
+        last = self.last_scheduled_day_offset
+        return tuple(n - last for n in self.allowed_closing_offsets())
+
     def possible_opening_dates(self) -> list[date]:
         """The opening-ceremony dates the call offers, and the only ones the bid's checks accept: those for which
         the whole event, from the opening ceremony to a closing ceremony every closing rule allows, lies in the
