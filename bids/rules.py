@@ -121,6 +121,15 @@ def _article(article: str) -> Citation:
     return Citation("", SourceKind.REGULATION, article)
 
 
+def _cite(reg: Regulation, key: str, before: str | Citation) -> str | Citation:
+    """The citation `key` of the call file; `before`, what the rule cited until the file named it, for a version of
+    the call stored before (a bid judged again under it must still be judged). Raises nothing."""
+    try:
+        return reg.citation(key)
+    except KeyError:
+        return before
+
+
 def _finding(code: str, source: str | Citation, field_name: str, ok: bool | None, message: str,
              value: str = "") -> Finding:
     """ok: True -> PASS, False -> FAIL (WARNING for a sanity check: never a refusal), None -> NOT_APPLICABLE.
@@ -159,10 +168,10 @@ def _check_applicant(reg: Regulation, bid: BidData) -> list[Finding]:
                  "the bid must name the federation of the host country by its three-letter FIDE code, "
                  f"for example {example.federation}.", _text_value(bid.host_federation)),
     ]
-    # Who to write to about the bid is one of the particulars every proposal contains (Art. 15.2), not part of who
-    # may bid (15.1). Whether the address is well formed is Gambit's sanity check (the regulations set no format):
+    # Who to write to about the bid is the call's bidding procedure: the particulars of Art. 15.2 (a) to (k) name no
+    # contact person. Whether the address is well formed is Gambit's sanity check (the regulations set no format):
     # a warning to check it, never a refusal.
-    particulars = reg.citation("particulars")
+    particulars = _cite(reg, "contact", reg.citation("particulars"))
     email_given = _given(bid.contact_email)
     out += [
         _finding("15.2.contact_name", particulars, "contact_name", _given(bid.contact_name),
@@ -273,7 +282,8 @@ def _check_prize_fund(reg: Regulation, bid: BidData) -> list[Finding]:
     return [
         _finding("15.2c.present", art, "prize_fund_eur", given,
                  "the bid must propose a prize fund for the players."),
-        _finding("15.2c.cents", art, "prize_fund_eur", _has_cents_only(prize) if _is_amount(prize) else None,
+        _finding("15.2c.cents", _cite(reg, "amount_format", art), "prize_fund_eur",
+                 _has_cents_only(prize) if _is_amount(prize) else None,
                  "the prize fund must be an amount in euros with at most two decimals.", value),
         _finding("15.2c.minimum", art, "prize_fund_eur", prize >= pf.minimum if _well_formed(prize) else None,
                  f"the prize fund must be at least {format_eur(pf.minimum)}{net}.", value),
@@ -306,7 +316,7 @@ def _check_fide_contribution(reg: Regulation, bid: BidData) -> list[Finding]:
     return [
         _finding("15.2d.present", art, "fide_contribution_eur", given,
                  "the bid must state the contribution to FIDE."),
-        _finding("15.2d.cents", art, "fide_contribution_eur",
+        _finding("15.2d.cents", _cite(reg, "amount_format", art), "fide_contribution_eur",
                  _has_cents_only(contribution) if _is_amount(contribution) else None,
                  "the contribution to FIDE must be an amount in euros with at most two decimals.", value),
         _finding("15.2d.minimum", art, "fide_contribution_eur", ok, message, value),
@@ -362,7 +372,7 @@ def _check_hotel(reg: Regulation, bid: BidData) -> list[Finding]:
     rates = tuple(bid.room_rates or ())
     problems = _room_rate_problems(rates)
     return [
-        _finding("15.2g.stars", art, "hotel_stars", category_ok,
+        _finding("15.2g.stars", _cite(reg, "hotel_category", art), "hotel_stars", category_ok,
                  "the bid must give the category of the official hotel, a whole number of stars from 1 to 5.",
                  stars_value),
         _finding("15.2g.minimum", art, "hotel_stars",
@@ -457,7 +467,8 @@ def _check_signature(reg: Regulation, bid: BidData, today: date) -> list[Finding
                  "the bid must give the name of the person who signs it."),
         _finding("15.2k.signatory_position", sig, "signatory_position", _given(bid.signatory_position),
                  "the bid must give the position of the person who signs it."),
-        _finding("15.2k.signed_on", sig, "signed_on", signed is not None and signed <= today,
+        _finding("15.2k.signed_on", _cite(reg, "signing_date", sig), "signed_on",
+                 signed is not None and signed <= today,
                  "the bid must give the date it was signed, which cannot be in the future.",
                  format_day(signed) if signed else ""),
         _document("15.2k.signed_letter", sig, "has_signed_letter", bid.has_signed_letter, bid,

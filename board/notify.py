@@ -12,13 +12,15 @@ from bids.models import Bid
 from board.models import Decision
 from core import outbox
 from core.db import db
+from core.money import format_day
 from core.urls import external_url, path_for
 from finance.rules import contract_article
 
 
 def queue_notices(decision: Decision, *, actor, now: datetime) -> list[outbox.OutboxMessage]:
     """Write the notice to the contact (and the account owner) of every bid the Board decided on; returns the
-    messages. Called by board.services.record_decision, so every path that records a decision tells the bidders."""
+    messages. Called by board.services.record_decision for the first decision and for every correction, so every
+    path that records one tells the bidders."""
     event = decision.event
     bids = db.session.scalars(select(Bid).where(Bid.event_id == event.id, Bid.status.in_(
         [BidStatus.SELECTED.value, BidStatus.NOT_SELECTED.value])).order_by(Bid.id)).all()
@@ -29,11 +31,23 @@ def queue_notices(decision: Decision, *, actor, now: datetime) -> list[outbox.Ou
     grounds = "" if decision.how.by_vote else f"{decision.grounds}\n\n"
     about = outbox.About("decision", decision.id, f"Decision on the {event.title}",
                          path_for("board.decision", slug=event.slug))
+    # A correction says so first: what it mends, and whether the bid selected changed (the contract of a bid no
+    # longer selected is closed by the correction, contracts/).
+    corrected = decision.corrects
+    correction = ""
+    if corrected is not None:
+        changed = ("it selects another bid than the decision it corrects, which had selected "
+                   f"{corrected.selected_bid.title}" if corrected.selected_bid_id != decision.selected_bid_id
+                   else "the bid selected is the same")
+        correction = (f"The decision of {format_day(corrected.decided_on)} on the {event.title} is corrected "
+                      f"({decision.correction_reason.rstrip('.')}); {changed}. This notice replaces the one you "
+                      "received about it.\n\n")
     messages = []
     for bid in bids:
         chosen = bid.id == decision.selected_bid_id
-        subject = f"{event.title}: {'your bid is selected' if chosen else 'the decision on your bid'}"
-        body = (f"Dear {bid.contact_name or bid.owner.name},\n\n"
+        subject = (f"{event.title}: {'correction: ' if corrected is not None else ''}"
+                   f"{'your bid is selected' if chosen else 'the decision on your bid'}")
+        body = (f"Dear {bid.contact_name or bid.owner.name},\n\n" + correction
                 + (f"{who} has selected your bid to organise the {event.title} ({selection}). "
                    "FIDE will send you the contract covering the organisation and the terms of payment "
                    f"(Art. {contract_article(event.regulation)}).\n\n" if chosen else

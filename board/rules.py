@@ -110,12 +110,15 @@ def tally(votes: Iterable[tuple[str, int | None]], bid_ids: Iterable[int], recus
 
 def rationale_needed(selected: int, *, ranking_leaders: Iterable[int], flagged: Iterable[int]) -> str | None:
     """Why the decision must give its reasons, or None: when the choice is not the top of the WCOC's ranking, or
-    when it carries a red flag (Art. 15.5: the criteria are "viewed as a whole", so the board may depart from the
-    ranking, but says why)."""
+    is one of two or more bids tied at its top, or when it carries a red flag (Art. 15.5: the criteria are "viewed
+    as a whole", so the board may depart from the ranking, but says why; the call's procedure asks the reasons)."""
     reasons = []
     leaders = set(ranking_leaders)
     if leaders and selected not in leaders:
         reasons.append("the selected bid is not the top of the WCOC's ranking")
+    elif len(leaders) > 1:  # tied at the top: following the ranking chooses neither, so the choice says why
+        reasons.append("the selected bid is tied for first place in the WCOC's ranking, which therefore does not "
+                       "choose between the tied bids")
     if selected in set(flagged):
         reasons.append("the selected bid carries a red flag")
     return " and ".join(reasons) or None

@@ -295,12 +295,24 @@ def _check_method(event: Event, method: DecisionMethod, selected: Bid, contest: 
                 f"bidding procedure says ({reg.procedure.rules[tie_break.key].says.strip()}), not by the President "
                 f"deciding alone: {selection} gives the President the decision only if a Presidential Board "
                 "meeting cannot be held.", "method")
+        if tally.cast:  # the Board voted, so it met: the decision is the Board's, recorded by its vote
+            titles = {b.id: b.title for b in contest}
+            raise DecisionError(
+                f"{selection}: the FIDE President decides alone only \"if a Presidential Board meeting cannot be "
+                f"held\", and the Board has voted on this call ({_votes_cast(tally, titles)}): the Board met, so "
+                "the decision is the Board's, recorded as a board vote.", "method")
         check_president_grounds(no_meeting_reason, [
             Consulted(member.name, advice, on, in_wcoc=_in_wcoc_of(event, member))
             for member, advice, on in consultations], selection=selection, decided_on=decided_on,
             today=now.date(), call_opened=event.created_at.date())
     check_decided_on(decided_on, today=now.date(), last_vote=last_vote, scoring_closed=scoring_closed_on(event))
     return the_tally
+
+
+def _votes_cast(tally: Tally, titles: dict[int, str]) -> str:
+    """"2 votes cast: Lviv: 2; Tbilisi: 0" (abstentions named when there are any)."""
+    abstained = f", {tally.abstentions} abstaining" if tally.abstentions else ""
+    return f"{tally.cast} vote{'s' if tally.cast != 1 else ''} cast{abstained}: {tally.names(titles)}"
 
 
 def _in_wcoc_of(event: Event, member: User) -> bool:
@@ -441,8 +453,9 @@ def record_decision(event: Event, *, method: str, selected: Bid, rationale: str,
                        "no_meeting_reason": decision.no_meeting_reason,
                        "consultations": decision.loads("consultations"), "decided_on": decided_on,
                        "corrects": corrects.id if corrects else None, "votes": counted})
-    if corrects is None:
-        mark_notified(decision, messages=queue_notices(decision, actor=actor, now=now), now=now)
+    # Every record tells every bidder of the call, a correction as much as the first decision: a correction may
+    # change the selected bid, and a bidder learns what is in force from the notice, not by watching the page.
+    mark_notified(decision, messages=queue_notices(decision, actor=actor, now=now), now=now)
     return decision
 
 

@@ -419,11 +419,11 @@ def _call_with(event, form):
                            wcoc=_wcoc_members())
 
 
-def _notify(decision: Decision) -> None:
-    """Say at once what became of the bidders' notices: written into the outbox with the decision, they go out
-    from there whatever the mail server does now."""
+def _notify(decision: Decision, done: str = "The decision is recorded; the call is decided.") -> None:
+    """Say at once what became of the bidders' notices: written into the outbox with the decision (or the
+    correction), they go out from there whatever the mail server does now."""
     counts = outbox.counts(about=("decision", decision.id))
-    flash("The decision is recorded; the call is decided. " + outbox.written_sentence(
+    flash(f"{done} " + outbox.written_sentence(
         counts, what="notices to the bidders", mail_enabled=bool(current_app.config.get("MAIL_ENABLED"))), "success")
 
 
@@ -444,7 +444,7 @@ def _decision_page(event, form=None, status: int = 200):
     history = db.session.scalars(select(Decision).where(Decision.event_id == event.id).order_by(Decision.id)).all()
     if form is None and (current_user.has_role(Role.ADMIN) or current_user.is_president):
         form = _decision_form(event, queries.bids_decided(event), CorrectionForm)
-    notified = next((d for d in history if d.bidders_notified), None)
+    notified = next((d for d in reversed(history) if d.bidders_notified), None)  # the latest record's notices
     notices = outbox.counts(about=("decision", notified.id)) if notified is not None else {}
     return render_template("board/decision.html", event=event, decision=current, history=history,
                            names=tally_names(current), notices=notices, notified=notified,
@@ -484,7 +484,7 @@ def correct(slug: str):
         return _decision_page(event, form, 422)
     db.session.commit()
     _make_minutes(decision, actor)
-    flash("The correction is recorded as a new decision record linked to the one it corrects.", "success")
+    _notify(decision, "The correction is recorded as a new decision record linked to the one it corrects.")
     return redirect(url_for("board.decision", slug=slug))
 
 

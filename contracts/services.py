@@ -26,6 +26,7 @@ from contracts.models import Contract, MatchResult, Milestone, Payment, PrizeDed
 from contracts.rules.countersigning import countersign_problem, countersign_trust_problem
 from contracts.rules.reminders import ReminderKind, reminder_message
 from contracts.rules.result import (
+    BOOKKEEPING,
     MatchOutcome,
     check_deduction,
     check_deduction_return,
@@ -39,6 +40,7 @@ from contracts.rules.terms import (
     ContractTerms,
     MilestoneTerm,
     contract_terms,
+    lower_first,
     missing_bid_facts,
     missing_due_dates,
     past_due_dates,
@@ -427,6 +429,18 @@ def kept_dates(old: Contract | None) -> dict[str, date | None]:
     return {} if old is None else {m.key: m.due for m in old.milestones}
 
 
+def bookkeeping(contract: Contract) -> str:
+    """The label of Gambit's check of its own records of a contract (sanity_checks.bookkeeping): from the contract's
+    version of the call file, else the call's current one (a contract issued before the check was named), else the
+    plain words. Raises nothing."""
+    for reg in (contract.regulation, contract.event.regulation):
+        try:
+            return str(reg.citation("bookkeeping"))
+        except KeyError:
+            continue
+    return BOOKKEEPING
+
+
 def _carry_plan(old: Contract, planned: list[MilestoneTerm]) -> list[Payment]:
     """The payments of the replaced version that move to the correction: every one not reversed. Raises
     ContractError when one has no milestone to go to, or would exceed the corrected amount."""
@@ -439,12 +453,13 @@ def _carry_plan(old: Contract, planned: list[MilestoneTerm]) -> list[Payment]:
         total = sum((p.amount for p in live), Decimal("0.00"))
         target = by_key.get(om.key)
         if target is None:
-            raise ContractError(f"Art. {om.article}: {format_eur(total)} was received on {om.title} under "
-                                f"{old.reference}, and the correction has no such milestone. Reverse those payments "
-                                "first, or keep the milestone.")
+            raise ContractError(f"{bookkeeping(old)}: {format_eur(total)} was received on {om.title} (Art. "
+                                f"{om.article}) under {old.reference}, and the correction has no such milestone. "
+                                "Reverse those payments first, or keep the milestone.")
         if total > target.amount:
-            raise ContractError(f"Art. {om.article}: {format_eur(total)} was already received on {om.title}, more than "
-                                f"the corrected amount of {format_eur(target.amount)}. Reverse the excess first.")
+            raise ContractError(f"{bookkeeping(old)}: {format_eur(total)} was already received on {om.title} (Art. "
+                                f"{om.article}), more than the corrected amount of {format_eur(target.amount)}. "
+                                "Reverse the excess first.")
         out += live
     return out
 
@@ -819,7 +834,8 @@ def record_deduction(contract: Contract, *, federation: str, rule_key: str, amou
     prize = milestone.amount + reg.prize_split.advance_per_player
     # What is left to take from: the balance less earlier deductions and less what FIDE has already paid of it.
     left = milestone.amount - done - queries.recorded_total(milestone.id)
-    errors = check_deduction(rule, amount=amount, prize=prize, balance_left=left, reason=reason)
+    errors = check_deduction(rule, amount=amount, prize=prize, balance_left=left, reason=reason,
+                             bookkeeping=bookkeeping(contract))
     if errors:
         raise ContractError(next(iter(errors.values())), errors=errors)
     assert rule is not None  # check_deduction refuses a deduction under no rule
@@ -858,14 +874,15 @@ def return_deduction(contract: Contract, deduction_id: int, *, decided_on: date 
     except KeyError:
         rule = None
     errors = check_deduction_return(rule, returned=row.returned, deducted_on=row.decided_on, decided_on=decided_on,
-                                    reason=reason)
+                                    reason=reason, bookkeeping=bookkeeping(contract))
     if errors:
         raise ContractError(next(iter(errors.values())), errors=errors)
     assert rule is not None and decided_on is not None  # check_deduction_return refuses both
     if not swap_state(row, expected=None, column="returned_on",
                       values={"returned_on": decided_on, "return_reason": reason.strip(), "returned_at": now,
                               "returned_by_id": getattr(actor, "id", None)}):
-        raise ContractError(f"Art. {rule.article}: it was returned at the same moment; reload the page.",
+        raise ContractError(f"{lower_first(rule.title)} (Art. {rule.article}) was returned at the same moment by "
+                            "someone else; reload the page.",
                             errors={"deduction": "Already returned."})
     audit.record("prize.deduction_returned", row, actor=actor, now=now,
                  data={"contract": contract.id, "milestone": row.milestone.key, "article": rule.article,

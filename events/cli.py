@@ -4,6 +4,7 @@ reason, and every submitted bid is judged again under the new version."""
 
 from __future__ import annotations
 
+import json
 from datetime import date
 
 import click
@@ -12,6 +13,7 @@ from flask import Blueprint
 from core.db import db, utcnow
 from core.validators import NotADateError, parse_day
 from events.regulation import RegulationError, load_regulation_file
+from events.rules import snapshot_changes
 from events.services import AmendmentError, amendment_problems, get_event, load_event, record_amendment
 
 cli = Blueprint("events_cli", __name__, cli_group="events")
@@ -41,8 +43,9 @@ def _day(ctx: click.Context, param: click.Parameter, value: str | None) -> date 
               help="The date of that recommendation (YYYY-MM-DD).")
 @click.option("--recommendation", default=None, help="What that recommendation said.")
 @click.option("--grounds", default=None,
-              help="The grounds of a decision allowed only on certain grounds (the President's: a key of the "
-                   "authority's grounds, e.g. not_covered or unforeseen).")
+              help="The grounds of a decision allowed only on certain grounds (a key of the authority's grounds). "
+                   "Whether a change is covered by the regulations is the call file's list of covered items, "
+                   "not an option.")
 def load(path, authority, decided_on, reference, reason, recommended_by, recommended_on, recommendation, grounds):
     """Load or update a call from its TOML file; a changed file makes a new regulation version, recorded as an
     amendment (the options say who decided it, when, under which reference and why)."""
@@ -54,10 +57,12 @@ def load(path, authority, decided_on, reference, reason, recommended_by, recomme
     existing = get_event(reg.event.slug)
     old_version = existing.regulation_version if existing is not None else None
     amending = old_version is not None and old_version.sha256 != reg.sha256
-    if amending:
+    if amending and old_version is not None:
+        keys = [c["key"] for c in snapshot_changes(json.loads(old_version.snapshot), json.loads(reg.snapshot))]
         problems = amendment_problems(reg, authority=authority, decided_on=decided, reference=reference,
                                       reason=reason, recommended_by=recommended_by, recommended_on=recommended_on,
-                                      recommendation=recommendation, grounds=grounds)
+                                      recommendation=recommendation, grounds=grounds, changed_keys=keys,
+                                      covered_before=old_version.regulation.covered)
         if problems:
             raise click.ClickException(
                 f"{path}: the file of {reg.event.slug} changed, so the change is an amendment: "

@@ -36,6 +36,8 @@ APPLIED_AT: dict[str, str] = {
     "citations.unforeseen": "Board: the FIDE President's final decision, with its ground (not covered, or an "
                             "unforeseen event) and reason, on a sponsor's bid whose consultation has no answer",
     "citations.supervisor": "Home-match finding and its consequences on the bid page",
+    "covered.article": "Amending the call: the call's list of covered items; an amendment by an authority that "
+                       "decides only what the regulations do not cover (the President) is refused when it touches one",
     "schedule.article": "Public page's schedule, bid's dates check, contract §2, result of the match",
     "schedule.window_article": "Bid's opening and closing dates check; contract dates",
     "schedule.round_time_article": "Schedule shown on the public page, the bid and the contract",

@@ -595,6 +595,21 @@ class Consultation:
 
 
 @table
+class Covered:
+    """An item of the call file that the regulations themselves cover (`key`, a dotted key of the file, covers what
+    is under it; `article`, where the regulations say it, or "" for a table whose entries each name their own
+    article): changed only as the article on changes to the regulations says (Art. 1.1), never by an authority
+    that decides only what the regulations do not cover."""
+
+    key: Text
+    article: str = ""
+
+    def covers(self, changed: str) -> bool:
+        """Whether a changed key ("prize_fund.minimum", "schedule.days[3]") is this item or under it."""
+        return changed == self.key or changed.startswith((f"{self.key}.", f"{self.key}["))
+
+
+@table
 class AmendmentGrounds:
     """One of the grounds on which an authority may decide (Art. 16: grounds not covered, an unforeseen event)."""
 
@@ -613,6 +628,9 @@ class AmendmentAuthority:
     label: Text
     upon_recommendation_by: str = ""
     grounds: Annotated[tuple[AmendmentGrounds, ...], AfterValidator(_each_key_once)] = ()
+    # When given, the authority changes only what the call's `covered` list does not name (Art. 16: cases the
+    # regulations do not cover); its amendment records this text as its grounds. The list decides, not a claim.
+    not_covered_only: str = ""
 
     def ground(self, key: str) -> AmendmentGrounds:
         """The grounds with this key. Raises KeyError when the authority has none such."""
@@ -714,6 +732,8 @@ class Regulation:
     deductions: Annotated[tuple[DeductionRule, ...], AfterValidator(_each_key_once)] = ()
     consultation: Consultation | None = None
     amendment_authorities: Annotated[tuple[AmendmentAuthority, ...], AfterValidator(_each_key_once)] = ()
+    # What the regulations cover, item by item of this file (Art. 16 decides only what they do not).
+    covered: Annotated[tuple[Covered, ...], AfterValidator(_each_key_once)] = ()
     # Every article of the regulations with its status on the articles page (optional in the file).
     articles: Annotated[tuple[ArticleEntry, ...], AfterValidator(_each_article_once)] = ()
     # The canonical JSON the regulation was built from and its SHA-256: what an event stores.
@@ -742,6 +762,12 @@ class Regulation:
             return self.closing_offsets()
         latest = self.last_scheduled_day_offset + rules.closing_latest_days_after_end
         return tuple(n for n in self.closing_offsets() if n <= latest)
+
+    def closing_days_allowed(self) -> tuple[int, ...]:
+        """The days after the last scheduled day on which the closing ceremony may be held under every closing rule
+        (Art. 2.2 read with Art. 10.3 for 2015: (1,)): what the public page says and the bid's checks accept."""
+        last = self.last_scheduled_day_offset
+        return tuple(n - last for n in self.allowed_closing_offsets())
 
     def possible_opening_dates(self) -> list[date]:
         """The opening-ceremony dates the call offers, and the only ones the bid's checks accept: those for which

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import re
+from collections.abc import Iterable, Sequence
 from datetime import date, datetime
 
 from sqlalchemy import bindparam, func, select
@@ -14,7 +16,7 @@ from core.db import db, lock_row, swap_state
 from core.hooks import Hook
 from events.lifecycle import EventStatus, TransitionError, check_transition
 from events.models import Amendment, Event, RegulationVersion
-from events.regulation import Regulation, amendment_authority
+from events.regulation import AmendmentAuthority, Covered, Regulation, amendment_authority
 from events.rules import snapshot_changes
 
 
@@ -29,12 +31,15 @@ judge_again: Hook[..., list[dict]] = Hook("events.services.judge_again")
 
 def amendment_problems(reg: Regulation, *, authority: str | None, decided_on: date | None, reference: str | None,
                        reason: str | None, recommended_by: str | None = None, recommended_on: date | None = None,
-                       recommendation: str | None = None, grounds: str | None = None) -> list[str]:
+                       recommendation: str | None = None, grounds: str | None = None,
+                       changed_keys: Sequence[str] = (), covered_before: Iterable[Covered] = ()) -> list[str]:
     """What an amendment lacks, in words ([] when it can be recorded): who decided it (one of the file's amendment
     authorities, with its article), the date and reference of the decision, and the reason; for an authority that
     acts upon another body's recommendation (the Board upon the WCOC's), that recommendation: who made it, when
-    (not after the decision) and what it recommended; for an authority that decides only on certain grounds (the
-    President: grounds not covered or an unforeseen event), which of them. Raises nothing."""
+    (not after the decision) and what it recommended; for an authority that decides only on certain grounds, which
+    of them; for an authority that decides only what the regulations do not cover (the President, Art. 16), no
+    changed key (`changed_keys`) that the call's list of covered items names, in the new file (`reg.covered`) or the
+    version in force (`covered_before`). Raises nothing."""
     problems = []
     keys = ", ".join(f"{a.key} ({a.label}, Art. {a.article})" for a in reg.amendment_authorities)
     who = None
@@ -67,6 +72,8 @@ def amendment_problems(reg: Regulation, *, authority: str | None, decided_on: da
                             f"{decided_on.isoformat()})")
     elif any(recommended):
         problems.append(f"{who.label} (Art. {who.article}) does not act upon a recommendation; leave it out")
+    if who.not_covered_only:
+        problems += _covered_changes(reg, who, changed_keys, (*covered_before, *reg.covered))
     ground = (grounds or "").strip()
     if who.grounds:
         choices = ", ".join(f"{g.key} ({g.label})" for g in who.grounds)
@@ -83,6 +90,36 @@ def amendment_problems(reg: Regulation, *, authority: str | None, decided_on: da
     return problems
 
 
+def _covered_changes(reg: Regulation, who: AmendmentAuthority, changed_keys: Sequence[str],
+                     covered: Sequence[Covered]) -> list[str]:
+    """One refusal per changed key that a covered item names: the regulations cover it, so only the authority that
+    changes the regulations may (the one that acts upon a recommendation: the Board upon the WCOC's, Art. 1.1)."""
+    changers = [a for a in reg.amendment_authorities if not a.not_covered_only]
+    by = " or ".join(f"{a.label} (Art. {a.article})" for a in changers) or "the authority that changes the regulations"
+    out = []
+    for key in changed_keys:
+        item = next((c for c in covered if c.covers(key)), None)
+        if item is not None:
+            article = item.article or _entry_article(reg, key)
+            where = f"Art. {article}" if article else "the regulations"
+            out.append(f"Art. {who.article} refers to {who.label.split(' (')[0]} only cases the regulations do not "
+                       f"cover, and {key} is covered by {where} (the call's list of covered items): it is "
+                       f"changed only by {by}")
+    return out
+
+
+def _entry_article(reg: Regulation, key: str) -> str:
+    """The article an entry of a table names itself ("in_kind[3].text" -> the article of in_kind's fourth entry),
+    read from the new file; "" when the entry names none (removed, or a table without articles)."""
+    match = re.match(r"([a-z_]+)\[(\d+)\]", key)
+    if match is None:
+        return ""
+    entries = json.loads(reg.snapshot).get(match[1]) or []
+    index = int(match[2])
+    entry = entries[index] if index < len(entries) else None
+    return str(entry.get("article") or "") if isinstance(entry, dict) else ""
+
+
 def record_amendment(event: Event, old_version: RegulationVersion, new_version: RegulationVersion, *,
                      authority: str, decided_on: date, reference: str, reason: str, actor: User | None,
                      now: datetime, recommended_by: str | None = None, recommended_on: date | None = None,
@@ -94,16 +131,18 @@ def record_amendment(event: Event, old_version: RegulationVersion, new_version: 
     Raises AmendmentError when `amendment_problems` finds something missing. Writes `event.amendment` to the audit
     log."""
     reg = new_version.regulation
+    changes = snapshot_changes(json.loads(old_version.snapshot), json.loads(new_version.snapshot))
     problems = amendment_problems(reg, authority=authority, decided_on=decided_on, reference=reference,
                                   reason=reason, recommended_by=recommended_by, recommended_on=recommended_on,
-                                  recommendation=recommendation, grounds=grounds)
+                                  recommendation=recommendation, grounds=grounds,
+                                  changed_keys=[c["key"] for c in changes],
+                                  covered_before=old_version.regulation.covered)
     if problems:
         raise AmendmentError("The call's file changed, so the change must be recorded as an amendment: "
                              + "; ".join(problems) + ".")
     who = amendment_authority(reg, authority)
     ground = who.ground(grounds.strip()) if who.grounds and grounds else None
     follows = bool(who.upon_recommendation_by)
-    changes = snapshot_changes(json.loads(old_version.snapshot), json.loads(new_version.snapshot))
     report = judge_again(event, old_version, new_version, now=now)
     amendment = Amendment(event_id=event.id, from_version_id=old_version.id, to_version_id=new_version.id,
                           authority=who.key, authority_label=who.label, article=who.article, decided_on=decided_on,
@@ -111,7 +150,8 @@ def record_amendment(event: Event, old_version: RegulationVersion, new_version: 
                           recommended_by=(recommended_by or "").strip() if follows else None,
                           recommended_on=recommended_on if follows else None,
                           recommendation=(recommendation or "").strip() if follows else None,
-                          grounds=ground.key if ground else None, grounds_label=ground.label if ground else None,
+                          grounds=ground.key if ground else ("not_covered" if who.not_covered_only else None),
+                          grounds_label=ground.label if ground else (who.not_covered_only or None),
                           changes=json.dumps(changes, ensure_ascii=False), report=json.dumps(report),
                           recorded_at=now, recorded_by_id=getattr(actor, "id", None))
     db.session.add(amendment)

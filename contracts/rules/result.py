@@ -142,21 +142,27 @@ def deduction_parts(rule, prize: Decimal) -> tuple[DeductionPart, ...]:
     return tuple(DeductionPart(r.key, r.label, r.share, share_of(prize, r.share)) for r in rule.recipients)
 
 
-def check_deduction(rule, *, amount: Decimal | None, prize: Decimal, balance_left: Decimal, reason: str
-                    ) -> dict[str, str]:
+BOOKKEEPING = "Sanity check: bookkeeping"  # the label when the call's file has no sanity_checks.bookkeeping
+
+
+def check_deduction(rule, *, amount: Decimal | None, prize: Decimal, balance_left: Decimal, reason: str,
+                    bookkeeping: str = BOOKKEEPING) -> dict[str, str]:
     """{field: message} for each problem with a deduction from a player's prize ({} when it can be recorded).
 
     `rule` is the call's events.regulation.DeductionRule (None when none was chosen); `prize` the player's prize
     money (her share, before the advance is deducted); `balance_left` what remains of her prize balance after the
     deductions already recorded. A fine "of not more than" an amount may be less; a fixed fine is that amount; a
-    share of the prize money is that share for each breach (one breach a record). Raises nothing."""
+    share of the prize money is that share for each breach (one breach a record). What the article says is cited
+    with it; Gambit's own checks of its records (a reason, an amount above zero, no more than the balance) carry
+    `bookkeeping`, the call's sanity check (contracts.services.bookkeeping). Raises nothing."""
     errors: dict[str, str] = {}
     if rule is None:
         return {"rule": "Choose what the deduction is for."}
     if not (reason or "").strip():
-        errors["reason"] = f"Art. {rule.article}: say why the deduction is made (the decision and its date)."
+        errors["reason"] = (f"{bookkeeping}: say why the deduction ({lower_first(rule.title)}, Art. {rule.article}) "
+                            "is made (the decision and its date).")
     if amount is None or amount <= 0:
-        errors["amount"] = f"Art. {rule.article}: enter the amount deducted, above zero."
+        errors["amount"] = f"{bookkeeping}: enter the amount deducted, above zero."
         return errors
     entered = format_eur(amount)
     if rule.amount is not None and rule.up_to and amount > rule.amount:
@@ -180,13 +186,13 @@ def check_deduction(rule, *, amount: Decimal | None, prize: Decimal, balance_lef
                                 f"({format_eur(prize)}) is {format_eur(expected)} for each breach; record one breach "
                                 f"at a time (you entered {entered}).")
     if "amount" not in errors and amount > balance_left:
-        errors["amount"] = (f"Art. {rule.article}: the deductions cannot exceed the prize balance still due, "
+        errors["amount"] = (f"{bookkeeping}: the deductions cannot exceed the prize balance still due, "
                             f"{format_eur(balance_left)} (you entered {entered}).")
     return errors
 
 
-def check_deduction_return(rule, *, returned: bool, deducted_on: date, decided_on: date | None, reason: str
-                           ) -> dict[str, str]:
+def check_deduction_return(rule, *, returned: bool, deducted_on: date, decided_on: date | None, reason: str,
+                           bookkeeping: str = BOOKKEEPING) -> dict[str, str]:
     """{field: message} for each problem with returning a deduction to the player ({} when it can be recorded).
 
     `rule` is the call's events.regulation.DeductionRule the deduction was made under (None when the call no longer
@@ -196,13 +202,13 @@ def check_deduction_return(rule, *, returned: bool, deducted_on: date, decided_o
         what = f"Art. {rule.article}: {lower_first(rule.title)}" if rule is not None else "This deduction"
         return {"deduction": f"{what} is not returned to the player under the regulations."}
     if returned:
-        return {"deduction": f"Art. {rule.article}: {lower_first(rule.title)} was already returned; it is returned "
-                             "once."}
+        return {"deduction": f"{bookkeeping}: {lower_first(rule.title)} (Art. {rule.article}) was already returned; "
+                             "it is returned once."}
     errors: dict[str, str] = {}
     if decided_on is None:
-        errors["decided_on"] = f"Art. {rule.article}: enter the day of the decision ({rule.returned_if})."
+        errors["decided_on"] = f"{bookkeeping}: enter the day of the decision ({rule.returned_if})."
     elif decided_on < deducted_on:
-        errors["decided_on"] = (f"Art. {rule.article}: the decision to return it comes after the deduction of "
+        errors["decided_on"] = (f"{bookkeeping}: the decision to return it comes after the deduction of "
                                 f"{format_day(deducted_on)} (you entered {format_day(decided_on)}).")
     if not (reason or "").strip():
         errors["reason"] = (f"Art. {rule.article}: the amount is returned if {rule.returned_if}; say so (the "

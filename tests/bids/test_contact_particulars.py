@@ -1,5 +1,6 @@
-"""Issue 23: the contact person and e-mail are particulars of Art. 15.2 (not of 15.1, who may bid), and the format
-of an e-mail address is Gambit's sanity check (a warning), never an article."""
+"""Issue 23: the contact person and e-mail are not of Art. 15.1 (who may bid); issue 36: nor of Art. 15.2, whose
+particulars a-k name no contact person: they are the call's bidding procedure. The format of an e-mail address is
+Gambit's sanity check (a warning), never an article."""
 
 import re
 
@@ -34,15 +35,16 @@ def _rows(page: str) -> set[tuple[str, str]]:
         if outcome != "pass"}
 
 
-def test_a_missing_contact_cites_the_particulars_of_15_2(client, app, login_as, good):
+def test_a_missing_contact_cites_the_bidding_procedure_not_an_article(client, app, login_as, good):
     login_as("bidder")
     bid_id = start_bid(client)
     fill_bid(client, bid_id, good, only=("applicant",))
     _set(app, bid_id, contact_name=" ", contact_email=None)
     page = client.get(f"/bids/{bid_id}").get_data(as_text=True)
     rows = _rows(page)
-    assert ("Art. 15.2", "the bid must name a contact person.") in rows
-    assert ("Art. 15.2", "the bid must give the contact person&#39;s e-mail address.") in rows
+    assert ("Bidding procedure: contact person", "the bid must name a contact person.") in rows
+    assert ("Bidding procedure: contact person", "the bid must give the contact person&#39;s e-mail address.") in rows
+    assert not {r for r in rows if r[0].startswith("Art. 15.2") and "contact" in r[1]}
     assert not {r for r in rows if r[0] == "Art. 15.1" and "contact" in r[1]}
 
 

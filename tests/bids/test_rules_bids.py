@@ -539,8 +539,18 @@ def test_articles_come_from_the_regulation():
     assert articles["15.2a.opening_date"] == "X.a"
     assert articles["2.2.closing"] == "X.close"
     assert articles["15.2d.minimum"] == "X.d"
-    assert articles["15.2g.stars"] == "X.g"
+    assert articles["15.2g.minimum"] == "X.g"
+    assert articles["15.2g.stars"] == ""  # the procedure's form of the category, not the article
     assert articles["15.2i.inspectors"] == "X.i"
     assert articles["15.2j.bank"] == "X.j"
     assert articles["15.2j.amount"] == ""  # the procedure's terms, not the article
     assert articles["13.3.home_match"] == "X.home"
+
+
+def test_an_amount_with_more_than_two_decimals_is_the_bidding_procedures_finding_not_an_articles():
+    """Issue 36: Art. 15.2(c) and (d) set the minimum figures, not their form in euros and cents."""
+    found = {f.code: f for f in findings(BidData(prize_fund_eur=Decimal("200000.001"),
+                                                 fide_contribution_eur=Decimal("40000.001")), REG)}
+    for code in ("15.2c.cents", "15.2d.cents"):
+        assert (found[code].outcome, found[code].article, found[code].source) == (
+            Outcome.FAIL, "", "Bidding procedure: amounts in euros and cents"), code

@@ -177,10 +177,13 @@ def test_a_second_decision_is_refused_and_the_call_changes_by_compare_and_swap(a
 
 
 def test_a_correction_closes_the_old_winners_contract_before_a_new_one(app, scored, make):
-    board = make.user(roles=("board",), federation="FRA")
-    vote(app, scored["event"], board, scored["lviv"])
+    """The President decided alone (no Board meeting could be held) and corrects the decision: a call the Board
+    voted on is never corrected by the President alone (test_the_president_cannot_correct_a_board_vote_alone)."""
+    president, president_id = _client(app, make, roles=("board",), federation="NOR", is_president=True)
     admin_client, admin = _client(app, make)
-    first = _record(app, scored, "lviv", actor_id=admin)
+    first = _record(app, scored, "lviv", method="president", actor_id=president_id,
+                    no_meeting_reason="The Board could not meet before the guarantee lapsed.",
+                    consultations=[(scored["members"][0], "Lviv.", date(2015, 6, 19))])
     with app.app_context():
         contract = issued_contract(db.session.get(Bid, scored["lviv"]), admin=db.session.get(User, admin),
                                    upload_dir=app.config["UPLOAD_DIR"], now=NOW)
@@ -195,13 +198,12 @@ def test_a_correction_closes_the_old_winners_contract_before_a_new_one(app, scor
             tbilisi.status = "selected"  # what a decision without the closing step would leave
             contracts.create_contract(tbilisi, actor=None, now=NOW)
         db.session.rollback()
-    # A correction "by board vote" for a bid with no vote is refused, as a first decision would be.
+    # A correction "by board vote" with no vote is refused, as a first decision would be.
     refused = admin_client.post("/board/fwwcm-2015/decision/correct", data={
         "method": "board_vote", "selected": str(scored["tbilisi"]), "decided_on": "2015-06-20", "corrects": str(first),
         "rationale": "Tbilisi.", "correction_reason": "The Board chose Tbilisi."})
     assert refused.status_code == 422
-    assert "so it is Ukrainian Chess Federation — Lviv, UA; you chose Georgian" in refused.get_data(as_text=True)
-    president, _ = _client(app, make, roles=("board",), federation="NOR", is_president=True)
+    assert "no member of the Board has voted for a bid" in refused.get_data(as_text=True)
     response = president.post("/board/fwwcm-2015/decision/correct", data={
         "method": "president", "selected": str(scored["tbilisi"]), "decided_on": utcnow().date().isoformat(),
         "corrects": str(first),

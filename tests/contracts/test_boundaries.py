@@ -21,6 +21,8 @@ from core.money import format_day, format_eur
 from tests.contracts.factories_contracts import ISSUED_AT, fake_render, issued_contract, milestone, proposed_dates
 from tests.contracts.factories_contracts import selected_bid as make_selected_bid
 
+BOOKKEEPING = "Sanity check: bookkeeping of deductions and payments"  # sanity_checks.bookkeeping
+
 CENT = Decimal("0.01")
 
 
@@ -171,13 +173,13 @@ def test_a_deduction_may_take_exactly_the_balance_left_and_not_a_cent_more(app, 
 
     with pytest.raises(services.ContractError) as refused:
         deduct("300.01")
-    assert refused.value.errors == {"amount": ("Art. 3.8.4: the deductions cannot exceed the prize balance still "
-                                               "due, €300.00 (you entered €300.01).")}
+    assert refused.value.errors == {"amount": (f"{BOOKKEEPING}: the deductions cannot exceed the "
+                                               "prize balance still due, €300.00 (you entered €300.01).")}
     assert deduct("300.00").amount == Decimal("300.00")
     with pytest.raises(services.ContractError) as refused:
         deduct("0.01")
-    assert refused.value.errors == {"amount": ("Art. 3.8.4: the deductions cannot exceed the prize balance still "
-                                               "due, €0.00 (you entered €0.01).")}
+    assert refused.value.errors == {"amount": (f"{BOOKKEEPING}: the deductions cannot exceed the "
+                                               "prize balance still due, €0.00 (you entered €0.01).")}
 
 
 def _result(c, now):
@@ -199,8 +201,9 @@ def test_a_fine_of_not_more_than_an_amount_may_be_that_amount_and_not_zero(app, 
     with pytest.raises(services.ContractError) as refused:
         fine("0.00", reason=" ")
     assert refused.value.errors == {
-        "reason": "Art. 3.8.4: say why the deduction is made (the decision and its date).",
-        "amount": "Art. 3.8.4: enter the amount deducted, above zero."}
+        "reason": (f"{BOOKKEEPING}: say why the deduction (fine for an "
+                   "infringement of the playing conditions, Art. 3.8.4) is made (the decision and its date)."),
+        "amount": f"{BOOKKEEPING}: enter the amount deducted, above zero."}
     with pytest.raises(services.ContractError) as refused:
         fine("5000.01")
     assert refused.value.errors == {"amount": ("Art. 3.8.4: fine for an infringement of the playing conditions is "
@@ -226,13 +229,14 @@ def test_a_withheld_protest_fee_may_be_returned_on_the_day_it_was_withheld_not_b
     with pytest.raises(services.ContractError) as refused:
         give_back(withheld_on - timedelta(days=1))
     assert refused.value.errors == {"decided_on": (
-        "Art. 7.3.1: the decision to return it comes after the deduction of 30 October 2015 (you entered "
-        "29 October 2015).")}
+        f"{BOOKKEEPING}: the decision to return it comes after the deduction of 30 "
+        "October 2015 (you entered 29 October 2015).")}
     assert give_back(withheld_on).returned_on == withheld_on
     with pytest.raises(services.ContractError) as refused:
         give_back(withheld_on)
-    assert refused.value.errors == {"deduction": ("Art. 7.3.1: protest deposit fee withheld from the prize money was "
-                                                  "already returned; it is returned once.")}
+    assert refused.value.errors == {"deduction": (f"{BOOKKEEPING}: protest deposit fee withheld from "
+                                                  "the prize money (Art. 7.3.1) was already returned; it is "
+                                                  "returned once.")}
 
 
 def test_a_reminder_says_what_was_recorded_only_once_something_was_and_is_written_whole(app, ctx, contract):

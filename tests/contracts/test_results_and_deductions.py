@@ -14,6 +14,8 @@ from core.db import db
 from tests.contracts.factories_contracts import milestone
 from tests.contracts.test_contracts_pages import as_user, get, post
 
+BOOKKEEPING = "Sanity check: bookkeeping of deductions and payments"  # sanity_checks.bookkeeping
+
 
 @pytest.fixture
 def people(cf):
@@ -63,7 +65,7 @@ def test_a_fine_is_recorded_against_the_prize_balance_with_its_article_and_reaso
     assert "Art. 4(b): fine for refusing to sign the score sheets is €1,000.00 (you entered €500.00)." in page
     page, _ = post(admin, url, {"player": "UKR", "rule": "fine_score_sheet", "amount": "1000.00",
                                 "decided_on": "2015-10-20", "reason": ""}, status=422)
-    assert "Art. 4(b): say why the deduction is made" in page
+    assert f"{BOOKKEEPING}: say why the deduction (" in page and "Art. 4(b)) is made" in page
     post(admin, url, {"player": "UKR", "rule": "fine_score_sheet", "amount": "1000.00", "decided_on": "2015-10-20",
                       "reason": "Refused to sign the score sheet of game 3 (Chief Arbiter's report)."})
     page = get(admin, f"/contracts/{contract_id}/result")
@@ -150,8 +152,8 @@ def test_a_withheld_protest_fee_is_returned_when_the_protest_is_accepted(app, ev
     url = f"/contracts/{contract_id}/deductions/{fee_id}/return"
     page, _ = post(admin, url, {f"return-{fee_id}-decided_on": "2015-10-19",
                                 f"return-{fee_id}-reason": "Protest accepted."}, status=422)
-    assert ("Art. 7.3.1: the decision to return it comes after the deduction of 20 October 2015 (you entered "
-            "19 October 2015).") in page
+    assert (f"{BOOKKEEPING}: the decision to return it comes after the deduction of 20 "
+            "October 2015 (you entered 19 October 2015).") in page
     page, _ = post(admin, url, {f"return-{fee_id}-decided_on": "2015-10-20", f"return-{fee_id}-reason": ""},
                    status=422)
     assert "Art. 7.3.1: the amount is returned if the protest is accepted; say so" in page
@@ -171,7 +173,8 @@ def test_a_withheld_protest_fee_is_returned_when_the_protest_is_accepted(app, ev
     # Once only; and a fine is never returned.
     page, _ = post(admin, url, {f"return-{fee_id}-decided_on": "2015-10-21",
                                 f"return-{fee_id}-reason": "Again."}, status=422)
-    assert "Art. 7.3.1: protest deposit fee withheld from the prize money was already returned" in page
+    assert f"{BOOKKEEPING}: protest deposit fee withheld from the prize money (Art. 7.3.1) " \
+        "was already returned" in page
     page, _ = post(admin, f"/contracts/{contract_id}/deductions/{fine_id}/return",
                    {f"return-{fine_id}-decided_on": "2015-10-22", f"return-{fine_id}-reason": "Mercy."}, status=422)
     assert "Art. 4(b): fine for refusing to sign the score sheets is not returned to the player" in page

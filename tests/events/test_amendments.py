@@ -117,26 +117,53 @@ def test_a_board_amendment_without_the_wcoc_recommendation_it_followed_is_refuse
     assert _version_count(app, event) == 1
 
 
-def test_a_presidents_amendment_says_whether_the_grounds_are_not_covered_or_an_unforeseen_event(runner, app, tmp_path,
-                                                                                             event, client):
-    """Art. 16: "any grounds that are not covered or any unforeseen event shall be referred to the FIDE President,
-    for final decision." """
+def test_a_presidents_amendment_of_a_figure_the_regulations_cover_is_refused(runner, app, tmp_path, event, client):
+    """Art. 16 refers to the FIDE President "any grounds that are not covered"; the minimum prize fund is covered
+    (Art. 13.1), so it is changed only as Art. 1.1 says: by the Presidential Board upon the WCOC's recommendation.
+    Before issue 36 the President's amendment went through on `--grounds not_covered` (the President's own tick)."""
     path = _changed_file(tmp_path)
-    result = runner.invoke(args=["events", "load", str(path), *PRESIDENT])
-    assert result.exit_code != 0
-    assert ("Art. 16: The FIDE President (grounds not covered or an unforeseen event) decides only on grounds that "
-            "are not covered by the regulations or an unforeseen event; say which: not_covered (grounds that are not "
-            "covered by the regulations), unforeseen (an unforeseen event)") in result.output
-    result = runner.invoke(args=["events", "load", str(path), *PRESIDENT, "--grounds", "urgent"])
-    assert "Art. 16: 'urgent' is not a ground of" in result.output
+    for grounds in ([], ["--grounds", "not_covered"], ["--grounds", "unforeseen"]):
+        result = runner.invoke(args=["events", "load", str(path), *PRESIDENT, *grounds])
+        assert result.exit_code != 0
+        assert ("Art. 16 refers to The FIDE President only cases the regulations do not cover, and "
+                "prize_fund.minimum is covered by Art. 13.1 (the call's list of covered items): it is changed only "
+                "by The FIDE Presidential Board, upon recommendation by the WCOC (Art. 1.1)") in result.output
+        assert "Nothing was loaded." in result.output
     assert _version_count(app, event) == 1
-    result = runner.invoke(args=["events", "load", str(path), *PRESIDENT, "--grounds", "unforeseen"])
+
+
+def test_a_presidents_amendment_of_what_the_regulations_do_not_cover_records_why_it_is_not_covered(
+        runner, app, tmp_path, event, client):
+    """The reference figure of the prize fund's score is the bidding procedure's, not the regulations': the
+    President may change it under Art. 16, and the grounds come from the call's list, not from an option."""
+    path = tmp_path / "fwwcm-2015.toml"
+    path.write_text(default_event_file().read_text().replace('target = "400000.00"', 'target = "450000.00"'))
+    shutil.copy(TEXT, tmp_path / TEXT.name)
+    result = runner.invoke(args=["events", "load", str(path), *PRESIDENT, "--grounds", "not_covered"])
+    assert result.exit_code != 0
+    assert ("The FIDE President (grounds not covered or an unforeseen event) (Art. 16) decides on no particular "
+            "grounds; leave them out") in result.output
+    result = runner.invoke(args=["events", "load", str(path), *PRESIDENT])
     assert result.exit_code == 0, result.output
-    assert "grounds: an unforeseen event" in result.output
+    assert ("grounds: grounds that are not covered by the regulations (no item changed is on the call's list of "
+            "covered items)") in result.output
     with app.app_context():
         amendment = db.session.scalars(select(Amendment)).one()
-        assert (amendment.article, amendment.grounds, amendment.recommended_by) == ("16", "unforeseen", None)
-        assert amendment.reason == "No federation could offer the old minimum after the currency fell."
-    html = client.get("/events/fwwcm-2015").get_data(as_text=True)
-    section = html[html.index('id="amendments"'):]
-    assert "Grounds: an unforeseen event." in section
+        assert (amendment.article, amendment.grounds, amendment.recommended_by) == ("16", "not_covered", None)
+        assert amendment.loads("changes") == [{"key": "prize_fund.target", "old": "400000.00", "new": "450000.00"}]
+    section = client.get("/events/fwwcm-2015").get_data(as_text=True)
+    section = section[section.index('id="amendments"'):]
+    assert "Grounds: grounds that are not covered by the regulations (no item changed is on the call&#39;s list of " \
+           "covered items)." in section
+
+
+def test_a_presidents_amendment_of_an_obligation_in_kind_cites_the_entrys_own_article(runner, app, tmp_path, event):
+    """The obligations in kind each name their article; the refusal cites the one of the entry changed."""
+    path = tmp_path / "fwwcm-2015.toml"
+    path.write_text(default_event_file().read_text().replace('title = "Suite for the FIDE President"',
+                                                             'title = "Room for the FIDE President"'))
+    shutil.copy(TEXT, tmp_path / TEXT.name)
+    result = runner.invoke(args=["events", "load", str(path), *PRESIDENT])
+    assert result.exit_code != 0
+    assert "].title is covered by Art. 11.2.1 (the call's list of covered items)" in result.output
+    assert _version_count(app, event) == 1

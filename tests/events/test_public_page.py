@@ -57,9 +57,10 @@ def test_loading_a_changed_file_makes_a_new_version_and_changes_the_page(client,
     assert "unchanged" in again.output
     path.write_text(default_event_file().read_text().replace('minimum = "200000.00"', 'minimum = "220000.00"'))
     # a changed file is an amendment: who decided it, when, under which reference and why (issue 13)
-    result = runner.invoke(args=["events", "load", str(path), "--authority", "president", "--decided-on",
-                                 "2015-04-01", "--reference", "PL-2015-04", "--reason", "Unforeseen event.",
-                                 "--grounds", "unforeseen"])
+    result = runner.invoke(args=["events", "load", str(path), "--authority", "board", "--decided-on",
+                                 "2015-04-01", "--reference", "PB-2015-04", "--reason", "The currency fell.",
+                                 "--recommended-by", "WCOC", "--recommended-on", "2015-03-30",
+                                 "--recommendation", "Raise the minimum."])
     assert result.exit_code == 0 and "regulation v2" in result.output
     with app.app_context():
         event = db.session.scalars(select(Event).where(Event.slug == "fwwcm-2015")).one()

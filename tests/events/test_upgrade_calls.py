@@ -51,3 +51,34 @@ def test_a_call_is_brought_forward_once_keeping_its_amendment_and_saying_so(runn
 def test_a_call_already_on_the_shipped_file_is_left_alone(app, event):
     with app.app_context():
         assert bring_forward_calls(now=NOW) == []
+
+
+def test_a_call_stored_before_the_list_of_covered_items_is_given_it_on_upgrade(runner, app, tmp_path, event):
+    """A call stored by a release whose file had no [[covered]] list (and the President's "not covered" as a ground
+    to tick) is given the list on upgrade: the President's amendment of the minimum prize fund is then refused."""
+    import re
+
+    from events.regulation import load_regulation_file
+    from events.services import load_event
+    from tests.events.test_amendments import PRESIDENT
+
+    older = default_event_file().read_text()
+    older = re.sub(r'\[\[covered\]\]\nkey = "[^"]+"\n(article = "[^"]+"\n)?\n?', "", older)
+    older = re.sub(r'not_covered_only = "[^"]+"\n', '\n[[amendment_authorities.grounds]]\nkey = "not_covered"\n'
+                   'label = "grounds that are not covered by the regulations"\n', older)
+    folder = tmp_path / "older"
+    folder.mkdir()
+    (folder / "fwwcm-2015.toml").write_text(older)
+    shutil.copy(default_event_file().with_name("fwwcm-2015-regulations.txt"), folder)
+    with app.app_context():
+        stored, _ = load_event(load_regulation_file(folder / "fwwcm-2015.toml"), actor=None, now=NOW)
+        assert stored.regulation.covered == ()
+        db.session.commit()
+        done = bring_forward_calls(now=NOW)
+        db.session.commit()
+        assert [d.slug for d in done] == ["fwwcm-2015"]
+        covered = {c.key: c.article for c in db.session.get(Event, event).regulation.covered}
+        assert covered["prize_fund.minimum"] == "13.1"
+    result = runner.invoke(args=["events", "load", str(_changed_file(tmp_path)), *PRESIDENT])
+    assert result.exit_code != 0
+    assert "prize_fund.minimum is covered by Art. 13.1 (the call's list of covered items)" in result.output

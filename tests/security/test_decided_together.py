@@ -23,6 +23,8 @@ from sqlalchemy import select, text
 from core.db import db
 from tests.conftest import login, utcnow
 
+BOOKKEEPING = "Sanity check: bookkeeping of deductions and payments"  # sanity_checks.bookkeeping
+
 pytestmark = pytest.mark.no_db
 
 
@@ -307,8 +309,8 @@ def test_two_deductions_at_once_cannot_together_exceed_what_is_left(live):
     assert amounts == [Decimal("5000.00")]  # not two: together they exceed the €6,000 left
     refused = first if isinstance(first, Exception) else second
     assert isinstance(refused, services.ContractError), refused
-    assert str(refused) == ("Art. 3.8.4: the deductions cannot exceed the prize balance still due, €1,000.00 (you "
-                            "entered €5,000.00).")
+    assert str(refused) == (f"{BOOKKEEPING}: the deductions cannot exceed the prize balance still "
+                            "due, €1,000.00 (you entered €5,000.00).")
 
 
 def test_issuing_a_correction_and_countersigning_the_version_it_replaces_at_once_end_consistently(live, signing_ca):
