@@ -11,11 +11,10 @@
     new Uint8Array(buf).forEach((b) => { bin += String.fromCharCode(b); });
     return btoa(bin).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
   };
-  const post = async (url, form, body) => {
-    const token = form.querySelector("input[name=csrf_token]");
+  const post = async (url, box, body) => {
     const response = await fetch(url, {
       method: "POST", credentials: "same-origin",
-      headers: {"Content-Type": "application/json", "X-CSRFToken": token ? token.value : ""},
+      headers: {"Content-Type": "application/json", "X-CSRFToken": box.dataset.csrf || ""},
       body: JSON.stringify(body || {}),
     });
     const data = await response.json().catch(() => ({error: "The server's answer could not be read."}));
@@ -24,15 +23,15 @@
   };
   const credentials = (list) => (list || []).map((c) => ({...c, id: fromB64(c.id)}));
 
-  const register = async (form) => {
-    const options = await post(form.dataset.options, form);
+  const register = async (box) => {
+    const options = await post(box.dataset.options, box);
     const credential = await navigator.credentials.create({publicKey: {
       ...options, challenge: fromB64(options.challenge),
       user: {...options.user, id: fromB64(options.user.id)},
       excludeCredentials: credentials(options.excludeCredentials),
     }});
-    const name = form.querySelector("input[name=name]");
-    return post(form.action, form, {name: name ? name.value : "", credential: {
+    const name = box.querySelector("input[name=name]");
+    return post(box.dataset.action, box, {name: name ? name.value : "", credential: {
       id: credential.id, rawId: toB64(credential.rawId), type: credential.type,
       response: {
         clientDataJSON: toB64(credential.response.clientDataJSON),
@@ -43,13 +42,13 @@
     }});
   };
 
-  const login = async (form) => {
-    const options = await post(form.dataset.options, form);
+  const login = async (box) => {
+    const options = await post(box.dataset.options, box);
     const credential = await navigator.credentials.get({publicKey: {
       ...options, challenge: fromB64(options.challenge), allowCredentials: credentials(options.allowCredentials),
     }});
     const r = credential.response;
-    return post(form.action, form, {credential: {
+    return post(box.dataset.action, box, {credential: {
       id: credential.id, rawId: toB64(credential.rawId), type: credential.type,
       response: {
         clientDataJSON: toB64(r.clientDataJSON), authenticatorData: toB64(r.authenticatorData),
@@ -60,21 +59,21 @@
   };
 
   document.addEventListener("DOMContentLoaded", () => {
-    document.querySelectorAll("form[data-webauthn]").forEach((form) => {
-      const error = form.querySelector("[data-webauthn-error]");
-      if (!window.PublicKeyCredential) {
-        if (error) error.textContent = "This browser cannot use passkeys: use an authenticator app instead.";
-        form.querySelectorAll("button").forEach((b) => { b.disabled = true; });
-        return;
-      }
-      form.addEventListener("submit", async (event) => {
-        event.preventDefault();
+    // Shown only where JavaScript runs and the browser knows passkeys: the page's other ways work without.
+    document.querySelectorAll("[data-webauthn]").forEach((box) => {
+      const error = box.querySelector("[data-webauthn-error]");
+      const button = box.querySelector("button");
+      if (!window.PublicKeyCredential || !button) return;
+      box.hidden = false;
+      button.addEventListener("click", async () => {
         if (error) error.textContent = "";
+        button.disabled = true;
         try {
-          const done = await (form.dataset.webauthn === "register" ? register(form) : login(form));
+          const done = await (box.dataset.webauthn === "register" ? register(box) : login(box));
           window.location.assign(done.redirect);
         } catch (exc) {
           if (error) error.textContent = exc.message || String(exc);
+          button.disabled = false;
         }
       });
     });

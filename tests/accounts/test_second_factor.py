@@ -290,3 +290,29 @@ def test_flask_users_reports_and_resets_second_factors(enrolled, make, app, admi
     assert _actions(app, "user.two_factor_reset")[-1].actor_label == "system"
     again = runner.invoke(args=["users", "two-factor-reset", email])
     assert again.exit_code == 1 and f"{email} has no second factor to reset." in again.output
+
+
+HOSTILE_BODIES = [b"", b"not json", b"[]", b"null", b'{"credential": "x"}', b'{"credential": {"id": 5}}',
+                  b'{"credential": {"id": "AAAA", "rawId": "AAAA", "type": "public-key", "response": {}}}',
+                  b'{"name": "<script>alert(1)</script>", "credential": {"id": "\\u0000", "response": '
+                  b'{"clientDataJSON": "%%%", "attestationObject": "e30"}}}']
+
+
+def test_passkey_endpoints_refuse_hostile_json_with_a_message(client, enrolled, login_as):
+    _user_id, email, _secret_, _codes_ = enrolled
+    login(client, email)  # half signed in: the passkey sign-in's endpoints answer
+    assert client.post("/login/passkey/options").status_code == 422  # no passkey on this account
+    for body in HOSTILE_BODIES:
+        for url in ("/login/passkey", "/passkeys/register"):
+            answer = client.post(url, data=body, content_type="application/json")
+            assert answer.status_code in (401, 422), (url, body, answer.status_code)
+            assert answer.is_json and answer.get_json()["error"], (url, body)
+    signed_in = login_as("bidder")
+    assert signed_in
+    options = client.post("/passkeys/register/options")
+    assert options.status_code == 200 and options.get_json()["rp"]["id"] == "gambit.test"
+    for body in HOSTILE_BODIES:
+        client.post("/passkeys/register/options")
+        answer = client.post("/passkeys/register", data=body, content_type="application/json")
+        assert answer.status_code == 422 and answer.get_json()["error"].startswith("The passkey could not be "
+                                                                                   "registered"), body
