@@ -316,3 +316,31 @@ def test_passkey_endpoints_refuse_hostile_json_with_a_message(client, enrolled, 
         answer = client.post("/passkeys/register", data=body, content_type="application/json")
         assert answer.status_code == 422 and answer.get_json()["error"].startswith("The passkey could not be "
                                                                                    "registered"), body
+
+
+def test_a_session_opened_without_the_factor_makes_no_api_token_once_there_is_one(client, login_as, app):
+    from tests.conftest import login as log_in
+
+    user_id = login_as("bidder")
+    before = app.test_client()
+    log_in(before, _email(app, user_id))  # another browser, signed in before the app was set up
+    _enrol_on_account_page(client)
+    refused = before.post("/account/token", follow_redirects=True)
+    assert ("Sign out and in again with your second factor to make an API token: this session was opened without "
+            "it.") in _text(refused)
+    assert "gbt_" not in refused.get_data(as_text=True)
+    assert "gbt_" in client.post("/account/token").get_data(as_text=True)
+
+
+def test_new_recovery_codes_void_the_old_ones(client, enrolled):
+    _user_id, email, secret, old = enrolled
+    login(client, email)
+    client.post("/login/second-factor", data={"code": _later(secret)})
+    made = client.post("/account/recovery-codes")
+    new = _codes(made)
+    assert len(new) == 10 and not set(new) & set(old)
+    client.post("/logout")
+    login(client, email)
+    stale = client.post("/login/second-factor", data={"code": old[0]})
+    assert stale.status_code == 422 and f"That code is not right (you entered “{old[0]}”)" in _text(stale)
+    assert client.post("/login/second-factor", data={"code": new[0]}).status_code == 302
