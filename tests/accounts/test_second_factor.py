@@ -344,3 +344,13 @@ def test_new_recovery_codes_void_the_old_ones(client, enrolled):
     stale = client.post("/login/second-factor", data={"code": old[0]})
     assert stale.status_code == 422 and f"That code is not right (you entered “{old[0]}”)" in _text(stale)
     assert client.post("/login/second-factor", data={"code": new[0]}).status_code == 302
+
+
+def test_the_second_step_is_rate_limited_per_client(another_app, enrolled):
+    _user_id, email, _secret_, _codes_ = enrolled
+    limited = another_app(WTF_CSRF_ENABLED=False, RATELIMIT_ENABLED=True, TWO_FACTOR_RATE_LIMIT="2 per minute",
+                          RATELIMIT_STORAGE_URI="memory://", TWO_FACTOR_MAX_FAILURES=50)
+    client = limited.test_client()
+    login(client, email)
+    codes = [client.post("/login/second-factor", data={"code": "abc"}).status_code for _ in range(3)]
+    assert codes == [422, 422, 429]
