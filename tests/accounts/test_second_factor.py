@@ -354,3 +354,14 @@ def test_the_second_step_is_rate_limited_per_client(another_app, enrolled):
     login(client, email)
     codes = [client.post("/login/second-factor", data={"code": "abc"}).status_code for _ in range(3)]
     assert codes == [422, 422, 429]
+
+
+def test_a_required_role_cannot_remove_its_last_factor(client, make, app, admin_required):
+    email = _email(app, make.user(roles=("board",)))
+    login(client, email)
+    secret = _secret(client.get("/login/second-factor/setup"))
+    client.post("/login/second-factor/setup", data={"code": pyotp.TOTP(secret).now()})
+    kept = client.post("/account/two-factor/remove", data={"password": "correct horse battery staple"})
+    assert kept.status_code == 422
+    assert "Your role requires a second factor: add a passkey before you remove the authenticator app." in _text(kept)
+    assert "An authenticator app is set up." in _text(client.get("/account"))
