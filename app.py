@@ -16,6 +16,7 @@ from werkzeug.routing import IntegerConverter
 
 # Every model, so SQLAlchemy's metadata (and Alembic) see the whole schema.
 import accounts.models  # noqa: F401
+import accounts.two_factor_views  # noqa: F401  (its routes join the accounts blueprint)
 import bids.models  # noqa: F401
 import board.models  # noqa: F401
 import contracts.models  # noqa: F401
@@ -26,6 +27,7 @@ import events.models  # noqa: F401
 import scoring.models  # noqa: F401
 from accounts.cli import cli as users_cli
 from accounts.services import configure_hasher
+from accounts.two_factor import parse_required_roles
 from accounts.views import bp as accounts_bp
 from api.blueprint import bp as api_bp
 from bids import services as bids_services
@@ -35,7 +37,7 @@ from bids.queries import call_bid_counts
 from board import services as board_services
 from board.jobs import cli as board_cli
 from board.views import bp as board_bp
-from config import Config, log_format
+from config import Config, log_format, two_factor_roles_default
 from contracts import services as contracts_services
 from contracts.cli import cli as payments_cli
 from contracts.reminders import scheduled_reminders
@@ -145,6 +147,7 @@ def create_app(config: dict | None = None) -> Flask:
     app.config["PERMANENT_SESSION_LIFETIME"] = app.config["REMEMBER_COOKIE_DURATION"] = session_limit(app.config)
     _check_base_url(app)
     _check_logging(app)
+    _check_two_factor(app)
     # First, so that every record of a request, even one the later hooks refuse, carries the request's id.
     init_logging(app)
     _proxy_fix(app)
@@ -205,6 +208,29 @@ def _check_base_url(app: Flask) -> None:
             "BASE_URL is not set: in production (GAMBIT_ENV=production) Gambit needs the site's public address, "
             "such as BASE_URL=https://gambit.fide.com, to put absolute links in the messages, PDFs and calendar "
             "feeds it makes outside a request (reminders from the scheduler, notices from the worker).")
+
+
+def _check_two_factor(app: Flask) -> None:
+    """TWO_FACTOR_REQUIRED_ROLES (decided by GAMBIT_ENV when unset) must name roles; production refuses to start
+    with no role required unless the operator says so with TWO_FACTOR_OPTIONAL_ACKNOWLEDGED."""
+    setting = app.config.get("TWO_FACTOR_REQUIRED_ROLES")
+    if setting is None:
+        setting = two_factor_roles_default(app.config.get("GAMBIT_ENV"))
+    try:
+        roles = parse_required_roles(setting)
+    except ValueError as exc:
+        raise ConfigurationError(str(exc)) from None
+    app.config["TWO_FACTOR_REQUIRED_ROLES"] = ",".join(sorted(r.value for r in roles))
+    if (app.config.get("GAMBIT_ENV") == "production" and not roles
+            and not app.config.get("TWO_FACTOR_OPTIONAL_ACKNOWLEDGED")):
+        raise ConfigurationError(
+            "TWO_FACTOR_REQUIRED_ROLES is empty: in production (GAMBIT_ENV=production) the secretariat, the Board "
+            "and the WCOC sign in with a second factor (leave it unset for admin,board,wcoc). To run without "
+            "requiring one, say so explicitly with TWO_FACTOR_OPTIONAL_ACKNOWLEDGED=1.")
+    for key in ("TWO_FACTOR_MAX_FAILURES", "TWO_FACTOR_LOCK_MINUTES", "TWO_FACTOR_PENDING_MINUTES"):
+        value = app.config.get(key)
+        if not isinstance(value, int) or value < 1:
+            raise ConfigurationError(f"{key} is {value!r}: it must be a whole number, 1 or more.")
 
 
 def _check_logging(app: Flask) -> None:

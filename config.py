@@ -63,6 +63,19 @@ def _audit_key() -> str:
     return _instance_secret("AUDIT_KEY", "audit_key")
 
 
+def _two_factor_key() -> str:
+    """TWO_FACTOR_KEY from the environment, else one kept in instance/two_factor_key: the key that seals each
+    person's TOTP secret in the database (Fernet), so a copy of the database alone cannot mint their codes."""
+    return _instance_secret("TWO_FACTOR_KEY", "two_factor_key")
+
+
+def two_factor_roles_default(gambit_env: str | None) -> str:
+    """The roles that must sign in with a second factor when TWO_FACTOR_REQUIRED_ROLES is unset: those who decide
+    money (the secretariat, the Board and the President, the WCOC) in production, none elsewhere, so that a visitor
+    of `make run` can try every demo account in one step."""
+    return "admin,board,wcoc" if gambit_env == "production" else ""
+
+
 def _database_url() -> str:
     url = os.environ.get("DATABASE_URL") or f"sqlite:///{INSTANCE_DIR / 'gambit.sqlite3'}"
     # Heroku-style URLs name the old driver; psycopg 3 is the one installed.
@@ -145,6 +158,20 @@ class Config:
         self.VERIFY_RATE_LIMIT = os.environ.get("VERIFY_RATE_LIMIT", "20 per minute;200 per hour")
         self.TOKEN_RATE_LIMIT = os.environ.get("TOKEN_RATE_LIMIT", "5 per minute;20 per hour")
         self.RATELIMIT_ENABLED = _bool("RATELIMIT_ENABLED", True)
+        # A second factor (TOTP, recovery codes, passkeys): the roles that must use one, comma-separated (unset:
+        # "admin,board,wcoc" in production, none elsewhere: config.two_factor_roles_default). Production refuses to
+        # start with no role required unless TWO_FACTOR_OPTIONAL_ACKNOWLEDGED says the operator means it.
+        self.TWO_FACTOR_REQUIRED_ROLES = os.environ.get("TWO_FACTOR_REQUIRED_ROLES")
+        self.TWO_FACTOR_OPTIONAL_ACKNOWLEDGED = _bool("TWO_FACTOR_OPTIONAL_ACKNOWLEDGED", False)
+        # Wrong codes in a row before the second step of signing in is locked, and for how long.
+        self.TWO_FACTOR_MAX_FAILURES = _int("TWO_FACTOR_MAX_FAILURES", 5)
+        self.TWO_FACTOR_LOCK_MINUTES = _int("TWO_FACTOR_LOCK_MINUTES", 15)
+        self.TWO_FACTOR_RATE_LIMIT = os.environ.get("TWO_FACTOR_RATE_LIMIT", "10 per minute;50 per hour")
+        # How long a password checked waits for its second factor before the sign-in starts again.
+        self.TWO_FACTOR_PENDING_MINUTES = _int("TWO_FACTOR_PENDING_MINUTES", 10)
+        self.TWO_FACTOR_KEY = _two_factor_key()
+        # Whom a person who lost every factor is told to ask (shown on the sign-in pages).
+        self.SECRETARIAT_CONTACT = os.environ.get("SECRETARIAT_CONTACT", "the FIDE secretariat")
         # SQLite: paths whose GET requests may write (the API records each token's last use), so their
         # transactions take the write lock at the start like any POST (core.db._reads_only).
         self.SQLITE_WRITING_PATH_PREFIXES = ("/api/",)

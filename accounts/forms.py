@@ -122,3 +122,27 @@ class UserEditForm(UserForm):
     email = None
     name = None
     organisation = None
+
+
+class SecondFactorForm(BaseForm):
+    code = StringField("Code", validators=[DataRequired("Enter the code your authenticator app shows, or one of "
+                                                        "your recovery codes."), Length(max=40)],
+                       description="The 6 digits your authenticator app shows now, or one of your recovery codes.",
+                       render_kw={"autocomplete": "one-time-code", "autocapitalize": "off", "spellcheck": "false"})
+
+
+class TotpSetupForm(BaseForm):
+    code = StringField("Code from the app", validators=[DataRequired("Enter the 6 digits your authenticator app "
+                                                                     "shows."), Length(max=40)],
+                       description="After you scan the QR code (or type the key), the app shows 6 digits.",
+                       render_kw={"autocomplete": "one-time-code", "inputmode": "numeric"})
+
+
+class RemoveTotpForm(BaseForm):
+    password = PasswordField("Your password", validators=[DataRequired("Enter your password to remove the "
+                                                                       "authenticator app.")])
+
+
+class PasskeyNameForm(BaseForm):
+    name = StringField("Name of the passkey", validators=[Length(max=80)],
+                       description="So that you can tell your keys apart, such as “YubiKey” or “Laptop”.")

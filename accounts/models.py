@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from sqlalchemy import Boolean, CheckConstraint, ForeignKey, Index, String, UniqueConstraint, text
+from sqlalchemy import Boolean, CheckConstraint, ForeignKey, Index, String, Text, UniqueConstraint, text
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
 from core.auth import Role
@@ -139,3 +139,48 @@ class UserSession(Model):
     @property
     def is_live(self) -> bool:
         return self.ended_at is None
+class SecondFactor(Model):
+    """A person's second factor for signing in: the TOTP secret (sealed with TWO_FACTOR_KEY, never stored plain),
+    the last time-step accepted (a code is never accepted twice), and the count of wrong codes in a row with the
+    lock it leads to. One row per person who has enrolled or failed a code; passkeys and recovery codes beside."""
+
+    __tablename__ = "user_second_factor"
+    __table_args__ = (
+        CheckConstraint("(totp_secret IS NULL) = (totp_enrolled_at IS NULL)", name="totp_enrolled"),
+        CheckConstraint("failures >= 0", name="failures"),
+    )
+
+    user_id: Mapped[int] = mapped_column(ForeignKey("user.id", ondelete="CASCADE"), primary_key=True)
+    totp_secret: Mapped[str | None] = mapped_column(String(255))
+    totp_enrolled_at: Mapped[datetime | None]
+    totp_last_step: Mapped[int | None]
+    failures: Mapped[int] = mapped_column(default=0)
+    locked_until: Mapped[datetime | None]
+
+
+class RecoveryCode(Model):
+    """A one-time recovery code: only its hash (argon2, like a password) is kept; used once, then never again."""
+
+    __tablename__ = "user_recovery_code"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    user_id: Mapped[int] = mapped_column(ForeignKey("user.id", ondelete="CASCADE"), index=True)
+    code_hash: Mapped[str] = mapped_column(String(255))
+    created_at: Mapped[datetime]
+    used_at: Mapped[datetime | None]
+
+
+class Passkey(Model):
+    """A passkey or security key (WebAuthn credential) registered by its owner under a name they chose."""
+
+    __tablename__ = "user_passkey"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    user_id: Mapped[int] = mapped_column(ForeignKey("user.id", ondelete="CASCADE"), index=True)
+    name: Mapped[str] = mapped_column(String(80))
+    # base64url, as WebAuthn's JSON carries it
+    credential_id: Mapped[str] = mapped_column(String(1400), unique=True)
+    public_key: Mapped[str] = mapped_column(Text)
+    sign_count: Mapped[int] = mapped_column(default=0)
+    created_at: Mapped[datetime]
+    last_used_at: Mapped[datetime | None]

@@ -345,16 +345,20 @@ def authenticate(email: str, password: str) -> tuple[User | None, str | None]:
 _DUMMY_HASH = PasswordHasher().hash("not a real password, only a timing equaliser")
 
 
-def record_login(user: User, *, now: datetime, new_hash: str | None = None, verified_hash: str | None = None) -> bool:
+def record_login(user: User, *, now: datetime, new_hash: str | None = None, verified_hash: str | None = None,
+                 record: bool = True, second_factor: str | None = None) -> bool:
     """The login in the audit log; the password's hash replaced when `authenticate` made a new one. Called in the
     write transaction after the password was verified outside it (`verified_hash`: the hash it was verified
     against): when the account changed in between (its password changed, or it was deactivated), nothing is
-    recorded and False is returned, so the login is refused rather than made with an old password."""
+    recorded and False is returned, so the login is refused rather than made with an old password. `record=False`:
+    the password step of a sign-in that has a second step to come (recorded then, with `second_factor`)."""
     if verified_hash is not None and (user.password_hash != verified_hash or not user.active):
         return False
     if new_hash is not None:
         user.password_hash = new_hash
-    audit.record("user.login", user, actor=user, now=now)
+    if record:
+        audit.record("user.login", user, actor=user, now=now,
+                     data={"second_factor": second_factor} if second_factor else None)
     return True
 
 

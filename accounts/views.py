@@ -9,13 +9,15 @@ from flask_login import current_user, login_required, login_user, logout_user
 from sqlalchemy import select
 from sqlalchemy.exc import OperationalError
 
-from accounts import queries, services
+from accounts import queries, services, two_factor
 from accounts.forms import (
     ChangePasswordForm,
     EmptyForm,
     ForgotPasswordForm,
     LoginForm,
+    PasskeyNameForm,
     RegistrationForm,
+    RemoveTotpForm,
     ResetPasswordForm,
     UserEditForm,
     UserForm,
@@ -93,6 +95,28 @@ def _enforce_session_timeouts():
               "log in again.", "info")
         return redirect(url_for("accounts.login", next=request.full_path if request.method == "GET" else None))
     session["seen_at"] = now.isoformat()
+    return _second_factor_gate()
+
+
+def required_roles() -> frozenset[Role]:
+    """The roles that must sign in with a second factor (TWO_FACTOR_REQUIRED_ROLES, checked by create_app)."""
+    return two_factor.parse_required_roles(current_app.config["TWO_FACTOR_REQUIRED_ROLES"])
+
+
+def _second_factor_gate():
+    """A session that did not pass a second factor ("none", or one from before second factors existed) ends when
+    the person's role now requires one, or when they have one; such a person signs in again, with it."""
+    mark = session.get("second_factor")
+    if mark not in (None, "none") or request.path in HEALTH_PATHS:
+        return None
+    user = current_user._get_current_object()
+    if two_factor.is_required(user, required_roles()) or (mark is None and two_factor.has_second_factor(user)):
+        logout_user()
+        session.clear()
+        flash("Sign in again: your account now signs in with a second factor (an authenticator app or a passkey).",
+              "info")
+        return redirect(url_for("accounts.login", next=request.full_path if request.method == "GET" else None))
+    session["second_factor"] = "none"
     return None
 
 
@@ -110,7 +134,9 @@ def _note_session_seen(ref: str, now: datetime) -> None:
     session["sid_noted_at"] = now.isoformat()
 
 
-def _start_session(user: User) -> None:
+def _start_session(user: User, *, second_factor: str = "none") -> None:
+    """Sign the user in. `second_factor`: how the sign-in was completed ("totp", "recovery", "passkey"), or
+    "none" when it needed no second step."""
     # A new session on login: nothing from before the login (a fixed session id, a stale form) carries over.
     replaces = session.get("sid")
     session.clear()
@@ -123,6 +149,7 @@ def _start_session(user: User) -> None:
     login_user(user)
     session["sid"] = ref
     session["login_at"] = session["seen_at"] = session["sid_noted_at"] = now.isoformat()
+    session["second_factor"] = second_factor
     # Permanent, so that the cookie carries an expiry: the session's limit (core.bare.SessionInterface), no more.
     session.permanent = True
 
@@ -220,23 +247,75 @@ def login():
         user, new_hash = services.authenticate(form.email.data, form.password.data)
         user_id = user.id if user is not None else None
         verified = user.password_hash if user is not None else None
+        step = _second_step(user) if user is not None else None
         db.session.commit()  # ends the reading transaction: nothing was written
         if user_id is not None:
             with writing():
                 user = db.session.get(User, user_id)
                 # The account may have changed since the password was checked (new password, deactivated, gone).
                 if user is None or not services.record_login(user, now=utcnow(), new_hash=new_hash,
-                                                             verified_hash=verified):
+                                                             verified_hash=verified, record=step is None):
                     user = None
                 db.session.commit()
         if user is None:
             form.password.errors.append("That email and password do not match an active account.")
+        elif step is not None:
+            # The password is right; the session holds only who is half signed in, until the second step.
+            start_pending(user, next_url=safe_next(request.args.get("next")))
+            return redirect(url_for(step))
         else:
             _start_session(user)
             flash(f"Logged in as {user.email}.", "success")
             return redirect(safe_next(request.args.get("next")) or url_for("core.home"))
     status = 200 if request.method == "GET" else 422
-    return render_template("accounts/login.html", form=form), status
+    return render_template("accounts/login.html", form=form, required=required_roles(),
+                           production=current_app.config.get("GAMBIT_ENV") == "production"), status
+
+
+def _second_step(user: User) -> str | None:
+    """The page of the second step this sign-in needs (the code, or the forced enrolment), or None."""
+    if two_factor.has_second_factor(user):
+        return "accounts.second_factor"
+    if two_factor.is_required(user, required_roles()):
+        return "accounts.second_factor_setup"
+    return None
+
+
+PENDING = "two_factor_pending"
+
+
+def start_pending(user: User, *, next_url: str | None) -> None:
+    """Half signed in: the password was right; the session names the person (and the nonce of their sessions, so
+    a password changed meanwhile ends it) and when, and nothing else, until the second step."""
+    session.clear()
+    session[PENDING] = {"user": user.id, "nonce": user.session_nonce, "at": utcnow().isoformat(),
+                        "next": next_url or ""}
+
+
+def pending_user() -> User | None:
+    """The person half signed in in this session, while TWO_FACTOR_PENDING_MINUTES last, else None."""
+    data = session.get(PENDING)
+    if not isinstance(data, dict):
+        return None
+    try:
+        started = datetime.fromisoformat(data["at"])
+        user = db.session.get(User, int(data["user"]))
+    except (KeyError, TypeError, ValueError):
+        session.pop(PENDING, None)
+        return None
+    window = timedelta(minutes=current_app.config["TWO_FACTOR_PENDING_MINUTES"])
+    if (utcnow() - started > window or user is None or not user.active
+            or not isinstance(data.get("nonce"), str) or data["nonce"] != user.session_nonce):
+        session.pop(PENDING, None)
+        return None
+    return user
+
+
+def finish_pending(user: User, *, factor: str) -> str:
+    """Complete the sign-in after its second step (the caller has recorded it); returns where to go next."""
+    next_url = (session.get(PENDING) or {}).get("next") or ""
+    _start_session(user, second_factor=factor)
+    return safe_next(next_url) or url_for("core.home")
 
 
 def _reset_window() -> timedelta:
@@ -346,13 +425,18 @@ def _current_session_id() -> int | None:
     return row.id if row is not None else None
 
 
-def _account_page(password_form=None, token=None, status=200):
+def _account_page(password_form=None, token=None, status=200, remove_totp_form=None, passkey_form=None):
     user = current_user._get_current_object()
     now = utcnow()
     return render_template("accounts/account.html", password_form=password_form or _password_form(),
                            token_form=EmptyForm(), token=token, tokens=services.tokens_of(user),
                            sessions=_live_sessions(user, now), current_session=_current_session_id(),
-                           now=now), status
+                           now=now,
+                           remove_totp_form=remove_totp_form or RemoveTotpForm(),
+                           passkey_form=passkey_form or PasskeyNameForm(),
+                           has_totp=two_factor.has_totp(user), passkeys=two_factor.passkeys_of(user),
+                           codes_left=two_factor.recovery_codes_left(user),
+                           factor_required=two_factor.is_required(user, required_roles())), status
 
 
 @bp.route("/account", methods=["GET"])
@@ -376,7 +460,7 @@ def change_password():
         else:
             db.session.commit()
             # Every other session has ended; this one carries on under the new nonce.
-            _start_session(user)
+            _start_session(user, second_factor=session.get("second_factor", "none"))
             flash("Your password is changed. Your other sessions have been logged out and your API tokens "
                   "revoked.", "success")
             return redirect(url_for("accounts.account"))
@@ -387,6 +471,11 @@ def change_password():
 @rate_limited("accounts.new_token", "TOKEN_RATE_LIMIT")
 @login_required
 def new_token():
+    if session.get("second_factor", "none") == "none" and two_factor.has_second_factor(current_user):
+        # A token opens the API without a second step: it is made only in a session that passed one.
+        flash("Sign out and in again with your second factor to make an API token: this session was opened "
+              "without it.", "error")
+        return redirect(url_for("accounts.account"))
     token = services.issue_api_token(current_user._get_current_object(), actor=current_user, now=utcnow())
     db.session.commit()
     return _account_page(token=token)
@@ -502,7 +591,7 @@ def edit_user(user_id: int):
             return redirect(url_for("accounts.users"))
     status = 200 if request.method == "GET" else 422
     return render_template("accounts/user_form.html", form=form, account=user, action_form=EmptyForm(),
-                           messages=outbox.counts(user_id=user.id),
+                           messages=outbox.counts(user_id=user.id), second_factor=_factor_summary(user),
                            live_sessions=len(_live_sessions(user, utcnow()))), status
 
 
@@ -515,6 +604,15 @@ def end_user_sessions(user_id: int):
     db.session.commit()
     flash(f"Every session of {user.email} has ended ({count} signed in): {user.name} must log in again.", "success")
     return redirect(url_for("accounts.edit_user", user_id=user_id))
+
+
+def _factor_summary(user: User) -> dict:
+    """What the secretariat's page of a person says of their second factor."""
+    row = two_factor.factor_row(user)
+    return {"required": two_factor.is_required(user, required_roles()), "totp": two_factor.has_totp(user),
+            "passkeys": len(two_factor.passkeys_of(user)), "codes": two_factor.recovery_codes_left(user),
+            "locked_until": row.locked_until if row is not None and row.locked_until is not None
+            and row.locked_until > utcnow() else None}
 
 
 @bp.route("/admin/users/<int:user_id>/active", methods=["POST"])
@@ -578,4 +676,14 @@ register_audit_actions({
     "user.api_token_revoke": "revoked an API token of {object}",
     "user.api_tokens_revoked": "revoked every API token of {object} ({reason})",
     "user.password_reset_requested": "emailed {object} a link to set a new password",
-    "user.password_reset": "set a new password for {object} with an emailed link"})
+    "user.password_reset": "set a new password for {object} with an emailed link",
+    "user.two_factor_totp_enrolled": "set up an authenticator app as the second factor of {object}",
+    "user.two_factor_totp_removed": "removed the authenticator app of {object}",
+    "user.recovery_codes": "made {count} new recovery codes for {object}",
+    "user.recovery_code_used": "signed in to {object} with a recovery code ({left} left)",
+    "user.two_factor_locked": "locked the second step of signing in to {object} for {minutes} minutes after "
+                              "too many wrong codes",
+    "user.passkey_added": "added the passkey “{name}” to {object}",
+    "user.passkey_removed": "removed the passkey “{name}” from {object}",
+    "user.two_factor_reset": "reset the second factor of {object}: the authenticator app, the passkeys and "
+                             "the recovery codes are removed, the sessions ended"})

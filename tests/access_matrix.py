@@ -65,6 +65,23 @@ MATRIX: dict[str, list[tuple[str, str, dict[str, int]]]] = {
     "accounts.confirm_user": [("POST", "/admin/users/{other_user}/confirm", only(("admin",), 302))],
     "accounts.end_user_sessions": [("POST", "/admin/users/{other_user}/sessions/end", only(("admin",), 302)),
                                    ("POST", "/admin/users/999999/sessions/end", only(("admin",), 404))],
+    # The second step of signing in belongs to a sign-in half made (the password checked): without one, everyone is
+    # sent back to the login page. Passkeys' JSON answers 401 to whoever is neither signed in nor half signed in.
+    "accounts.second_factor": [("GET", "/login/second-factor", everyone(302)),
+                               ("POST", "/login/second-factor", everyone(302))],
+    "accounts.second_factor_setup": [("GET", "/login/second-factor/setup", everyone(302)),
+                                     ("POST", "/login/second-factor/setup", everyone(302))],
+    "accounts.passkey_login_options": [("POST", "/login/passkey/options", everyone(401))],
+    "accounts.passkey_login": [("POST", "/login/passkey", everyone(401))],
+    "accounts.passkey_register_options": [("POST", "/passkeys/register/options", {"anon": 401,
+                                                                                  **dict.fromkeys(ROLES[1:], 200)})],
+    "accounts.passkey_register": [("POST", "/passkeys/register", {"anon": 401, **dict.fromkeys(ROLES[1:], 422)})],
+    "accounts.enrol_totp": [("GET", "/account/two-factor", logged_in(200)),
+                            ("POST", "/account/two-factor", logged_in(422))],
+    "accounts.remove_totp": [("POST", "/account/two-factor/remove", logged_in(422))],
+    "accounts.new_recovery_codes": [("POST", "/account/recovery-codes", logged_in(302))],
+    "accounts.remove_passkey": [("POST", "/account/passkeys/999999/remove", logged_in(302))],
+    "accounts.reset_two_factor": [("POST", "/admin/users/{other_user}/two-factor/reset", only(("admin",), 302))],
     # The outbox is the secretariat's: every message Gambit wrote, with its delivery.
     "outbox.index": [("GET", "/admin/outbox/", only(("admin",)))],
     "outbox.view": [("GET", "/admin/outbox/999999", only(("admin",), 404))],

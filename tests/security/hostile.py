@@ -12,11 +12,13 @@ from __future__ import annotations
 import traceback
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from datetime import date
+from datetime import date, timedelta
 from decimal import Decimal
 from html.parser import HTMLParser
 from urllib.parse import urljoin, urlsplit
 
+import pyotp
+from sqlalchemy import select
 from werkzeug.exceptions import HTTPException
 
 from core.db import db, utcnow
@@ -74,6 +76,11 @@ FILLERS = {
 
 
 PRESIDENT_EMAIL = "hostile-president@example.org"
+# A bidder with an authenticator app, signed in with it; another left half signed in (password checked, code not
+# yet); a WCOC member made to enrol at sign-in (World.setup_page makes the role require a second factor).
+TOTP_EMAIL = "hostile-totp@example.org"
+PENDING_EMAIL = "hostile-pending@example.org"
+SETUP_EMAIL = "hostile-setup@example.org"
 
 
 class World:
@@ -83,6 +90,8 @@ class World:
         self.app, self.make, self.event, self.practice = app, make, event, practice
         self.sf = ScoringFactory(app, make)
         self.cf = ContractFactory(app, make)
+        self.secrets: dict[str, str] = {}
+        self.monkeypatch = None  # the test's, when a target changes a setting (test_hostile_input's world fixture)
         self.admin_id = make.user(roles=("admin", "board", "wcoc"), email=ADMIN_EMAIL,
                                   name="Hostile Admin")
 
@@ -90,7 +99,40 @@ class World:
         client = self.app.test_client()
         if email:
             assert login(client, email).status_code == 302
+        if email == TOTP_EMAIL:
+            code = pyotp.TOTP(self.secrets[email]).at(utcnow() + timedelta(seconds=30))
+            assert client.post("/login/second-factor", data={"code": code}).status_code == 302
         return client
+
+    # ---- the second factor
+
+    def with_totp(self, email: str) -> None:
+        """An account with an authenticator app set up (its secret kept here to compute codes)."""
+        from accounts import two_factor
+        from accounts.models import User
+
+        self.make.user(roles=("bidder",), email=email, name="Hostile Totp")
+        secret = pyotp.random_base32()
+        with self.app.app_context():
+            user = db.session.scalars(select(User).where(User.email == email)).one()
+            two_factor.enrol_totp(user, secret=secret, code=pyotp.TOTP(secret).now(),
+                                  policy=two_factor.policy_from(self.app.config), actor=user, now=utcnow())
+            db.session.commit()
+        self.secrets[email] = secret
+
+    def account_with_totp(self) -> str:
+        self.with_totp(TOTP_EMAIL)
+        return "/account"
+
+    def second_step_page(self) -> str:
+        self.with_totp(PENDING_EMAIL)
+        return "/login/second-factor"
+
+    def setup_page(self) -> str:
+        """The forced enrolment of a role that requires a second factor (the setting changed for this test)."""
+        self.monkeypatch.setitem(self.app.config, "TWO_FACTOR_REQUIRED_ROLES", "wcoc")
+        self.make.user(roles=("wcoc",), email=SETUP_EMAIL, name="Hostile Setup")
+        return "/login/second-factor/setup"
 
     # ---- accounts
 

@@ -30,8 +30,11 @@ from tests.security.hostile import (
     BAD_VALUES,
     NOT_ECHOED,
     OWNER_EMAIL,
+    PENDING_EMAIL,
     PRESIDENT_EMAIL,
     SCRIPT,
+    SETUP_EMAIL,
+    TOTP_EMAIL,
     World,
     base_values,
     crash_summary,
@@ -57,6 +60,14 @@ NO_TEXT_FIELDS = {
     "accounts.edit_user": "roles (checkboxes), federation (select), president (checkbox)",
     "accounts.set_active": "a button",
     "accounts.confirm_user": "a button",
+    "accounts.new_recovery_codes": "a button",
+    "accounts.remove_passkey": "a button",
+    "accounts.reset_two_factor": "a button",
+    # Passkeys: JSON that static/js/webauthn.js sends, no form (tests/accounts/test_second_factor.py feeds them).
+    "accounts.passkey_register_options": "JSON, no form",
+    "accounts.passkey_register": "JSON, no form",
+    "accounts.passkey_login_options": "JSON, no form",
+    "accounts.passkey_login": "JSON, no form",
     "events.change_status": "buttons",
     "bids.new": "a button",
     "bids.upload": "a file",
@@ -104,6 +115,10 @@ TARGETS = {
     "accounts.change_password": (ADMIN_EMAIL, _page("/account"), "accounts.change_password",
                                  {"current_password": DEMO_PASSWORD}),
     "accounts.new_user": (ADMIN_EMAIL, _page("/admin/users/new"), "accounts.new_user", {"roles": "bidder"}),
+    "accounts.second_factor": (PENDING_EMAIL, World.second_step_page, "accounts.second_factor", {}),
+    "accounts.second_factor_setup": (SETUP_EMAIL, World.setup_page, "accounts.second_factor_setup", {}),
+    "accounts.enrol_totp": (ADMIN_EMAIL, _page("/account/two-factor"), "accounts.enrol_totp", {}),
+    "accounts.remove_totp": (TOTP_EMAIL, World.account_with_totp, "accounts.remove_totp", {}),
     **{f"bids.edit:{s}": (OWNER_EMAIL, lambda w, s=s: f"/bids/{w.draft_bid()}/edit/{s}", "bids.edit", {})
        for s in SECTIONS},
     "bids.reject": (ADMIN_EMAIL, lambda w: w.admin_declared(f"/bids/{w.scoring_call()[0]}"), "bids.reject", {}),
@@ -163,8 +178,10 @@ SHOWS_SAVED = {*(f"bids.edit:{s}" for s in SECTIONS), "scoring.scorecard"}
 
 
 @pytest.fixture
-def world(app, make, event, practice):
-    return World(app, make, event, practice)
+def world(app, make, event, practice, monkeypatch):
+    built = World(app, make, event, practice)
+    built.monkeypatch = monkeypatch
+    return built
 
 
 @pytest.fixture
@@ -353,8 +370,11 @@ def test_forms_without_text_fields_have_none(app, world):
     # templates/signatures/trust.html a remove button for each trusted certificate, and the list is empty here.
     # bids.upload, a document alone, is posted by no page: a section's page attaches its files through its own form
     # (bids.edit), so that uploading keeps the fields typed beside them.
+    # The admin here has no second factor: no recovery codes to renew, no passkey to remove; passkeys' JSON is no form.
     unseen = {"bids.reopen", "bids.withdraw", "scoring.reopen", "board.vote", "contracts.new", "accounts.revoke_token",
-              "signatures.remove_trusted", "bids.upload"}
+              "signatures.remove_trusted", "bids.upload", "accounts.new_recovery_codes", "accounts.remove_passkey",
+              "accounts.passkey_register_options", "accounts.passkey_register", "accounts.passkey_login_options",
+              "accounts.passkey_login"}
     assert set(NO_TEXT_FIELDS) - seen <= unseen, sorted(set(NO_TEXT_FIELDS) - seen - unseen)
 
 
