@@ -221,6 +221,28 @@ def test_a_refused_payment_reports_every_problem_at_once(app, event, people, cf)
         assert db.session.scalars(select(Payment)).all() == []
 
 
+def test_a_fully_paid_milestone_offers_no_payment_form_and_says_why(app, event, people, cf):
+    """Issue 36: a fully paid milestone still offered "Record money received"; its dates wrapped in the table."""
+    contract_id = cf.contract(event, owner_id=people["organizer"], admin_id=people["admin"])
+    mid = milestone_id(app, contract_id, "instalment_1")
+    url = f"/contracts/{contract_id}/milestones/{mid}"
+    admin = as_user(app, people["admin"])
+    page = get(admin, url)
+    assert "Record money received" in page
+    outstanding = re.search(r"Outstanding: €([\d,]+\.\d\d)\.", page).group(1).replace(",", "")
+    post(admin, f"{url}/payments", {"received_on": "2015-06-20", "amount": outstanding, "reference": "UBS 4711",
+                                    "note": "", "idempotency_key": one_time_key(page)})
+    page = get(admin, url)
+    assert "Record money received" not in page and f"{url}/payments" not in page
+    assert ("Instalment 1, due 30 June 2015 is fully paid: nothing is outstanding, so no further payment can be "
+            "recorded against it. To correct an entry, reverse it above.") in page
+    assert '<td class="key nowrap" data-label="Received on">20 June 2015</td>' in page
+    assert '<td data-label="Recorded"><span class="nowrap">' in page
+    css = admin.get("/static/css/gambit.css")
+    assert ".nowrap { white-space: nowrap; }" in css.get_data(as_text=True)
+    css.close()
+
+
 def test_recording_payments_part_over_twice_and_reversed(app, event, people, cf):
     contract_id = cf.contract(event, owner_id=people["organizer"], admin_id=people["admin"])
     mid = milestone_id(app, contract_id, "instalment_1")
@@ -233,15 +255,21 @@ def test_recording_payments_part_over_twice_and_reversed(app, event, people, cf)
     recorded = get(admin, url)
     # Issue 14, item 15: the day as the rest of the app writes it, not 2015-06-20.
     # In plain words: the log's head is given as a receipt to keep, with what it is for, not as a "checkpoint".
+    # Issue 36: the message ends with what was recorded; the receipt (64 hex digits) stands apart, says what it is
+    # and is in a field to copy, shown this once.
     assert ("€60,000.00 received on 20 June 2015 is recorded against instalment 1, due 30 June 2015. The audit log "
-            "keeps who recorded it and when. Receipt to keep outside Gambit (it proves later that the log was not "
-            "rewritten): ") in recorded
+            "keeps who recorded it and when.</p>") in recorded
+    assert ('<label for="receipt-code">Audit receipt (shown only now): keep a copy outside Gambit. Later, '
+            '<code>flask audit verify --expect</code> with it proves that the audit log was not rewritten since.'
+            '</label>') in recorded
     assert "checkpoint" not in recorded.lower()
+    assert 'id="receipt-code"' not in get(admin, url)  # shown once
     assert "Reason for reversing the payment of €60,000.00 received on 20 June 2015</label>" in recorded
     assert "reversing entry" not in recorded
     with app.app_context():
         entry = db.session.scalars(select(AuditEntry).where(AuditEntry.action == "payment.record")).one()
-        shown = re.search(r"rewritten\): (\d+:[0-9a-f]{64})\.", recorded).group(1)
+        shown = re.search(r'id="receipt-code" class="receipt-code" readonly value="(\d+:[0-9a-f]{64})"',
+                          recorded).group(1)
         assert shown == f"{entry.id}:{entry.hash}" and verify_chain(expect=Checkpoint.parse(shown)).ok
     post(admin, f"{url}/payments", data)  # a double click: the same key
     page = get(admin, url)
