@@ -11,7 +11,7 @@ from sqlalchemy import select
 from accounts.models import User
 from bids.data import NO_GUARANTEE
 from contracts import queries
-from contracts.models import Contract, Payment
+from contracts.models import Contract, MatchResult, Payment
 from core.audit import AuditEntry, Checkpoint, verify_chain
 from core.db import db
 from core.money import format_day
@@ -321,12 +321,13 @@ def test_the_match_result_turns_the_prize_balances_into_milestones(app, event, p
     contract_id = cf.contract(event, owner_id=people["organizer"], admin_id=people["admin"])
     admin = as_user(app, people["admin"])
     form = get(admin, f"/contracts/{contract_id}/result")
-    assert "GM Hou Yifan (CHN)" in form and "the tie-break games (Art. 13.1: 55/45)" in form
+    assert "GM Hou Yifan (China)" in form and "the tie-break games (Art. 13.1: 55/45)" in form
     page, _ = post(admin, f"/contracts/{contract_id}/result",
-                   {"winner": "UKR", "decided_in": "tiebreak", "completed_on": "2015-10-27"}, status=422)
+                   {"winner": "UKR", "decided_in": "tiebreak", "completed_on": "2015-10-27", "confirm": "y"},
+                   status=422)
     assert "the tie-break games are played on 28 October 2015" in page
     post(admin, f"/contracts/{contract_id}/result", {"winner": "UKR", "decided_in": "tiebreak",
-                                                     "completed_on": "2015-10-28"})
+                                                     "completed_on": "2015-10-28", "confirm": "y"})
     page = get(admin, f"/contracts/{contract_id}?as_of=2015-11-01")
     assert "The prize balance of Mariya Muzychuk" in page and "The prize balance of Hou Yifan" in page
     with app.app_context():
@@ -335,6 +336,34 @@ def test_the_match_result_turns_the_prize_balances_into_milestones(app, event, p
         assert milestone(c, "prize_balance_UKR").amount == Decimal("54500.00")
         assert milestone(c, "prize_balance_CHN").amount == Decimal("45500.00")
         assert milestone(c, "prize_balance_UKR").due == date(2015, 11, 7)
+
+
+def test_recording_the_match_result_asks_for_a_confirmation_and_the_page_is_then_titled_for_the_deductions(
+        app, event, people, cf):
+    """Issue 36: the result, irreversible, was recorded with no confirmation; afterwards the page that holds the
+    deductions was still titled "Record the match result", and it said "won by CHN"."""
+    contract_id = cf.contract(event, owner_id=people["organizer"], admin_id=people["admin"])
+    admin = as_user(app, people["admin"])
+    url = f"/contracts/{contract_id}/result"
+    form = get(admin, url)
+    assert "<h1>Record the match result</h1>" in form
+    assert ('data-confirm="Record this result? It cannot be changed afterwards: each player\'s prize follows from '
+            'it, and the balances become milestones FIDE pays."') in form
+    result = {"winner": "CHN", "decided_in": "tiebreak", "completed_on": "2015-10-28"}
+    page, _ = post(admin, url, result, status=422)
+    assert ("Tick the box to confirm the result: once recorded it cannot be changed, and each player&#39;s prize "
+            "balance becomes a milestone FIDE pays.") in page
+    assert 'value="2015-10-28"' in page  # nothing typed is lost
+    with app.app_context():
+        assert db.session.scalars(select(MatchResult)).all() == []
+    post(admin, url, {**result, "confirm": "y"})
+    page = get(admin, url)
+    assert "<title>Match result and deductions" in page and "<h1>Match result and deductions</h1>" in page
+    assert "Record the match result" not in page
+    assert "won by GM Hou Yifan (China) in the tie-break games" in page
+    contract_page = get(admin, f"/contracts/{contract_id}")
+    assert f'href="{url}">Match result and deductions</a>' in contract_page
+    assert "won by GM Hou Yifan (China) in the tie-break games" in contract_page
 
 
 # -------------------------------------------------------------------------------------------------- API
