@@ -51,3 +51,20 @@ def test_an_open_call_still_says_how_to_bid_and_its_long_parts_fold(client, prac
     for part in ("requirements", "published-schedule", "judging", "signed-documents"):
         assert f'<details id="{part}" class="fold">' in page, part
         assert f'<a href="#{part}">' in page, part
+
+
+def test_headings_keep_their_words_and_the_source_stands_beside_in_small_print(app, make, scored):
+    """Issue 36: "Ranking of the bids (Bidding procedure: evaluation method)" read the citation as part of the
+    heading; and a bid's title named its country by code ("Lviv, UA")."""
+    admin = app.test_client()
+    make.user(email="sec@example.org", roles=("admin",))
+    login(admin, "sec@example.org")
+    page = admin.get("/events/fwwcm-2015/scoring/ranking").get_data(as_text=True)
+    assert ('<h1>Ranking of the bids</h1>\n<p class="source">Source: Bidding procedure: evaluation method</p>'
+            in page)
+    assert "Ukrainian Chess Federation — Lviv, Ukraine" in page and "Lviv, UA" not in page
+    board = admin.get("/board/fwwcm-2015").get_data(as_text=True)
+    assert '<h2>Record the decision</h2>\n    <p class="source">Source: Art. 15.5</p>' in board
+    assert "Record the decision (Art. 15.5)" not in board
+    bids = admin.get("/bids/").get_data(as_text=True)
+    assert "Lviv (Ukraine)" in bids and "(UA)" not in bids
