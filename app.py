@@ -36,6 +36,7 @@ from bids.cli import cli as bids_cli
 from bids.queries import call_bid_counts
 from board import services as board_services
 from board.jobs import cli as board_cli
+from board.queries import current_decision
 from board.views import bp as board_bp
 from config import Config, log_format, two_factor_roles_default
 from contracts import services as contracts_services
@@ -49,6 +50,7 @@ from core.backup import cli as backup_cli
 from core.bare import SessionInterface as BareSessionInterface
 from core.bare import session_limit
 from core.db import db, unavailable_message, utcnow
+from core.federations import federation_name
 from core.jobs import cli as jobs_cli
 from core.limiter import init_limiter
 from core.logs import FORMATS, init_logging
@@ -65,6 +67,7 @@ from core.signature_views import cli as pdf_cli
 from core.storage import StorageError
 from core.templating import init_templating
 from core.urls import BaseUrlError, parse_base_url
+from core.validators import country_name
 from core.views import HEALTH_PATHS, health_answer_after_failure
 from core.views import bp as core_bp
 from demo.cli import cli as demo_cli
@@ -101,6 +104,20 @@ def _provide_hooks() -> None:
     events_services.judge_again.provide(bids_services.judge_again)
     board_services.after_correction.provide(contracts_services.close_for_correction)
     page_instants.provide(events_services.bid_deadlines)
+    events_views.call_outcome.provide(_call_outcome)
+
+
+def _call_outcome(event) -> events_views.CallOutcome | None:
+    """The decision in force on `event`, in the words of the call's public page (names, not codes); None before
+    the decision. Raises nothing."""
+    decision = current_decision(event)
+    if decision is None:
+        return None
+    bid = decision.selected_bid
+    return events_views.CallOutcome(
+        decided_on=decision.decided_on, applicant=bid.applicant_name or bid.owner.organisation or bid.owner.name,
+        federation=federation_name(bid.host_federation) if bid.host_federation else "", city=bid.venue_city or "",
+        country=country_name(bid.venue_country) if bid.venue_country else "")
 
 
 def _periodic_jobs(app: Flask) -> None:

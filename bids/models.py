@@ -36,6 +36,7 @@ from bids.lifecycle import BidStatus
 from core.db import Model, utcnow
 from core.findings import Finding
 from core.signing import Inspection
+from core.validators import country_name
 from events.models import Event
 
 STATUS_VALUES = ", ".join(f"'{s.value}'" for s in BidStatus)
@@ -183,7 +184,9 @@ class Bid(Model):
 
     @property
     def title(self) -> str:
-        where = ", ".join(p for p in (self.venue_city, self.venue_country) if p)
+        # "Lviv, Ukraine": a name where people read names, not the ISO code the row keeps
+        where = ", ".join(p for p in (self.venue_city, country_name(self.venue_country) if self.venue_country
+                                      else None) if p)
         who = self.applicant_name or self.owner.organisation or self.owner.name
         return f"{who} — {where}" if where else who
 

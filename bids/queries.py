@@ -23,6 +23,7 @@ from bids.models import Bid, BidVersion
 from bids.rules import is_compliant
 from core.db import db
 from core.money import format_day, format_eur
+from core.validators import country_name
 from events.lifecycle import EventStatus
 from events.models import Event
 
@@ -93,7 +94,7 @@ def bid_rows(query: Select, events: dict[int, Event], *, today: date, url: Calla
         call, practice = calls[event_id]
         out.append(BidRow(
             id=bid_id, url=url(bid_id), applicant=applicant or "(no name yet)",
-            place=(city or "—") + (f" ({country})" if country else ""), call=call, practice=practice,
+            place=(city or "—") + (f" ({country_name(country)})" if country else ""), call=call, practice=practice,
             prize=format_eur(prize) or "—",
             status=f"{state.label} — not submitted, {locked[bid_id]}" if bid_id in locked else
             state.label + (f" (v{version})" if version else ""),

@@ -243,19 +243,23 @@ def edit(bid_id: int, section: str):
                 return redirect(url_for("bids.view", bid_id=bid.id))
             else:
                 db.session.commit()
-                message, still_failing = _saved_message(bid, section, changed=bool(changed))
+                message, still_failing = _saved_message(bid, section, changed=bool(changed) or bool(attached))
                 flash(message, "warning" if still_failing else "success")
-                for message in upload_errors.values():
-                    flash(f"{message} What you typed in the fields is saved.", "error")
                 if upload_errors:
-                    return redirect(url_for("bids.edit", bid_id=bid.id, section=section) + "#documents")
-                if request.form.get("action") == "next":
+                    # A refused file is an error like a refused field: the page answers 422 with the file's
+                    # message beside its input (the fields typed beside it are saved, and the flash says so).
+                    flash("What you typed in the fields is saved; the file below was not attached.", "error")
+                    db.session.refresh(bid)
+                    form.revision.data = str(bid.revision)  # saved: the next send continues from this revision
+                    status = 422
+                elif request.form.get("action") == "next":
                     names = list(SECTIONS)
                     following = names[names.index(section) + 1] if section != names[-1] else None
                     if following:
                         return redirect(url_for("bids.edit", bid_id=bid.id, section=following))
                     return redirect(url_for("bids.view", bid_id=bid.id))
-                return redirect(url_for("bids.edit", bid_id=bid.id, section=section))
+                else:
+                    return redirect(url_for("bids.edit", bid_id=bid.id, section=section))
         else:
             status = 422
         form.form_errors.extend(upload_errors.values())  # after validate(), which starts the list afresh
@@ -284,8 +288,9 @@ def edit(bid_id: int, section: str):
 
 
 def _saved_message(bid: Bid, section: str, *, changed: bool) -> tuple[str, bool]:
-    """What saving a section did, and the rules of the section that the saved draft still fails (a draft saves
-    without passing them; each is also shown beside its field); and whether any does."""
+    """What saving a section did (`changed`: a field changed or a file was attached), and the rules of the section
+    that the saved draft still fails (a draft saves without passing them; each is also shown beside its field); and
+    whether any does."""
     said = f"{SECTION_TITLES[section]}: {'saved' if changed else 'nothing had changed'}."
     failed = failures(findings_by_section(services.compliance(bid, today=utcnow().date()))[section])
     if not failed:
@@ -536,7 +541,8 @@ def paper(slug: str):
         db.session.commit()
         flash("Paper bid started: key in each section, attach the scanned documents, then submit it.", "success")
         return redirect(url_for("bids.edit", bid_id=bid.id, section="applicant"))
-    return render_template("bids/paper.html", event=event, form=form)
+    # A form sent with errors answers 422, as every form of Gambit does.
+    return render_template("bids/paper.html", event=event, form=form), 422 if form.is_submitted() else 200
 
 
 # ------------------------------------------------------------------------------------- the audit log's words

@@ -8,11 +8,12 @@ from collections.abc import Mapping
 from datetime import date
 
 from flask_wtf.file import FileField
-from wtforms import HiddenField, RadioField, SelectField, StringField, TextAreaField
+from wtforms import BooleanField, HiddenField, RadioField, SelectField, StringField, TextAreaField
 from wtforms.validators import DataRequired, Length
 
 from bids.forms import AmountField, DayField
 from contracts.rules.terms import DueSetBy, MilestoneTerm, passed_regulation_dates
+from core.federations import federation_name
 from core.forms import BaseForm, Present, choices
 from core.money import format_day, format_eur
 from events.regulation import Regulation
@@ -102,12 +103,19 @@ class ResultForm(BaseForm):
     winner = SelectField("Winner of the match", validators=[DataRequired("Choose the winner of the match.")])
     decided_in = RadioField("Decided in", validators=[Present("Choose how the match was decided.")])
     completed_on = DayField("Completed on", validators=[Present("Enter the day the match was completed.")])
+    # Recording the result cannot be undone: it fixes each player's prize and makes the balances milestones.
+    confirm = BooleanField(
+        "I have checked the winner, how the match was decided and the day: the result is recorded once and cannot "
+        "be changed afterwards",
+        validators=[DataRequired("Tick the box to confirm the result: once recorded it cannot be changed, and each "
+                                 "player's prize balance becomes a milestone FIDE pays.")])
 
     @classmethod
     def for_regulation(cls, reg: Regulation, **kwargs) -> ResultForm:
         form = cls(**kwargs)
         form.winner.choices = choices([("", "Choose the winner")] +
-                                      [(p.federation, f"{p.title} {p.name} ({p.federation})") for p in reg.players])
+                                      [(p.federation, f"{p.title} {p.name} ({federation_name(p.federation)})")
+                                       for p in reg.players])
         labels = {"regular": f"the regular games (Art. {reg.prize_split.article}: "
                              f"{int(reg.prize_split.regular_winner_share * 100)}/"
                              f"{int((1 - reg.prize_split.regular_winner_share) * 100)})",
@@ -133,7 +141,8 @@ class DeductionForm(BaseForm):
     def for_regulation(cls, reg: Regulation, **kwargs) -> DeductionForm:
         form = cls(**kwargs)
         form.player.choices = choices([("", "Choose the player")] +
-                                      [(p.federation, f"{p.title} {p.name} ({p.federation})") for p in reg.players])
+                                      [(p.federation, f"{p.title} {p.name} ({federation_name(p.federation)})")
+                                       for p in reg.players])
         form.rule.choices = choices([("", "Choose…")] + [(d.key, f"Art. {d.article}: {d.title}")
                                                          for d in reg.deductions])
         return form

@@ -40,6 +40,7 @@ from contracts.lifecycle import ContractStatus, allowed_actions
 from contracts.models import Contract, Milestone, Payment, PrizeDeduction, Reminder
 from contracts.rules.result import MatchOutcome
 from contracts.rules.terms import fill_blank_due_dates
+from contracts.rules.tracker import no_payment_taken
 from core import audit, outbox
 from core.audit_views import pages_of, register_audit_actions, register_audit_link
 from core.auth import Role, roles_required
@@ -387,10 +388,12 @@ def _milestone_page(contract: Contract, m: Milestone, *, form=None, status: int 
     holding = refused[0] if refused is not None else int(entry) if entry.isdigit() and len(entry) < 10 else None
     payments = queries.entries_page(m.id, ask, holding=holding)
     ledger, deductions = queries.ledger_of(m.id), queries.deductions_of(m.id)
+    left = queries.still_recordable(m, ledger, deductions)
     page = render_template(
         "contracts/milestone.html", contract=contract, m=m, as_of_error=error, form=form,
         st=queries.status_of(m, as_of, queries.due_soon_days(), ledger=ledger, deductions=deductions),
-        left=queries.still_recordable(m, ledger, deductions), has_entries=ledger.entries > 0,
+        left=left, no_payment=no_payment_taken(title=m.title, outstanding=left, is_cap=m.is_cap),
+        has_entries=ledger.entries > 0,
         reverse_form=ReverseForm(data={"idempotency_key": one_time_key()}),
         is_admin=current_user.has_role(Role.ADMIN), refused=refused, deductions=deductions, payments=payments)
     return page, (400 if error and status == 200 else status)
@@ -447,8 +450,9 @@ def record_payment(contract_id: int, milestone_id: int):
         # rewritten behind it (`flask audit verify --expect`).
         head = audit.checkpoint_of(payment, "payment.record")
         flash(f"{format_eur(payment.amount)} received on {format_day(payment.received_on)} is recorded against "
-              f"{m.title}. The audit log keeps who recorded it and when. Receipt to keep outside Gambit (it proves "
-              f"later that the log was not rewritten): {head}.", "success")
+              f"{m.title}. The audit log keeps who recorded it and when.", "success")
+        if head is not None:
+            flash(str(head), "receipt")
     else:
         flash("This payment was already recorded (the form was sent more than once); it is recorded once.", "info")
     return redirect(url_for("contracts.milestone", contract_id=contract.id, milestone_id=m.id))

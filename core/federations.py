@@ -26,6 +26,12 @@ def federations() -> dict[str, Federation]:
     return {code: Federation(code, v["name"], v["country"]) for code, v in sorted(data.items())}
 
 
+def federation_name(code: str) -> str:
+    """"China" for "CHN": the name of a FIDE member federation; the code itself if it is unknown. Raises nothing."""
+    found = federations().get((code or "").upper())
+    return found.name if found else code
+
+
 def federation_choices() -> list[tuple[str, str]]:
     return [(f.code, f"{f.name} ({f.code})") for f in sorted(federations().values(), key=lambda f: f.name)]
 

@@ -9,7 +9,9 @@ from flask import request, url_for
 from flask_login import current_user
 
 from core.auth import Role
+from core.federations import federation_name
 from core.money import format_day, format_eur, format_instant, format_share, format_since
+from core.validators import country_name
 
 # (order, role or None for anyone logged in, label, endpoint): each package adds its pages.
 NAV: list[tuple[int, tuple[Role, ...] | None, str, str]] = []
@@ -94,6 +96,9 @@ def init_templating(app) -> None:
     app.jinja_env.filters["day"] = format_day
     app.jinja_env.filters["instant"] = format_instant
     app.jinja_env.filters["since"] = format_since
+    # Names where people read names: "Norway", not NO; "China", not CHN.
+    app.jinja_env.filters["country"] = country_name
+    app.jinja_env.filters["federation"] = federation_name
     app.jinja_env.globals["Role"] = Role
     app.jinja_env.globals["sort_url"] = _sort_url
     app.jinja_env.globals["page_url"] = _page_url

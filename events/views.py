@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from datetime import date
+
 from flask import Blueprint, Response, abort, flash, redirect, render_template, request, url_for
 from flask_login import current_user
 from sqlalchemy import select
@@ -29,6 +32,21 @@ scoring_progress: Hook[[Event], str] = Hook("events.views.scoring_progress")
 # The call's bids, provided by app.py (bids come later in the flow): (drafts not submitted, bids submitted), for
 # whoever closes the call or opens scoring (bids.queries.call_bid_counts).
 bid_counts: Hook[[int], tuple[int, int]] = Hook("events.views.bid_counts")
+
+
+@dataclass(frozen=True)
+class CallOutcome:
+    """What the call's public page says of its decision: the day, and the bid selected by who made it and where."""
+
+    decided_on: date
+    applicant: str
+    federation: str  # the host federation's name ("Ukraine"), "" when the bid names none
+    city: str
+    country: str     # the country's name ("Ukraine"), not its code
+
+
+# The Board's decision in force, provided by app.py (the Board comes later in the flow); None before the decision.
+call_outcome: Hook[[Event], CallOutcome | None] = Hook("events.views.call_outcome")
 
 
 def _count(n: int, one: str, many: str) -> str:
@@ -110,7 +128,8 @@ def public(slug: str):
                            actions=actions, action_notes=notes, action_form=EmptyForm(),
                            published=published_schedule(reg), amendments=amendments_of(event),
                            published_pre_match=_published_pre_match(reg),
-                           signal_blocker_label=signal_blocker_label(reg),
+                           signal_blocker_label=signal_blocker_label(reg), outcome=call_outcome(event),
+                           deadline_passed=event.deadline_passed(utcnow()),
                            settings_form=CallSettingsForm(
                                data={"signal_blocker_required": event.signal_blocker_required}).for_regulation(reg))
 

@@ -250,6 +250,19 @@ class PaymentRefused(ValueError):
     """A payment the tracker does not record; the message cites the article and gives the figures."""
 
 
+def no_payment_taken(*, title: str, outstanding: Decimal, is_cap: bool = False) -> str | None:
+    """Why no payment can be recorded against a milestone on which `outstanding` may still be recorded (for an
+    at-cost item: what remains under its cap), or None when it still takes money. The milestone's page offers the
+    payment form only on None, and says this instead. Raises nothing."""
+    if outstanding > ZERO:
+        return None
+    if is_cap:
+        return (f"Nothing remains under the cap on {title}: no further payment can be recorded against it. To "
+                f"correct an entry, reverse it above.")
+    return (f"{title[:1].upper()}{title[1:]} is fully paid: nothing is outstanding, so no further payment can be "
+            f"recorded against it. To correct an entry, reverse it above.")
+
+
 def check_payment(*, article: str, title: str, amount: Decimal, outstanding: Decimal, is_cap: bool = False,
                   cap: Decimal | None = None) -> None:
     """Refuse a payment that is not a positive amount, or that would exceed what is outstanding (for an at-cost

@@ -223,3 +223,14 @@ def test_flask_bids_import_records_the_secretariat_as_who_keyed_it_in(runner, tm
     refused = runner.invoke(args=["bids", "import", str(path), "--event", "fwwcm-2015", "--by", "ukr@example.org"])
     assert refused.exit_code == 1
     assert "ukr@example.org is not a secretariat (admin) account" in refused.output
+
+
+def test_a_paper_bid_form_with_an_error_answers_422_and_says_what_was_wrong(client, app, login_as, practice):
+    """Issue 36: every form sent with an error answers 422, as sign-in and registration do; the paper-bid form
+    answered 200."""
+    login_as("admin")
+    response = client.post("/admin/events/fwwcm-practice/paper-bid", data={"owner": "123456"})
+    assert response.status_code == 422
+    assert "Not a valid choice." in response.get_data(as_text=True)
+    with app.app_context():
+        assert db.session.scalars(select(Bid)).all() == []

@@ -437,7 +437,7 @@ def test_the_day_by_day_schedule_is_shown_only_for_a_plausible_span_of_dates(cli
     edit = client.get(f"/bids/{bid_id}/edit/dates_venue").get_data(as_text=True)
     view = client.get(f"/bids/{bid_id}").get_data(as_text=True)
     assert ("Your dates under the schedule of Art." in edit) is shown
-    assert ("The schedule (Art." in view) is shown
+    assert ("<h2>The schedule</h2>" in view) is shown  # its source beside it (issue 36)
     assert ("Game 10, 15:00" in view) is shown
 
 

@@ -50,11 +50,32 @@ def test_a_refused_upload_saves_the_fields_and_says_why_the_file_was_refused(cli
     bid_id = start_bid(client)
     response = post_section(client, bid_id, "signature", SIGNATURE,
                             {"file-signed_letter": (pdfs.HTML, "letter.html")}, "upload")
-    page = client.get(response.location).get_data(as_text=True)
+    # Issue 36: a refused file is an error like any other, answered 422 (not a redirect to a 200 page).
+    assert response.status_code == 422
+    page = response.get_data(as_text=True)
     assert ("The signed bid letter: letter.html is not a PDF (its content does not start like a PDF, whatever its "
-            "name). Save or scan it as PDF and upload it again. What you typed in the fields is saved.") in page
+            "name). Save or scan it as PDF and upload it again.") in page
+    assert "What you typed in the fields is saved; the file below was not attached." in page
     assert 'value="Gia Giorgadze"' in page
     assert saved(app, bid_id) == (("Gia Giorgadze", "President", "2014-09-01"), [])
+    # The page that came back continues from the saved revision: sending it again is not refused as stale.
+    again = post_section(client, bid_id, "signature", SIGNATURE,
+                         {"file-signed_letter": (pdfs.valid_pdf(), "letter.pdf")}, "upload")
+    assert again.status_code == 302
+
+
+def test_attaching_a_letter_without_changing_a_field_says_it_was_saved(client, app, login_as):
+    """Issue 36: "nothing had changed" right after "letter attached" read as if the upload had been lost."""
+    login_as("bidder")
+    bid_id = start_bid(client)
+    post_section(client, bid_id, "signature", SIGNATURE, {}, "save")
+    response = post_section(client, bid_id, "signature", SIGNATURE,
+                            {"file-signed_letter": (pdfs.valid_pdf(), "letter.pdf")}, "upload")
+    page = client.get(response.location).get_data(as_text=True)
+    assert "The signed bid letter attached: letter.pdf" in page
+    assert "Signature: saved." in page and "nothing had changed" not in page
+    post_section(client, bid_id, "signature", SIGNATURE, {}, "save")
+    assert "Signature: nothing had changed." in client.get(f"/bids/{bid_id}/edit/signature").get_data(as_text=True)
 
 
 def test_a_refused_upload_beside_a_wrong_date_brings_every_typed_value_back(client, app, login_as):

@@ -70,7 +70,7 @@ def test_a_federations_bid_has_no_consultation_state_or_form(app, scored, make):
     assert api.status_code == 200 and "consultation" not in api.get_json()
     refused = admin.post(f"/bids/{scored['lviv']}/consultation", data={"outcome": "agreed", "note": ""})
     assert refused.status_code == 409
-    assert ("FIDE consults the host federation on a sponsor&#39;s bid only; Ukrainian Chess Federation — Lviv, UA "
+    assert ("FIDE consults the host federation on a sponsor&#39;s bid only; Ukrainian Chess Federation — Lviv, Ukraine "
             "is not a sponsor&#39;s bid.") in refused.get_data(as_text=True)
     with app.app_context():
         assert db.session.get(Bid, scored["lviv"]).consultation == "pending"  # untouched, and never shown
@@ -93,7 +93,7 @@ def test_a_sponsors_bid_is_not_selected_while_the_consultation_is_pending(app, s
     response = _decide(admin, scored["lviv"])
     assert response.status_code == 422
     assert ("Art. 15.1: FIDE shall consult the federation where the sponsor proposes to hold the match. Ukrainian "
-            "Chess Federation — Lviv, UA is a sponsor's bid and the host federation's answer is not recorded: "
+            "Chess Federation — Lviv, Ukraine is a sponsor's bid and the host federation's answer is not recorded: "
             "record it on the bid before the bid can be selected.") in _text(response.get_data(as_text=True))
     with app.app_context():
         assert db.session.scalars(select(Decision)).first() is None
@@ -111,7 +111,7 @@ def test_a_refusal_allows_selection_once_fide_accepts_the_sponsors_proposal(app,
     response = _decide(admin, scored["lviv"])
     assert response.status_code == 422
     assert ("Art. 15.1: if the federation refuses or is unable to co-operate, FIDE may still accept a proposal "
-            "from a potential sponsor. The host federation of Ukrainian Chess Federation — Lviv, UA did not "
+            "from a potential sponsor. The host federation of Ukrainian Chess Federation — Lviv, Ukraine did not "
             "co-operate and FIDE has not recorded that it accepts the sponsor's proposal nonetheless") in _text(
         response.get_data(as_text=True))
     # FIDE's acceptance goes with a refusal or an inability only

@@ -76,9 +76,9 @@ def test_a_board_vote_for_a_bid_the_votes_do_not_favour_is_refused(app, scored, 
         "rationale": "Tbilisi, viewed as a whole."})
     assert response.status_code == 422
     assert ("Bidding procedure: Board voting: a board vote selects the bid with the most votes of "
-            "the members not recused. The votes are Ukrainian Chess Federation — Lviv, UA: 2; Georgian Chess "
-            "Federation — Tbilisi, GE: 0; Spanish Chess Federation — Madrid, ES: 0, so it is Ukrainian Chess "
-            "Federation — Lviv, UA; you chose Georgian Chess Federation — Tbilisi, GE.") in \
+            "the members not recused. The votes are Ukrainian Chess Federation — Lviv, Ukraine: 2; Georgian Chess "
+            "Federation — Tbilisi, Georgia: 0; Spanish Chess Federation — Madrid, Spain: 0, so it is Ukrainian Chess "
+            "Federation — Lviv, Ukraine; you chose Georgian Chess Federation — Tbilisi, Georgia.") in \
         response.get_data(as_text=True)
     assert _state(app, scored) == before
 
@@ -123,11 +123,11 @@ def test_a_tied_board_vote_is_refused_citing_the_bidding_procedures_tie_break_an
     errors = [html.unescape(e) for e in re.findall(r'<p class="flash error">(.*?)</p>', page)]
     assert errors == [
         "Bidding procedure: tie-break of the Board's vote: the votes are tied between Ukrainian Chess Federation — "
-        "Lviv, UA and Georgian Chess Federation — Tbilisi, GE (1 each; the votes: Georgian Chess Federation — "
-        "Tbilisi, GE: 1; Ukrainian Chess Federation — Lviv, UA: 1; Spanish Chess Federation — Madrid, ES: 0). A tie "
-        "is not a decision of the Board. A tied vote of the Presidential Board is decided by a new round of voting. "
-        "The members vote again (each may change their vote on the Board's page); the decision is recorded once one "
-        "bid has the most votes."]
+        "Lviv, Ukraine and Georgian Chess Federation — Tbilisi, Georgia (1 each; the votes: Georgian Chess "
+        "Federation — Tbilisi, Georgia: 1; Ukrainian Chess Federation — Lviv, Ukraine: 1; Spanish Chess Federation — "
+        "Madrid, Spain: 0). A tie is not a decision of the Board. A tied vote of the Presidential Board is decided by "
+        "a new round of voting. The members vote again (each may change their vote on the Board's page); the "
+        "decision is recorded once one bid has the most votes."]
     assert "15.5" not in errors[0] and "President" not in errors[0].replace("Presidential Board", "")
     warning = html.unescape(re.search(r'<p class="flash warning">(.*?)</p>', admin.get("/board/fwwcm-2015")
                                       .get_data(as_text=True)).group(1))
@@ -230,7 +230,7 @@ def test_a_correction_closes_the_old_winners_contract_before_a_new_one(app, scor
     page = admin_client.get(f"/contracts/{contract_id}").get_data(as_text=True)
     assert ("This contract is closed because the Board's decision was corrected and selected another bid (Decision "
             f"{first} was corrected by decision {first + 1} on ") in page
-    assert "which selects Georgian Chess Federation — Tbilisi, GE: The Board could not meet; I decided.)" in page
+    assert "which selects Georgian Chess Federation — Tbilisi, Georgia: The Board could not meet; I decided.)" in page
     refund = admin_client.post(f"/contracts/{contract_id}/payments/{payment_id}/reverse", data={
         "reason": "Refunded after the correction of the decision.", "idempotency_key": "r1"})
     assert refund.status_code in (302, 303), refund.get_data(as_text=True)[-2000:]

@@ -195,7 +195,8 @@ def test_the_president_cannot_decide_alone_over_a_tied_board_vote(app, scored, p
     assert response.status_code == 422
     text = _text(response)
     assert ("Bidding procedure: tie-break of the Board's vote: the Board's votes are tied (Georgian Chess Federation "
-            "— Tbilisi, GE: 1; Ukrainian Chess Federation — Lviv, UA: 1; Spanish Chess Federation — Madrid, ES: 0), "
+            "— Tbilisi, Georgia: 1; Ukrainian Chess Federation — Lviv, Ukraine: 1; Spanish Chess Federation — "
+            "Madrid, Spain: 0), "
             "and a tie is broken as the bidding procedure says (A tied vote of the Presidential Board is decided by "
             "a new round of voting.), not by the President deciding alone: Art. 15.5 gives the President the "
             "decision only if a Presidential Board meeting cannot be held.") in text

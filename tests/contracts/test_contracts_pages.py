@@ -11,7 +11,7 @@ from sqlalchemy import select
 from accounts.models import User
 from bids.data import NO_GUARANTEE
 from contracts import queries
-from contracts.models import Contract, Payment
+from contracts.models import Contract, MatchResult, Payment
 from core.audit import AuditEntry, Checkpoint, verify_chain
 from core.db import db
 from core.money import format_day
@@ -221,6 +221,28 @@ def test_a_refused_payment_reports_every_problem_at_once(app, event, people, cf)
         assert db.session.scalars(select(Payment)).all() == []
 
 
+def test_a_fully_paid_milestone_offers_no_payment_form_and_says_why(app, event, people, cf):
+    """Issue 36: a fully paid milestone still offered "Record money received"; its dates wrapped in the table."""
+    contract_id = cf.contract(event, owner_id=people["organizer"], admin_id=people["admin"])
+    mid = milestone_id(app, contract_id, "instalment_1")
+    url = f"/contracts/{contract_id}/milestones/{mid}"
+    admin = as_user(app, people["admin"])
+    page = get(admin, url)
+    assert "Record money received" in page
+    outstanding = re.search(r"Outstanding: €([\d,]+\.\d\d)\.", page).group(1).replace(",", "")
+    post(admin, f"{url}/payments", {"received_on": "2015-06-20", "amount": outstanding, "reference": "UBS 4711",
+                                    "note": "", "idempotency_key": one_time_key(page)})
+    page = get(admin, url)
+    assert "Record money received" not in page and f"{url}/payments" not in page
+    assert ("Instalment 1, due 30 June 2015 is fully paid: nothing is outstanding, so no further payment can be "
+            "recorded against it. To correct an entry, reverse it above.") in page
+    assert '<td class="key nowrap" data-label="Received on">20 June 2015</td>' in page
+    assert '<td data-label="Recorded"><span class="nowrap">' in page
+    css = admin.get("/static/css/gambit.css")
+    assert ".nowrap { white-space: nowrap; }" in css.get_data(as_text=True)
+    css.close()
+
+
 def test_recording_payments_part_over_twice_and_reversed(app, event, people, cf):
     contract_id = cf.contract(event, owner_id=people["organizer"], admin_id=people["admin"])
     mid = milestone_id(app, contract_id, "instalment_1")
@@ -233,15 +255,21 @@ def test_recording_payments_part_over_twice_and_reversed(app, event, people, cf)
     recorded = get(admin, url)
     # Issue 14, item 15: the day as the rest of the app writes it, not 2015-06-20.
     # In plain words: the log's head is given as a receipt to keep, with what it is for, not as a "checkpoint".
+    # Issue 36: the message ends with what was recorded; the receipt (64 hex digits) stands apart, says what it is
+    # and is in a field to copy, shown this once.
     assert ("€60,000.00 received on 20 June 2015 is recorded against instalment 1, due 30 June 2015. The audit log "
-            "keeps who recorded it and when. Receipt to keep outside Gambit (it proves later that the log was not "
-            "rewritten): ") in recorded
+            "keeps who recorded it and when.</p>") in recorded
+    assert ('<label for="receipt-code">Audit receipt (shown only now): keep a copy outside Gambit. Later, '
+            '<code>flask audit verify --expect</code> with it proves that the audit log was not rewritten since.'
+            '</label>') in recorded
     assert "checkpoint" not in recorded.lower()
+    assert 'id="receipt-code"' not in get(admin, url)  # shown once
     assert "Reason for reversing the payment of €60,000.00 received on 20 June 2015</label>" in recorded
     assert "reversing entry" not in recorded
     with app.app_context():
         entry = db.session.scalars(select(AuditEntry).where(AuditEntry.action == "payment.record")).one()
-        shown = re.search(r"rewritten\): (\d+:[0-9a-f]{64})\.", recorded).group(1)
+        shown = re.search(r'id="receipt-code" class="receipt-code" readonly value="(\d+:[0-9a-f]{64})"',
+                          recorded).group(1)
         assert shown == f"{entry.id}:{entry.hash}" and verify_chain(expect=Checkpoint.parse(shown)).ok
     post(admin, f"{url}/payments", data)  # a double click: the same key
     page = get(admin, url)
@@ -293,12 +321,13 @@ def test_the_match_result_turns_the_prize_balances_into_milestones(app, event, p
     contract_id = cf.contract(event, owner_id=people["organizer"], admin_id=people["admin"])
     admin = as_user(app, people["admin"])
     form = get(admin, f"/contracts/{contract_id}/result")
-    assert "GM Hou Yifan (CHN)" in form and "the tie-break games (Art. 13.1: 55/45)" in form
+    assert "GM Hou Yifan (China)" in form and "the tie-break games (Art. 13.1: 55/45)" in form
     page, _ = post(admin, f"/contracts/{contract_id}/result",
-                   {"winner": "UKR", "decided_in": "tiebreak", "completed_on": "2015-10-27"}, status=422)
+                   {"winner": "UKR", "decided_in": "tiebreak", "completed_on": "2015-10-27", "confirm": "y"},
+                   status=422)
     assert "the tie-break games are played on 28 October 2015" in page
     post(admin, f"/contracts/{contract_id}/result", {"winner": "UKR", "decided_in": "tiebreak",
-                                                     "completed_on": "2015-10-28"})
+                                                     "completed_on": "2015-10-28", "confirm": "y"})
     page = get(admin, f"/contracts/{contract_id}?as_of=2015-11-01")
     assert "The prize balance of Mariya Muzychuk" in page and "The prize balance of Hou Yifan" in page
     with app.app_context():
@@ -307,6 +336,34 @@ def test_the_match_result_turns_the_prize_balances_into_milestones(app, event, p
         assert milestone(c, "prize_balance_UKR").amount == Decimal("54500.00")
         assert milestone(c, "prize_balance_CHN").amount == Decimal("45500.00")
         assert milestone(c, "prize_balance_UKR").due == date(2015, 11, 7)
+
+
+def test_recording_the_match_result_asks_for_a_confirmation_and_the_page_is_then_titled_for_the_deductions(
+        app, event, people, cf):
+    """Issue 36: the result, irreversible, was recorded with no confirmation; afterwards the page that holds the
+    deductions was still titled "Record the match result", and it said "won by CHN"."""
+    contract_id = cf.contract(event, owner_id=people["organizer"], admin_id=people["admin"])
+    admin = as_user(app, people["admin"])
+    url = f"/contracts/{contract_id}/result"
+    form = get(admin, url)
+    assert "<h1>Record the match result</h1>" in form
+    assert ('data-confirm="Record this result? It cannot be changed afterwards: each player\'s prize follows from '
+            'it, and the balances become milestones FIDE pays."') in form
+    result = {"winner": "CHN", "decided_in": "tiebreak", "completed_on": "2015-10-28"}
+    page, _ = post(admin, url, result, status=422)
+    assert ("Tick the box to confirm the result: once recorded it cannot be changed, and each player&#39;s prize "
+            "balance becomes a milestone FIDE pays.") in page
+    assert 'value="2015-10-28"' in page  # nothing typed is lost
+    with app.app_context():
+        assert db.session.scalars(select(MatchResult)).all() == []
+    post(admin, url, {**result, "confirm": "y"})
+    page = get(admin, url)
+    assert "<title>Match result and deductions" in page and "<h1>Match result and deductions</h1>" in page
+    assert "Record the match result" not in page
+    assert "won by GM Hou Yifan (China) in the tie-break games" in page
+    contract_page = get(admin, f"/contracts/{contract_id}")
+    assert f'href="{url}">Match result and deductions</a>' in contract_page
+    assert "won by GM Hou Yifan (China) in the tie-break games" in contract_page
 
 
 # -------------------------------------------------------------------------------------------------- API

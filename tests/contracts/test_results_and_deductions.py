@@ -29,19 +29,21 @@ def test_the_regular_games_decide_the_match_at_game_6_at_the_earliest(app, event
     admin = as_user(app, people["admin"])
     # opening on 11 October 2015: game 1 on 12 October, game 5 on 18 October, game 6 on 19 October
     page, _ = post(admin, f"/contracts/{contract_id}/result",
-                   {"winner": "CHN", "decided_in": "regular", "completed_on": "2015-10-12"}, status=422)
+                   {"winner": "CHN", "decided_in": "regular", "completed_on": "2015-10-12", "confirm": "y"},
+                   status=422)
     assert ("Art. 3.6.1: the winner is the first player to score 5.5 points, so the regular games cannot decide the "
             "match before game 6 (19 October 2015); 12 October 2015 is game 1.") in page
     page, _ = post(admin, f"/contracts/{contract_id}/result",
-                   {"winner": "CHN", "decided_in": "regular", "completed_on": "2015-10-18"}, status=422)
+                   {"winner": "CHN", "decided_in": "regular", "completed_on": "2015-10-18", "confirm": "y"},
+                   status=422)
     assert "18 October 2015 is game 5." in page
     post(admin, f"/contracts/{contract_id}/result", {"winner": "CHN", "decided_in": "regular",
-                                                     "completed_on": "2015-10-19"})
+                                                     "completed_on": "2015-10-19", "confirm": "y"})
 
 
 def _with_result(app, admin, contract_id):
     post(admin, f"/contracts/{contract_id}/result", {"winner": "CHN", "decided_in": "tiebreak",
-                                                     "completed_on": "2015-10-28"})
+                                                     "completed_on": "2015-10-28", "confirm": "y"})
 
 
 def test_a_fine_is_recorded_against_the_prize_balance_with_its_article_and_reason(app, event, people, cf):

@@ -32,7 +32,7 @@ def test_a_deduction_dated_before_the_call_or_far_in_the_future_is_refused(app, 
     contract_id = cf.contract(event, owner_id=people["organizer"], admin_id=people["admin"])
     admin = as_user(app, people["admin"])
     post(admin, f"/contracts/{contract_id}/result", {"winner": "CHN", "decided_in": "tiebreak",
-                                                     "completed_on": "2015-10-28"})
+                                                     "completed_on": "2015-10-28", "confirm": "y"})
     url = f"/contracts/{contract_id}/deductions"
     form = {"player": "UKR", "rule": "fine_score_sheet", "amount": "1000.00",
             "reason": "Refused to sign the score sheet of game 3."}

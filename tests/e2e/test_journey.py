@@ -215,7 +215,7 @@ def federation_bids(person: Person, facts: CallFacts, live) -> int:
     page.get_by_role("link", name="Bids", exact=True).click()
     expect(page.locator("main h1")).to_have_text("Your bids")
     page.get_by_role("link", name=FEDERATION["organisation"]).click()
-    expect(page.locator("main h1")).to_have_text("Georgian Chess Federation — Tbilisi, GE")
+    expect(page.locator("main h1")).to_have_text("Georgian Chess Federation — Tbilisi, Georgia")
     page.locator(".admin-box").get_by_role("link", name="Dates and venue").click()
     expect(page.locator("#venue_name")).to_have_value("Tbilisi Chess Palace")
     expect(page.locator("#venue_city")).to_have_value("Tbilisi")
@@ -418,12 +418,12 @@ def test_journey_from_registration_to_overdue_payment(browser, live_server, mail
         # 1. The federation.
         federation = person()
         fed_bid = federation_bids(federation, facts, live_server)
-        fed_title = "Georgian Chess Federation — Tbilisi, GE"
+        fed_title = "Georgian Chess Federation — Tbilisi, Georgia"
 
         # 2. The sponsor.
         sponsor = person()
         sponsor_bid = sponsor_bids(sponsor, facts, live_server)
-        sponsor_title = "Gulf Chess Promotions LLC — Abu Dhabi, AE"
+        sponsor_title = "Gulf Chess Promotions LLC — Abu Dhabi, United Arab Emirates"
         assert sponsor_bid != fed_bid
 
         # 3. The secretariat closes the call and opens scoring.

@@ -59,7 +59,7 @@ def test_the_ranking_page_at_desktop_and_phone_widths(browser, live_server, arti
             page.get_by_role("button", name="Log in").click()
             page.goto("/events/fwwcm-2015/scoring/ranking")
             page.screenshot(path=str(artifacts / f"ranking-{name}.png"), full_page=True)
-            expect(page.locator("#verdict")).to_contain_text("Ukrainian Chess Federation — Lviv, UA leads with a "
+            expect(page.locator("#verdict")).to_contain_text("Ukrainian Chess Federation — Lviv, Ukraine leads with a "
                                                              "weighted total of 4.00 out of 5")
             # one per bid, and the share of first places: each drawn twice, the layout for the width shown
             charts = page.locator("svg[role=img]:visible")

@@ -186,7 +186,8 @@ def test_the_public_and_articles_pages_of_the_second_call_cite_its_own_numbers(c
         # The 2015 file's 15.x articles are 25.x here (its 5.1 and 5.2 are now 15.1 and 15.2, without a letter).
         assert not re.search(r"Art\. 15\.(2\(|[3-6])|<td>15\.(2\(|[3-6])|\(15\.5\(", html), url
     html = client.get("/events/renumbered-2031").get_data(as_text=True)
-    assert "Art. 25.1: any FIDE member federation" in html and "Art. 25.2(j), 25.6.2" in html
+    # Its deadline has passed: the page says what happens next (Art. 25.3, 25.5), not how to bid (Art. 25.1).
+    assert "may reject one that does not meet them (Art. 25.3)" in html and "Art. 25.2(j), 25.6.2" in html
     assert "€350,000.00" in html and "20 May 2015" in html
 
 

@@ -150,13 +150,13 @@ def test_after_reading_the_scores_a_member_cannot_recuse_themselves(app, client,
     shown = f"{format_day(before['first_shown'])} at {before['first_shown']:%H:%M} UTC"
     assert (f"Gambit's rule for independent scoring: you were shown the other members' scores on {shown}, so "
             "your declaration of conflicts of interest can no longer change (you asked to change it for Federation "
-            "of Lviv — Lviv, UA). Ask the secretariat if it is wrong.") in html.unescape(response.get_data(True))
+            "of Lviv — Lviv, Ukraine). Ask the secretariat if it is wrong.") in html.unescape(response.get_data(True))
     assert declaration(app, event, m1) == before
     assert "from then on it can no longer change, except for a bid listed since" in html.unescape(
         client.get(CONFLICTS).get_data(as_text=True))
     # Their scores on Lviv still count.
     page = client.get(RANKING).get_data(as_text=True)
-    assert "Federation of Lviv — Lviv, UA: declared a conflict" not in page
+    assert "Federation of Lviv — Lviv, Ukraine: declared a conflict" not in page
     with app.app_context():
         shown = db.session.scalars(select(AuditEntry).where(AuditEntry.action == "scoring.scores_first_shown")).all()
         assert len(shown) == 1 and json.loads(shown[0].data)["member"] == m1
@@ -179,7 +179,8 @@ def test_the_service_refuses_a_change_of_declaration_after_scores_were_shown(app
     message = declare_service(app, event, m1, (a, b), "Both organisers are friends")
     assert message == ("Gambit's rule for independent scoring: you were shown the other members' scores on "
                        "11 June 2015 at 08:30 UTC, so your declaration of conflicts of interest can no longer change "
-                       "(you asked to change it for Federation of Lviv — Lviv, UA, Federation of Sochi — Sochi, UA). "
+                       "(you asked to change it for Federation of Lviv — Lviv, Ukraine, Federation of Sochi — "
+                       "Sochi, Ukraine). "
                        "Ask the secretariat if it is wrong.")
     assert declaration(app, event, m1) == before
     # Confirming the same declaration again is no change.
@@ -226,7 +227,7 @@ def test_the_other_members_scores_beside_a_scorecard_open_only_with_every_own_sc
     as_user(client, app, m3)
     page = html.unescape(client.get(scorecard_url(a)).get_data(as_text=True))
     assert "Bruno on Lviv (c)" not in page
-    assert "1 to go (Federation of Sochi — Sochi, UA)" in page
+    assert "1 to go (Federation of Sochi — Sochi, Ukraine)" in page
     assert declaration(app, event, m3)["first_shown"] is None
     assert post_declaration(client, (b,), "I coach a Sochi player").status_code == 302  # still free to change
     page = client.get(scorecard_url(a)).get_data(as_text=True)
@@ -248,14 +249,14 @@ def test_a_recused_member_sees_nothing_of_that_bids_scores_on_page_api_or_csv(ap
 
     page = html.unescape(client.get(RANKING).get_data(as_text=True))
     assert f'id="bid-{b}"' in page and f'id="bid-{a}"' not in page
-    assert ("<li>Federation of Lviv — Lviv, UA: you are recused from this bid (declared a conflict of interest: Former "
-            "employee of the organiser): its scores are not shown to you.</li>") in page
+    assert ("<li>Federation of Lviv — Lviv, Ukraine: you are recused from this bid (declared a conflict of interest: "
+            "Former employee of the organiser): its scores are not shown to you.</li>") in page
     assert "1.00–5.00" not in page and "Anna on Lviv" not in page
 
     body = client.get(API_RANKING).get_json()
     assert [r["bid_id"] for r in body["bids"]] == [b]
     assert body["leaders"] == [b]
-    assert body["withheld"] == [{"bid_id": a, "title": "Federation of Lviv — Lviv, UA", "reason": (
+    assert body["withheld"] == [{"bid_id": a, "title": "Federation of Lviv — Lviv, Ukraine", "reason": (
         "you are recused from this bid (declared a conflict of interest: Former employee of the organiser): its "
         "scores are not shown to you")}]
     assert "Lviv" not in json.dumps(body["sensitivity"]) and "Lviv" not in json.dumps(body["notes"])

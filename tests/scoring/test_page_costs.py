@@ -193,7 +193,7 @@ def test_a_bid_page_loads_the_bid_its_call_rates_and_documents_and_reads_its_ver
     assert [o.email for o in loaded if isinstance(o, User)] == ["costs-admin@example.org"]
     for number in (1, 2, 3):
         assert f'<a href="/bids/{bid_id}/versions/{number}">Version {number}</a>' in text
-    assert "<h1>Ukrainian Federation — Lviv, UA</h1>" in text
+    assert "<h1>Ukrainian Federation — Lviv, Ukraine</h1>" in text
 
 
 def test_a_bid_without_an_applicant_name_is_titled_by_its_owner_loaded_for_that(app, sf, event, admin, make):
@@ -205,7 +205,7 @@ def test_a_bid_without_an_applicant_name_is_titled_by_its_owner_loaded_for_that(
     loaded, text = _loaded_by(admin, f"/bids/{bid_id}")
     assert sorted(o.email for o in loaded if isinstance(o, User)) == ["costs-admin@example.org",
                                                                      "costs-owner@example.org"]
-    assert "<h1>Owner Federation — Lviv, UA</h1>" in text
+    assert "<h1>Owner Federation — Lviv, Ukraine</h1>" in text
 
 
 def test_the_list_judges_its_drafts_in_one_statement_however_many_there_are(app, sf, event, admin):
@@ -289,7 +289,7 @@ def test_a_list_row_is_the_text_the_page_shows(app, sf, event, admin):
         assert all(isinstance(r, BidRow) for r in rows.values())
         row = rows[submitted]
         assert row.url == url_for("bids.view", bid_id=submitted)
-        assert (row.applicant, row.place, row.status) == ("Ukrainian Federation", "Lviv (UA)", "Submitted (v1)")
+        assert (row.applicant, row.place, row.status) == ("Ukrainian Federation", "Lviv (Ukraine)", "Submitted (v1)")
         assert (row.call, row.practice) == (events[event].regulation.event.short_title, False)
         assert (row.complies, row.open_findings) == (True, None)
         assert (rows[failed].complies, rows[failed].open_findings) == (False, None)

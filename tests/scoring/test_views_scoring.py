@@ -123,7 +123,7 @@ def test_a_declared_conflict_forbids_the_scorecard_and_the_ranking_names_the_rec
     as_user(client, app, scene["m2"])
     assert client.get(scorecard_url(scene["a"])).status_code == 403
     page = client.get(f"/events/{SLUG}/scoring/ranking").get_data(as_text=True)
-    assert ("<strong>Bruno</strong> on Federation of Lviv — Lviv, UA: declared a conflict of interest: "
+    assert ("<strong>Bruno</strong> on Federation of Lviv — Lviv, Ukraine: declared a conflict of interest: "
             "Former employee of the organiser. Their scores do not count.") in page
 
 
@@ -145,7 +145,7 @@ def test_other_members_scores_stay_hidden_until_the_member_submits_every_own_sco
     # Nor is this bid's own scorecard alone: Sochi is still to be scored.
     page = client.get(scorecard_url(scene["a"])).get_data(as_text=True)
     assert "Bruno" not in page
-    assert "1 to go (Federation of Sochi — Sochi, UA)" in page
+    assert "1 to go (Federation of Sochi — Sochi, Ukraine)" in page
     sf.score(scene["b"], scene["m1"], "3")
     page = client.get(scorecard_url(scene["a"])).get_data(as_text=True)
     assert "Bruno on (c)" in page
@@ -268,7 +268,7 @@ def test_the_ranking_page_names_the_weights_version_and_the_sensitivity(app, cli
     page = client.get(f"/events/{SLUG}/scoring/ranking").get_data(as_text=True)
     assert "The weights published with the call (Bidding procedure: weights of the criteria), unchanged" in page
     summary = re.search(r'id="sensitivity-summary"><strong>(.*?)</strong>', page).group(1)
-    assert summary.startswith("Robust: Federation of Lviv — Lviv, UA comes first")
+    assert summary.startswith("Robust: Federation of Lviv — Lviv, Ukraine comes first")
     form = {f"weight_{k}": "10" for k in KEYS} | {"based_on": "0", "reason": ""}
     response = client.post(f"/events/{SLUG}/scoring/weights", data=form)
     assert response.status_code == 422
@@ -295,7 +295,7 @@ def test_a_non_compliant_bid_is_listed_apart_until_the_admin_admits_it(app, clie
     login_as("admin")
     page = client.get(f"/events/{SLUG}/scoring/ranking").get_data(as_text=True)
     # Issue 23: the gate is the call's bidding procedure; Art. 15.3 is FIDE's right to reject, not cited for it.
-    assert ("Federation of Baku — Baku, UA: Bidding procedure: bids admitted to scoring: it did not meet the "
+    assert ("Federation of Baku — Baku, Ukraine: Bidding procedure: bids admitted to scoring: it did not meet the "
             "compliance checks and was not admitted.") in page
     assert "15.3" not in page.split("Bids not scored", 1)[1]
     admission = client.get(f"/events/{SLUG}/scoring/admission").get_data(as_text=True)
@@ -330,7 +330,7 @@ def test_the_csv_export_has_every_submitted_score_and_comment(app, client, sf, s
     rows = list(csv.DictReader(io.StringIO(response.get_data(as_text=True))))
     assert len(rows) == 3 * 10
     anna_b = next(r for r in rows if r["member"] == "Anna" and r["criterion"] == "b")
-    assert anna_b == {"bid_id": str(scene["a"]), "bid": "Federation of Lviv — Lviv, UA", "host_federation": "UKR",
+    assert anna_b == {"bid_id": str(scene["a"]), "bid": "Federation of Lviv — Lviv, Ukraine", "host_federation": "UKR",
                       "member": "Anna", "member_federation": "GER", "scorecard_version": "1",
                       "submitted_at": "2015-06-10T09:00:00+00:00", "counted": "yes", "criterion": "b",
                       "criterion_label": "Covering of organisational costs", "score": "4",
@@ -371,7 +371,7 @@ def test_the_ranking_api_gives_totals_means_spreads_flags_weights_version_and_se
     # Lviv leads on every criterion but (a): no weighting short of (a) alone lets Sochi draw level
     assert body["sensitivity"]["robust"] is True
     assert body["sensitivity"]["summary"].startswith(
-        "robust: Federation of Lviv — Lviv, UA comes first in all 10,000 sampled weightings")
+        "robust: Federation of Lviv — Lviv, Ukraine comes first in all 10,000 sampled weightings")
     assert body["sensitivity"]["rule"] == {"robust_share": "0.90", "robust_shift_points": "5"}
 
 

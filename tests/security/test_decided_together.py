@@ -177,8 +177,8 @@ def test_a_decision_from_a_page_whose_votes_changed_is_refused(live):
         "method": "board_vote", "selected": str(scored["lviv"]), "decided_on": utcnow().date().isoformat(),
         "votes_seen": fingerprint})
     assert response.status_code == 422
-    assert ("The votes changed since this page was loaded (now: Georgian Chess Federation — Tbilisi, GE: 1; "
-            "Ukrainian Chess Federation — Lviv, UA: 1; Spanish Chess Federation — Madrid, ES: 0); nothing was "
+    assert ("The votes changed since this page was loaded (now: Georgian Chess Federation — Tbilisi, Georgia: 1; "
+            "Ukrainian Chess Federation — Lviv, Ukraine: 1; Spanish Chess Federation — Madrid, Spain: 0); nothing was "
             "recorded. Reload the page, read the tally again and record the decision.") in \
         response.get_data(as_text=True).replace("&#39;", "'")
     with live.app_context():
