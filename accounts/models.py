@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from sqlalchemy import Boolean, CheckConstraint, ForeignKey, Index, String, Text, UniqueConstraint, text
+from sqlalchemy import Boolean, CheckConstraint, ForeignKey, Index, String, Text, UniqueConstraint, false, text
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
 from core.auth import Role
@@ -32,6 +32,9 @@ class User(Model):
     federation: Mapped[str | None] = mapped_column(String(3))
     is_president: Mapped[bool] = mapped_column(Boolean, default=False)
     active: Mapped[bool] = mapped_column(Boolean, default=True)
+    # The secretariat requires a second factor of this person, whatever their roles (`flask users two-factor-require`
+    # or their user page); read only by accounts.two_factor.is_required.
+    two_factor_required: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
     # Rotated on logout, deactivation and password change: every session cookie that names the old value dies.
     session_nonce: Mapped[str] = mapped_column(String(64))
     created_at: Mapped[datetime] = mapped_column(default=utcnow)

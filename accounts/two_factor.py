@@ -64,8 +64,26 @@ def parse_required_roles(setting: str | None) -> frozenset[Role]:
 
 
 def is_required(user: User, required: frozenset[Role]) -> bool:
-    """Whether one of the user's roles must sign in with a second factor."""
+    """Whether the user must sign in with a second factor: one of their roles requires it (`required`, from
+    TWO_FACTOR_REQUIRED_ROLES), or the secretariat requires it of them (set_required). The one place that decides."""
+    return user.two_factor_required or required_by_role(user, required)
+
+
+def required_by_role(user: User, required: frozenset[Role]) -> bool:
     return bool(user.role_set & required)
+
+
+def why_required(user: User, required: frozenset[Role]) -> str | None:
+    """Why the user must sign in with a second factor, in words for the pages and `flask users`: "role", "set for
+    them", both ("role; set for them"), or None when it is optional for them."""
+    reasons = [why for why, holds in (("role", required_by_role(user, required)),
+                                      ("set for them", user.two_factor_required)) if holds]
+    return "; ".join(reasons) or None
+
+
+def _requirer(user: User, required: frozenset[Role]) -> str:
+    """Who requires the factor, for the person's own messages."""
+    return "Your role requires" if required_by_role(user, required) else "The secretariat requires"
 
 
 # ------------------------------------------------------------------------------------------------ reading
@@ -167,7 +185,7 @@ def enrol_totp(user: User, *, secret: str, code: str, policy: Policy, actor: Use
 
 def remove_totp(user: User, *, password: str, required: frozenset[Role], actor: User, now: datetime) -> None:
     """Remove the authenticator app (the password proves the person). Raises AccountError for a wrong password,
-    or when the user's role requires a second factor and no passkey would remain."""
+    or when a second factor is required of the user (is_required) and no passkey would remain."""
     try:
         services.hasher.verify(user.password_hash, password)
     except (VerificationError, InvalidHashError):
@@ -177,8 +195,8 @@ def remove_totp(user: User, *, password: str, required: frozenset[Role], actor: 
     if row is None or row.totp_secret is None:
         raise services.AccountError("You have no authenticator app to remove.")
     if is_required(user, required) and not passkeys_of(user):
-        raise services.AccountError("Your role requires a second factor: add a passkey before you remove the "
-                                    "authenticator app.")
+        raise services.AccountError(f"{_requirer(user, required)} a second factor: add a passkey before you remove "
+                                    "the authenticator app.")
     row.totp_secret = None
     row.totp_enrolled_at = None
     db.session.flush()
@@ -321,14 +339,14 @@ def add_passkey(user: User, *, name: str, credential_id: str, public_key: str, s
 
 
 def remove_passkey(user: User, passkey_id: int, *, required: frozenset[Role], actor: User, now: datetime) -> Passkey:
-    """Remove one of the user's passkeys. Raises AccountError when it is not theirs, or when their role requires
-    a second factor and it is the last one."""
+    """Remove one of the user's passkeys. Raises AccountError when it is not theirs, or when a second factor is
+    required of them (is_required) and it is the last one."""
     row = db.session.get(Passkey, passkey_id)
     if row is None or row.user_id != user.id:
         raise services.AccountError("There is no such passkey on your account.")
     if is_required(user, required) and not has_totp(user) and len(passkeys_of(user)) == 1:
-        raise services.AccountError("Your role requires a second factor: this is your last one. Add another "
-                                    "passkey or an authenticator app first.")
+        raise services.AccountError(f"{_requirer(user, required)} a second factor: this is your last one. Add "
+                                    "another passkey or an authenticator app first.")
     db.session.delete(row)
     db.session.flush()
     audit.record("user.passkey_removed", user, actor=actor, now=now, data={"passkey": passkey_id, "name": row.name})
@@ -368,9 +386,41 @@ def reset(user: User, *, actor: User | None, now: datetime) -> None:
     audit.record("user.two_factor_reset", user, actor=actor, now=now, data=had)
 
 
-def report(required: frozenset[Role]) -> list[tuple[User, bool, bool, bool]]:
-    """Every active account with (user, required, has an app, passkey count > 0), by email."""
+def set_required(user: User, on: bool, *, required: frozenset[Role], actor: User | None, now: datetime) -> str:
+    """Require a second factor of this person whatever their roles (`on`), or lift that requirement; the role's
+    requirement (TWO_FACTOR_REQUIRED_ROLES) is never lifted here. From their next request a session they opened
+    without a second factor ends (accounts.views._second_factor_gate) and they set one up at their next sign-in; they
+    cannot remove their last one. Returns what was done, for the secretariat. Raises AccountError when nothing
+    would change."""
+    by_role = required_by_role(user, required)
+    role_note = (f" Their role ({user.role_labels}) still requires one (TWO_FACTOR_REQUIRED_ROLES): lifting the "
+                 "requirement set for them does not lift their role's." if by_role else "")
+    if on == user.two_factor_required:
+        if on:
+            raise services.AccountError(f"A second factor is already required of {user.email}: nothing changed.")
+        raise services.AccountError(f"No second factor was required of {user.email} individually: nothing to lift."
+                                    f"{role_note}")
+    user.two_factor_required = on
+    db.session.flush()
+    audit.record("user.two_factor_required" if on else "user.two_factor_requirement_lifted", user, actor=actor,
+                 now=now, data={"by_role": by_role})
+    if not on:
+        return (f"A second factor is no longer required of {user.email} individually."
+                f"{role_note or ' It is optional for them again.'}")
+    done = (f"A second factor is now required of {user.email}: "
+            + ("they keep the one they have and cannot remove their last one; a session they opened without it ends "
+               "at its next request." if has_second_factor(user) else
+               "a session they opened without one ends at its next request, and they set one up when they next sign "
+               "in."))
+    if by_role:
+        done += f" Their role ({user.role_labels}) requires one as well; this stays if their role changes."
+    return done
+
+
+def report(required: frozenset[Role]) -> list[tuple[User, str | None, bool, bool]]:
+    """Every active account with (user, why a second factor is required (why_required) or None, has an app,
+    passkey count > 0), by email."""
     users = db.session.scalars(select(User).where(User.active.is_(True)).order_by(User.email)).all()
     apps = set(db.session.scalars(select(SecondFactor.user_id).where(SecondFactor.totp_secret.is_not(None))))
     keyed = set(db.session.scalars(select(Passkey.user_id)))
-    return [(u, is_required(u, required), u.id in apps, u.id in keyed) for u in users]
+    return [(u, why_required(u, required), u.id in apps, u.id in keyed) for u in users]

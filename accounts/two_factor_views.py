@@ -106,6 +106,7 @@ def _setup_page(user: User, form, *, forced: bool, status: int):
     secret = _setup_secret()
     uri = two_factor.provisioning_uri(secret, user.email)
     return render_template("accounts/totp_setup.html", form=form, account=user, forced=forced, secret=secret,
+                           by_role=two_factor.required_by_role(user, required_roles()),
                            qr=two_factor.qr_svg(uri), passkey_form=PasskeyNameForm(), contact=_contact()), status
 
 
@@ -227,6 +228,28 @@ def reset_two_factor(user_id: int):
         db.session.commit()
         flash(f"The second factor of {user.email} is reset and their sessions have ended: they set up a new one "
               "when they next sign in.", "success")
+    return redirect(url_for("accounts.edit_user", user_id=user_id))
+
+
+@bp.route("/admin/users/<int:user_id>/two-factor/require", methods=["POST"])
+@roles_required(Role.ADMIN)
+def require_two_factor(user_id: int):
+    """Require a second factor of this person, or (required=off) lift it: two_factor.set_required, as the CLI."""
+    user = db.session.get(User, user_id) or abort(404)
+    choice = request.form.get("required")
+    if choice not in ("on", "off"):
+        flash(f"Nothing changed for {user.email}: use the button “Require a second factor for this person” or “No "
+              "longer require it”.", "error")
+        return redirect(url_for("accounts.edit_user", user_id=user_id))
+    try:
+        done = two_factor.set_required(user, choice == "on", required=required_roles(), actor=current_user,
+                                       now=utcnow())
+    except services.AccountError as exc:
+        db.session.rollback()
+        flash(str(exc), "error")
+    else:
+        db.session.commit()
+        flash(done, "success")
     return redirect(url_for("accounts.edit_user", user_id=user_id))
 
 

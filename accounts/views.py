@@ -436,7 +436,8 @@ def _account_page(password_form=None, token=None, status=200, remove_totp_form=N
                            passkey_form=passkey_form or PasskeyNameForm(),
                            has_totp=two_factor.has_totp(user), passkeys=two_factor.passkeys_of(user),
                            codes_left=two_factor.recovery_codes_left(user),
-                           factor_required=two_factor.is_required(user, required_roles())), status
+                           factor_required=two_factor.is_required(user, required_roles()),
+                           factor_by_role=two_factor.required_by_role(user, required_roles())), status
 
 
 @bp.route("/account", methods=["GET"])
@@ -609,7 +610,9 @@ def end_user_sessions(user_id: int):
 def _factor_summary(user: User) -> dict:
     """What the secretariat's page of a person says of their second factor."""
     row = two_factor.factor_row(user)
-    return {"required": two_factor.is_required(user, required_roles()), "totp": two_factor.has_totp(user),
+    roles = required_roles()
+    return {"required": two_factor.is_required(user, roles), "by_role": two_factor.required_by_role(user, roles),
+            "by_person": user.two_factor_required, "totp": two_factor.has_totp(user),
             "passkeys": len(two_factor.passkeys_of(user)), "codes": two_factor.recovery_codes_left(user),
             "locked_until": row.locked_until if row is not None and row.locked_until is not None
             and row.locked_until > utcnow() else None}
@@ -686,4 +689,7 @@ register_audit_actions({
     "user.passkey_added": "added the passkey “{name}” to {object}",
     "user.passkey_removed": "removed the passkey “{name}” from {object}",
     "user.two_factor_reset": "reset the second factor of {object}: the authenticator app, the passkeys and "
-                             "the recovery codes are removed, the sessions ended"})
+                             "the recovery codes are removed, the sessions ended",
+    "user.two_factor_required": "required a second factor of {object} at every sign-in, whatever their role",
+    "user.two_factor_requirement_lifted": "lifted the second factor required of {object} (a role that requires one "
+                                          "still does)"})

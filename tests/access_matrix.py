@@ -82,6 +82,7 @@ MATRIX: dict[str, list[tuple[str, str, dict[str, int]]]] = {
     "accounts.new_recovery_codes": [("POST", "/account/recovery-codes", logged_in(302))],
     "accounts.remove_passkey": [("POST", "/account/passkeys/999999/remove", logged_in(302))],
     "accounts.reset_two_factor": [("POST", "/admin/users/{other_user}/two-factor/reset", only(("admin",), 302))],
+    "accounts.require_two_factor": [("POST", "/admin/users/{other_user}/two-factor/require", only(("admin",), 302))],
     # The outbox is the secretariat's: every message Gambit wrote, with its delivery.
     "outbox.index": [("GET", "/admin/outbox/", only(("admin",)))],
     "outbox.view": [("GET", "/admin/outbox/999999", only(("admin",), 404))],

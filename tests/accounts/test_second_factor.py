@@ -281,7 +281,7 @@ def test_flask_users_reports_and_resets_second_factors(enrolled, make, app, admi
     assert report.exit_code == 0, report.output
     assert "roles that require a second factor: admin, board, wcoc" in report.output
     assert f"{email}\tBidder\toptional\tauthenticator app" in report.output
-    assert f"{missing}\tWCOC member\trequired\tnone\tMISSING" in report.output
+    assert f"{missing}\tWCOC member\trequired (role)\tnone\tMISSING" in report.output
     only = runner.invoke(args=["users", "two-factor-report", "--missing"])
     assert email not in only.output and missing in only.output
     assert "TWO_FACTOR_REQUIRED_ROLES" in runner.invoke(args=["users", "two-factor-report", "--help"]).output

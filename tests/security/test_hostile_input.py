@@ -63,6 +63,7 @@ NO_TEXT_FIELDS = {
     "accounts.new_recovery_codes": "a button",
     "accounts.remove_passkey": "a button",
     "accounts.reset_two_factor": "a button",
+    "accounts.require_two_factor": "a button",
     # Passkeys: JSON that static/js/webauthn.js sends, no form (tests/accounts/test_second_factor.py feeds them).
     "accounts.passkey_register_options": "JSON, no form",
     "accounts.passkey_register": "JSON, no form",

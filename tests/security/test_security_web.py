@@ -27,7 +27,7 @@ def test_a_state_changing_route_never_answers_get(app):
     """No state change by GET: every route that changes state takes POST only."""
     changing = ("logout", "submit", "withdraw", "reopen", "reject", "vote", "decide", "upload",
                 "new_token", "set_active", "change_status", "consultation", "end_session", "end_other_sessions",
-                "end_user_sessions")
+                "end_user_sessions", "reset_two_factor", "require_two_factor")
     checked = set()
     for rule in app.url_map.iter_rules():
         if rule.endpoint.split(".")[-1] in changing:
@@ -35,7 +35,7 @@ def test_a_state_changing_route_never_answers_get(app):
             assert "GET" not in (rule.methods or ()), rule.endpoint
     assert {"accounts.logout", "bids.submit", "bids.withdraw", "board.vote", "board.decide",
             "events.change_status", "accounts.set_active", "accounts.end_session", "accounts.end_other_sessions",
-            "accounts.end_user_sessions"} <= checked
+            "accounts.end_user_sessions", "accounts.reset_two_factor", "accounts.require_two_factor"} <= checked
 
 
 def test_session_cookie_is_httponly_and_lax_and_secure_under_https(another_app, make, app):
