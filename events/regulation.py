@@ -744,6 +744,10 @@ class Regulation:
 
     # ---- derived facts (pure; no figure is written here, each comes from the fields above)
 
+    def __repr__(self) -> str:
+        # The whole call is tens of kilobytes: a log line, a traceback or a test's report names which call it is.
+        return f"Regulation(event={self.event.slug!r})"
+
     @property
     def last_scheduled_day_offset(self) -> int:
         """Days from the opening ceremony to the last scheduled day (the tie-break day for 2015)."""

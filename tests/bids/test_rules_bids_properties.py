@@ -130,9 +130,20 @@ def prize_missing(draw, reg, bid):
     return {"prize_fund_eur": None}, {reg.prize_fund.bid_article}
 
 
+def _article_of(reg, key: str, article: str) -> str:
+    """The article a check cites: the call file's citation `key` ("" when that is the bidding procedure's, not an
+    article's), or `article` for a call file that names no such citation."""
+    try:
+        return reg.citation(key).article
+    except KeyError:
+        return article
+
+
 def prize_with_fractions_of_a_cent(draw, reg, bid):
     extra = D(draw(st.integers(1, 9).filter(lambda n: n % 10))).scaleb(-3)
-    return {"prize_fund_eur": bid.prize_fund_eur + extra}, {reg.prize_fund.bid_article}
+    # How an amount is written is the bidding procedure's form, not the article's (which sets the minimum).
+    return {"prize_fund_eur": bid.prize_fund_eur + extra}, {_article_of(reg, "amount_format",
+                                                                         reg.prize_fund.bid_article)}
 
 
 def not_net_of_taxes(draw, reg, bid):
@@ -191,7 +202,11 @@ def a_date_missing(draw, reg, bid):
 
 def hotel_category(draw, reg, bid):
     stars = draw(st.one_of(st.integers(-3, reg.hotel.min_stars - 1), st.integers(6, 50), st.sampled_from([None, True])))
-    return {"hotel_stars": stars}, {reg.hotel.article}
+    # A category of 1 to 5 stars below the minimum fails the article; anything that is not such a category fails
+    # the form of the entry (the bidding procedure's), and the minimum is then not judged.
+    a_category = isinstance(stars, int) and not isinstance(stars, bool) and 1 <= stars <= 5
+    return {"hotel_stars": stars}, {reg.hotel.article if a_category
+                                    else _article_of(reg, "hotel_category", reg.hotel.article)}
 
 
 def room_rates(draw, reg, bid):
@@ -236,12 +251,13 @@ def applicant(draw, reg, bid):
 
 
 def contact(draw, reg, bid):
-    """Who to write to is a particular of Art. 15.2 (a malformed address is only a sanity check's warning)."""
+    """Who to write to is the call's bidding procedure: the particulars of Art. 15.2 (a) to (k) name no contact
+    person (a malformed address is only a sanity check's warning)."""
     change = draw(st.one_of(
         st.fixed_dictionaries({"contact_name": blank}),
         st.fixed_dictionaries({"contact_email": blank}),
     ))
-    return change, {reg.article("particulars")}
+    return change, {_article_of(reg, "contact", reg.article("particulars"))}
 
 
 def venue(draw, reg, bid):
@@ -284,6 +300,8 @@ def signature(draw, reg, bid):
             lambda n: today + timedelta(days=n))}),
         st.just({"has_signed_letter": False}),
     ))
+    if "signed_on" in change:  # the date of signing is the bidding procedure's entry
+        return change, {_article_of(reg, "signing_date", reg.article("signature"))}
     return change, {reg.article("signature")}
 
 
@@ -321,7 +339,13 @@ def test_a_single_violation_fails_exactly_its_article(reg, data):
     assert not is_compliant(result)
     for f in failures(result):
         assert f.as_text().startswith(f"{f.cite}: ")
-        assert f.cite == (f"Art. {f.article}" if f.article else str(reg.citation("guarantee_terms")))
+        procedure = set()
+        for key in ("guarantee_terms", "contact", "amount_format", "hotel_category", "signing_date"):
+            try:
+                procedure.add(str(reg.citation(key)))
+            except KeyError:
+                continue
+        assert (f.cite == f"Art. {f.article}") if f.article else (f.cite in procedure), f.cite
 
 
 @pytest.mark.parametrize("reg", REGS)

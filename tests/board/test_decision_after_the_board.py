@@ -51,8 +51,8 @@ def test_the_president_cannot_decide_alone_against_the_boards_vote(app, scored, 
     response = _president_decides(president, scored, "lviv")
     assert response.status_code == 422
     assert ('Art. 15.5: the FIDE President decides alone only "if a Presidential Board meeting cannot be held", and '
-            "the Board has voted on this call (2 votes cast: Georgian Chess Federation — Tbilisi, GE: 2; Spanish "
-            "Chess Federation — Madrid, ES: 0; Ukrainian Chess Federation — Lviv, UA: 0): the Board met, so the "
+            "the Board has voted on this call (2 votes cast: Georgian Chess Federation — Tbilisi, Georgia: 2; Spanish "
+            "Chess Federation — Madrid, Spain: 0; Ukrainian Chess Federation — Lviv, Ukraine: 0): the Board met, so the "
             "decision is the Board's, recorded as a board vote.") in _text(response)
     assert REASON in _text(response)  # nothing typed is lost
     with app.app_context():
@@ -74,7 +74,7 @@ def test_the_president_cannot_correct_a_board_vote_alone(app, scored, make):
                                   corrects=str(first), correction_reason="I decided for Tbilisi.")
     assert response.status_code == 422
     assert ('Art. 15.5: the FIDE President decides alone only "if a Presidential Board meeting cannot be held", and '
-            "the Board has voted on this call (1 vote cast: Ukrainian Chess Federation — Lviv, UA: 1; ") \
+            "the Board has voted on this call (1 vote cast: Ukrainian Chess Federation — Lviv, Ukraine: 1; ") \
         in _text(response)
     with app.app_context():
         assert [d.status for d in db.session.scalars(select(Decision))] == ["in_force"]
@@ -142,6 +142,6 @@ def test_a_correction_that_selects_another_bid_notifies_every_bidder(app, scored
     bodies = {m["To"]: m.get_content().replace("\r\n", "\n") for m in received}
     for body in bodies.values():
         assert "is corrected (The guarantee of Lviv lapsed); it selects another bid than the decision it " \
-               "corrects, which had selected Ukrainian Chess Federation — Lviv, UA." in body
+               "corrects, which had selected Ukrainian Chess Federation — Lviv, Ukraine." in body
     selected = [m for m in received if m["Subject"].endswith("your bid is selected")]
     assert f"/bids/{scored['tbilisi']}\n" in selected[0].get_content().replace("\r\n", "\n")
