@@ -51,9 +51,9 @@ def test_the_president_cannot_decide_alone_against_the_boards_vote(app, scored, 
     response = _president_decides(president, scored, "lviv")
     assert response.status_code == 422
     assert ('Art. 15.5: the FIDE President decides alone only "if a Presidential Board meeting cannot be held", and '
-            "the Board has voted on this call (2 votes cast: Georgian Chess Federation — Tbilisi, Georgia: 2; Spanish "
-            "Chess Federation — Madrid, Spain: 0; Ukrainian Chess Federation — Lviv, Ukraine: 0): the Board met, so the "
-            "decision is the Board's, recorded as a board vote.") in _text(response)
+            "the Board has voted on this call (2 votes cast: Georgian Chess Federation — Tbilisi, Georgia: 2; "
+            "Spanish Chess Federation — Madrid, Spain: 0; Ukrainian Chess Federation — Lviv, Ukraine: 0): the Board "
+            "met, so the decision is the Board's, recorded as a board vote.") in _text(response)
     assert REASON in _text(response)  # nothing typed is lost
     with app.app_context():
         assert db.session.scalar(select(func.count()).select_from(Decision)) == 0
