@@ -803,10 +803,16 @@ class FlowMachine(RuleBasedStateMachine):
     def decide(self, i, by_vote):
         """Steering: the secretariat makes the board pack (ensure_pack, committed), then the decision is recorded:
         by board vote for the bid the votes favour (the test's own count; bid `i` when they favour none, to be
-        refused), or by the President under Art. 15.5 for bid `i`."""
+        refused), or by the President under Art. 15.5 for bid `i`. Once the Board has voted, the President may not
+        decide alone (Art. 15.5: the Board met): the Board agrees on a bid first if its votes favour none, and decides
+        by vote (the President's attempt after a vote is left to `record_decision`, which is refused)."""
         ok, _ = self.step("ensure_pack", lambda: board.ensure_pack(self.event(), actor=self.user(self.admin),
                                                                    now=self.now, upload_dir=self.upload_dir))
         self.packs_made += ok
+        if db.session.scalar(select(Vote.id).where(Vote.event_id == self.event_id).limit(1)) is not None:
+            by_vote = True
+            if self.votes_undecided():
+                self.board_agrees(i)
         contest = board_queries.bids_before_board(self.event())
         if not contest:
             return
