@@ -11,10 +11,9 @@ from api.routing import operation
 from api.shapes import Day, Instant, Shape
 from board.queries import current_decision
 from board.rules import DecisionMethod
-from core.auth import Role
 from events.services import get_event
 from scoring.queries import load_scoring
-from scoring.visibility import sight
+from scoring.visibility import reads_the_decision_record, sight
 
 
 class SelectedBid(Shape):
@@ -66,7 +65,7 @@ def decision(slug: str):
     ev = get_event(slug)
     if ev is None:
         return api_error(404, f"No call with the slug {slug!r}.")
-    if not (api_user().role_set & {Role.BOARD, Role.ADMIN, Role.WCOC}):
+    if not reads_the_decision_record(api_user()):
         return api_error(403, "The decision record is for the Board, the WCOC and the secretariat.")
     found = current_decision(ev)
     if found is None:

@@ -21,6 +21,7 @@ from events.lifecycle import ACTION_LABELS, MANUAL_ACTIONS, TransitionError, act
 from events.models import Event
 from events.provenance import STATUS_LABELS, article_rows, article_table, sourced_rows
 from events.regulation import SourceKind, pre_match_schedule, published_schedule
+from events.rules import bid_deadline_passed
 from events.services import amendments_of, change_event_status, get_event, set_signal_blocker_required
 
 bp = Blueprint("events", __name__)
@@ -73,7 +74,7 @@ def action_notes(event: Event, actions: list[str], now) -> dict[str, str]:
     kept = _count(submitted, "submitted bid stays", "submitted bids stay")
     left = _count(drafts, "draft not submitted", "drafts not submitted")
     if "close" in actions:
-        early = " Closing now ends the call before it." if deadline > now else ""
+        early = "" if bid_deadline_passed(now, deadline) else " Closing now ends the call before it."
         notes["close"] = (f"The deadline for bids is {when}.{early} {kept} in the call; {left} will be locked "
                           "out: their bidders can no longer submit them unless the call is re-opened.")
     if "reopen" in actions:

@@ -45,7 +45,6 @@ from scoring.rules import (
     Ranking,
     Scorecards,
     conflicted_by_federation,
-    declaration_gate_message,
     default_weights,
     passes_gate,
     rank_bids,
@@ -348,31 +347,19 @@ def declaration_covers_every_bid(event: Event, member: User) -> bool:
 
 def declaration_required(user: User, event: Event, *, owner_id: int | None = None,
                          data: ScoringData | None = None) -> str | None:
-    """The declaration gate in front of every page and endpoint that shows a bid of `event` (the bid page, its
-    versions and documents, the API's bid endpoints, the scoring pages): what to tell a WCOC member who must
-    confirm a declaration of conflicts covering every bid before seeing any, or None when they may go on.
-
-    Who is gated: every account that holds the WCOC role, whatever else it holds. The house rule of
-    scoring.visibility applies here too: a WCOC role binds the account's other roles like any member's, so the
-    secretariat or a Board member who also scores declares their conflicts before seeing a bid, as every member
-    does; a declaration can be made until the decision, so this costs one form and blocks no duty. Once the call
-    is decided no declaration can be made or changed any more (scoring.services.declare_conflicts), and the
-    secretariat's and the Board's duties go on (contracts, payments): from then on those roles are not held back
-    by a declaration that can no longer be made. Without the WCOC role the secretariat and the Board are never
-    gated: they declare nothing. Nor is the bid's own owner (`owner_id`). `data` (already loaded by a scoring
-    page) saves the queries. Raises nothing.
-    """
-    roles = user.role_set
-    if Role.WCOC not in roles or (owner_id is not None and owner_id == user.id):
-        return None
-    if roles & {Role.ADMIN, Role.BOARD} and event.state.is_decided:
+    """The declaration gate (scoring.visibility.declaration_gate, whose docstring says who is gated) on `user`'s
+    declaration for `event`, read only when the gate needs it: what to tell them, or None when they may go on.
+    `owner_id` is the bid's owner; `data` (already loaded by a scoring page) saves the queries. Raises nothing."""
+    owns = owner_id is not None and owner_id == user.id
+    if not visibility.gate_needs_declaration(user.role_set, owns_the_bid=owns, decided=event.state.is_decided):
         return None
     if data is not None:
         current, decl = data.declaration_current(user), data.declaration(user)
     else:
         decl = declaration_of(event, user)
         current = decl is not None and declaration_covers_every_bid(event, user)
-    return None if current else declaration_gate_message(has_declaration=decl is not None)
+    return visibility.declaration_gate(user.role_set, owns_the_bid=owns, decided=event.state.is_decided,
+                                       declared=current, has_declaration=decl is not None)
 
 
 def scorecard_of(bid: Bid, member: User) -> Scorecard | None:

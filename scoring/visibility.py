@@ -21,17 +21,37 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from core.auth import Role
 from core.money import format_day
 from events.lifecycle import EventStatus
-from scoring.rules import INDEPENDENCE, conflicted_by_federation
+from scoring.rules import INDEPENDENCE, conflicted_by_federation, declaration_gate_message
 
 if TYPE_CHECKING:
+    from datetime import datetime
+
     from accounts.models import User
     from bids.models import Bid
-    from scoring.queries import ScoringData
+    from events.models import Event
+
+
+class _Declaration(Protocol):
+    confirmed_at: datetime | None
+
+
+class CallScoring(Protocol):
+    """What this rule reads of one call's scoring (scoring.queries.ScoringData provides it, loaded once per page):
+    named here so that the rule imports nothing of the queries, which ask it."""
+
+    event: Event
+    ranked: list[Bid]
+
+    def due(self, member: User) -> list[Bid]: ...
+    def outstanding(self, member: User) -> list[Bid]: ...
+    def declaration(self, member: User) -> _Declaration | None: ...
+    def declaration_current(self, member: User) -> bool: ...
+    def recusal(self, member: User, bid: Bid) -> str | None: ...
 
 # The roles that read the ranking; a bidder never does, whatever else it holds (see is_bidder).
 REVIEWERS = (Role.WCOC, Role.BOARD, Role.ADMIN)
@@ -48,6 +68,42 @@ def is_bidder(user) -> bool:
 def reads_the_ranking(user) -> bool:
     """Whether the account may read the ranking at all: a reviewer's role, and not a bidder. Raises nothing."""
     return bool(user.role_set & set(REVIEWERS)) and not is_bidder(user)
+
+
+def reads_the_decision_record(user) -> bool:
+    """Whether the account may read a call's decision record (its page, minutes and API): a reviewer's role
+    (REVIEWERS). What of the ranking the record shows is then `sight`'s to say. Raises nothing."""
+    return bool(user.role_set & set(REVIEWERS))
+
+
+def declaration_gate(roles, *, owns_the_bid: bool, decided: bool, declared: bool | None,
+                     has_declaration: bool) -> str | None:
+    """The declaration gate in front of every page and endpoint that shows a bid of a call (the bid page, its
+    versions and documents, the API's bid endpoints, the scoring pages): what to tell a WCOC member who must
+    confirm a declaration of conflicts covering every bid before seeing any, or None when they may go on.
+
+    Who is gated: every account that holds the WCOC role (`roles`), whatever else it holds. The house rule of this
+    module applies here too: a WCOC role binds the account's other roles like any member's, so the secretariat or a
+    Board member who also scores declares their conflicts before seeing a bid, as every member does; a declaration
+    can be made until the decision, so this costs one form and blocks no duty. Once the call is `decided` no
+    declaration can be made or changed any more (scoring.services.declare_conflicts), and the secretariat's and the
+    Board's duties go on (contracts, payments): from then on those roles are not held back by a declaration that can
+    no longer be made. Without the WCOC role the secretariat and the Board are never gated: they declare nothing.
+    Nor is the bid's own owner (`owns_the_bid`). `declared`: whether the member's declaration covers every bid now
+    before the WCOC (None: not asked yet; `gate_needs_declaration` says whether it must be). Raises nothing.
+    """
+    if not gate_needs_declaration(roles, owns_the_bid=owns_the_bid, decided=decided):
+        return None
+    return None if declared else declaration_gate_message(has_declaration=has_declaration)
+
+
+def gate_needs_declaration(roles, *, owns_the_bid: bool, decided: bool) -> bool:
+    """Whether `declaration_gate` must look at the person's declaration at all (a WCOC member, not the bid's owner,
+    and not the secretariat or the Board once the call is decided): the loader asks it first and reads no
+    declaration otherwise. Raises nothing."""
+    if Role.WCOC not in roles or owns_the_bid:
+        return False
+    return not (roles & {Role.ADMIN, Role.BOARD} and decided)
 
 
 def reads_all_scores(roles) -> bool:
@@ -98,7 +154,7 @@ def may_see_scores_on_bid(*, reads_all: bool, recused: bool) -> bool:
 # ------------------------------------------------------------------------------------ on one call's data
 
 
-def closed_to(data: ScoringData, viewer: User) -> str | None:
+def closed_to(data: CallScoring, viewer: User) -> str | None:
     """Why `viewer` may not read any member's scores in the call yet, or None (`scores_withheld_reason` on the
     call's data). Raises nothing."""
     roles = viewer.role_set
@@ -112,7 +168,7 @@ def closed_to(data: ScoringData, viewer: User) -> str | None:
         status=data.event.state)
 
 
-def withheld_from(data: ScoringData, viewer: User, bid: Bid) -> str | None:
+def withheld_from(data: CallScoring, viewer: User, bid: Bid) -> str | None:
     """Why `viewer` sees nothing of the scores on `bid` (they are recused from it), or None: what the ranking page,
     its API and the CSV give as the reason a bid is left out. Raises nothing."""
     reason = data.recusal(viewer, bid)
@@ -121,7 +177,7 @@ def withheld_from(data: ScoringData, viewer: User, bid: Bid) -> str | None:
     return f"you are recused from this bid ({reason}): its scores are not shown to you"
 
 
-def _grounds(data: ScoringData, viewer: User, bid: Bid) -> str:
+def _grounds(data: CallScoring, viewer: User, bid: Bid) -> str:
     """The recusal of `viewer` from `bid` as the sentence of a withheld bid says it (the precedence of
     scoring.queries.recusal_reason_of: their own bid, their federation's, a declared conflict)."""
     if bid.owner_id == viewer.id:
@@ -211,7 +267,7 @@ def _place(label) -> int | None:
     return int(text) if text.isdigit() else None
 
 
-def sight(data: ScoringData | Callable[[], ScoringData], viewer: User | None) -> Sight:
+def sight(data: CallScoring | Callable[[], CallScoring], viewer: User | None) -> Sight:
     """What `viewer` may see of the scores of the call `data` holds (None: the whole, for the documents made once
     for the Board). `data` may be a function that loads it: it is called only when the viewer's roles alone do
     not open every score (a stored document's lookup stays a few statements for the Board). Only the bids ranked
