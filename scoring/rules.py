@@ -357,44 +357,6 @@ class CriterionStats:
                 "contribution": _dec(self.contribution)}
 
 
-def _sqrt_half_up(value: Fraction, places: int = DISPLAY_PLACES) -> Decimal:
-    """sqrt(value) rounded half up to `places` decimals, exactly: u = floor(sqrt(v) + 1/2) with
-    v = value * 100^places equals (floor(2 sqrt(v)) + 1) // 2, and floor(2 sqrt(v)) = isqrt(floor(4v))."""
-    v = value * 10 ** (2 * places)
-    units = (math.isqrt(math.floor(4 * v)) + 1) // 2
-    return Decimal(units).scaleb(-places)
-
-
-def _stats(reg: Regulation, c: Criterion, values: Sequence[Decimal]) -> CriterionStats:
-    sc = reg.scoring
-    n = len(values)
-    if n == 0:
-        return CriterionStats(c.key, c.label, c.article, 0, None, None, None, None, None, None, False, "")
-    ordered = sorted(values)
-    total = sum(ordered, Decimal(0))
-    squares = sum((v * v for v in ordered), Decimal(0))
-    mean = Fraction(total) / n
-    mid = n // 2
-    median = Fraction(ordered[mid]) if n % 2 else Fraction(ordered[mid - 1] + ordered[mid]) / 2
-    variance = Fraction(n * squares - total * total) / (n * n)
-    lo, hi = ordered[0], ordered[-1]
-    spread = hi - lo
-    stdev = _sqrt_half_up(variance)
-    reasons = []
-    if spread >= sc.disagreement_range:
-        reasons.append(f"the scores run from {_num(lo)} to {_num(hi)}, a range of {_num(spread)} "
-                       f"(flagged from {_num(sc.disagreement_range)})")
-    threshold = Fraction(sc.disagreement_stdev)
-    if variance > threshold * threshold or threshold < 0:
-        reasons.append(f"the standard deviation is {stdev}, above {_num(sc.disagreement_stdev)}")
-    reason = (f"{reg.citation('evaluation_method')} (criterion {c.article}): members disagree: "
-              f"{'; '.join(reasons)}." if reasons else "")
-    return CriterionStats(
-        c.key, c.label, c.article, n, round_half_up(mean), round_half_up(median), round_half_up(lo),
-        round_half_up(hi), round_half_up(spread), stdev, bool(reasons), reason,
-        mean_exact=mean, median_exact=median)
-
-
 class _StatsRule:
     """The disagreement thresholds of one regulation, ready for integer comparisons (`_unit_stats`), and the
     scores of its scale as they are shown and written, made once per ranking instead of once per cell."""
@@ -429,8 +391,11 @@ class _StatsRule:
 
 def _unit_stats(rule: _StatsRule, c: Criterion, ordered: Sequence[int], total: int,
                 contribution: Decimal | None = None) -> CriterionStats:
-    """`_stats` on the cell's scores as integer units of 10 ** -rule.places (`ordered`: increasing; `total`: their
-    sum), in integers: the same values and sentences, without a Decimal or Fraction operation per score."""
+    """The statistics of one cell (one bid, one criterion): mean, median, min, max, range, population standard
+    deviation and count, with the disagreement flag of Art. 15.5, from the cell's scores as integer units of
+    10 ** -rule.places (`ordered`: increasing; `total`: their sum), without a Decimal or Fraction operation per
+    score. tests/scoring/reference_stats.py computes the same from the definitions, in Decimals and Fractions, and
+    the tests compare the two."""
     n = len(ordered)
     if n == 0:
         return CriterionStats(c.key, c.label, c.article, 0, None, None, None, None, None, None, False, "",
@@ -457,22 +422,6 @@ def _unit_stats(rule: _StatsRule, c: Criterion, ordered: Sequence[int], total: i
     median_exact, median = rule.ratio(med_num, med_den)
     return CriterionStats(c.key, c.label, c.article, n, mean, median, lo_shown, hi_shown, spread_shown, stdev,
                           bool(reasons), reason, contribution, mean_exact=mean_exact, median_exact=median_exact)
-
-
-def criterion_stats(reg: Regulation, key: str, scores: Mapping[MemberId, Decimal | int | None]) -> CriterionStats:
-    """Mean, median, min, max, range, population standard deviation and count of the members' scores of one
-    bid on criterion `key` (a None score is not counted), with the disagreement flag of Art. 15.5.
-
-    Raises KeyError for an unknown criterion, ValueError for a score off the scale, TypeError for a score
-    that is not a Decimal or an int.
-    """
-    c = reg.criterion(key)
-    values = []
-    for member, s in scores.items():
-        if s is None:
-            continue
-        values.append(_checked_score(reg, s, f"member {member!r}, criterion ({key})"))
-    return _stats(reg, c, values)
 
 
 # ------------------------------------------------------------------------------------- the score table

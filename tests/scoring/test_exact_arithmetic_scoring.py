@@ -17,9 +17,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from events.regulation import Criterion
-from scoring.rules import _allocate, criterion_stats, rank_bids, round_half_up
+from scoring.rules import _allocate, rank_bids, round_half_up
 from scoring.sensitivity import TIE_TOLERANCE, assess_sensitivity, swap_delta
 from tests.scoring.golden_cases_scoring import GOLDEN_CASES, REG, golden
+from tests.scoring.reference_stats import criterion_stats
 
 # Pure arithmetic: no application, no database session.
 pytestmark = pytest.mark.no_db

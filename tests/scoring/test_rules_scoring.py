@@ -17,7 +17,6 @@ from pymcdm.methods import WSM
 from events.regulation import Criterion, default_event_file, load_regulation_file
 from scoring.rules import (
     agreement_sentence,
-    criterion_stats,
     default_weights,
     on_scale,
     prize_fund_hint,
@@ -28,6 +27,7 @@ from scoring.rules import (
     score_problems,
     weight_shares,
 )
+from tests.scoring.reference_stats import criterion_stats
 
 # Pure arithmetic: no application, no database session.
 pytestmark = pytest.mark.no_db
