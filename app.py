@@ -22,7 +22,6 @@ import board.models  # noqa: F401
 import contracts.models  # noqa: F401
 import core.audit  # noqa: F401
 import core.outbox  # noqa: F401
-import core.trust  # noqa: F401
 import events.models  # noqa: F401
 import scoring.models  # noqa: F401
 from accounts.cli import cli as users_cli
@@ -43,6 +42,7 @@ from contracts import services as contracts_services
 from contracts.cli import cli as payments_cli
 from contracts.reminders import scheduled_reminders
 from contracts.views import bp as contracts_bp
+from core import trust
 from core.audit import cli as audit_cli
 from core.audit_views import bp as audit_bp
 from core.auth import login_manager
@@ -96,7 +96,8 @@ def _provide_hooks() -> None:
     """Every hook (core.hooks), here and nowhere else: the later steps' parts of earlier steps' pages (scoring's
     weights and progress on the call's page, scoring's declaration gate before every bid page) and of earlier
     steps' changes (an amendment of the call judges every submitted bid again; a correction of the decision that
-    selects another bid closes the old winner's contract)."""
+    selects another bid closes the old winner's contract; a change to the trust list judges every stored signature
+    again)."""
     events_views.criteria_in_force.provide(weights_in_force)
     events_views.scoring_progress.provide(_scoring_progress)
     events_views.bid_counts.provide(call_bid_counts)
@@ -105,6 +106,14 @@ def _provide_hooks() -> None:
     board_services.after_correction.provide(contracts_services.close_for_correction)
     page_instants.provide(events_services.bid_deadlines)
     events_views.call_outcome.provide(_call_outcome)
+    trust.recheck_signatures.provide(_recheck_signatures)
+
+
+def _recheck_signatures(*, actor, now, upload_dir: str) -> int:
+    """Every stored signature judged again after the trust list changed: the bids' signed letters and guarantees,
+    then the contracts' countersigned copies; how many documents were checked. Raises what they raise."""
+    return (bids_services.recheck_document_signatures(actor=actor, now=now, upload_dir=upload_dir)
+            + contracts_services.recheck_contract_signatures(actor=actor, now=now, upload_dir=upload_dir))
 
 
 def _call_outcome(event) -> events_views.CallOutcome | None:

@@ -260,9 +260,6 @@ def recheck_document_signatures(*, actor: User, now: datetime, upload_dir: str) 
     return checked
 
 
-trust.register_recheck(recheck_document_signatures)
-
-
 def document_path(doc: BidDocument, upload_dir: str) -> Path:
     return Path(upload_dir) / "bids" / str(doc.bid_id) / doc.stored_name
 

@@ -593,9 +593,6 @@ def recheck_contract_signatures(*, actor: User, now: datetime, upload_dir: str) 
     return checked
 
 
-trust.register_recheck(recheck_contract_signatures)
-
-
 def signed_pdf_inspection(contract: Contract) -> Inspection | None:
     """The signatures read from the countersigned PDF (Gambit's, then the organizer's), or None."""
     return Inspection.from_dict(json.loads(contract.signed_pdf_signatures)) if contract.signed_pdf_signatures else None

@@ -104,6 +104,13 @@ def certificate():
     return response
 
 
+def _checked_again(checked: int) -> str:
+    """What the secretariat is told of the stored signatures judged again after a change to the trust list."""
+    if checked == 1:
+        return "the signatures of the 1 stored document that carries any were checked again."
+    return f"the signatures of the {checked} stored documents that carry any were checked again."
+
+
 @bp.route("/admin/trust", methods=["GET", "POST"])
 @roles_required(Role.ADMIN)
 def trust_list():
@@ -122,8 +129,7 @@ def trust_list():
                 error = str(exc)
             else:
                 db.session.commit()
-                flash(f"{row.subject} is on the trust list; the signatures of {checked} stored documents were "
-                      "checked again.", "success")
+                flash(f"{row.subject} is on the trust list; {_checked_again(checked)}", "success")
                 return redirect(url_for("signatures.trust_list"))
         form.file.errors = [error]  # said beside the field, which is marked invalid for screen readers
         status = 422
@@ -144,8 +150,7 @@ def remove_trusted(cert_id: int):
     trust.remove_certificate(row, actor=current_user, now=utcnow())
     checked = trust.recheck_all(actor=current_user, now=utcnow(), upload_dir=current_app.config["UPLOAD_DIR"])
     db.session.commit()
-    flash(f"{subject} is off the trust list; the signatures of {checked} stored documents were checked again.",
-          "success")
+    flash(f"{subject} is off the trust list; {_checked_again(checked)}", "success")
     return redirect(url_for("signatures.trust_list"))
 
 

@@ -13,6 +13,7 @@ from sqlalchemy.orm import Mapped, mapped_column
 
 from core import audit
 from core.db import Model, db, utcnow
+from core.hooks import Hook
 from core.signing import describe_cert
 
 
@@ -81,18 +82,13 @@ def trust_list() -> list[TrustedCertificate]:
     return list(db.session.scalars(select(TrustedCertificate).order_by(TrustedCertificate.id)))
 
 
-# The packages that keep signature checks of stored uploads register here how to redo them, so a change to the
-# trust list reaches every judgement made with the old list (core knows no domain; the domains know core).
-_RECHECKS: list = []
-
-
-def register_recheck(fn) -> None:
-    """`fn(actor=, now=, upload_dir=)` re-judges stored signatures against the current trust list and returns how
-    many documents it checked."""
-    if fn not in _RECHECKS:
-        _RECHECKS.append(fn)
+# Every stored upload whose signatures were judged against the trust list, judged again with the list as it now is:
+# the bids' signed letters and guarantees and the contracts' countersigned copies (core knows no domain). Provided by
+# app.py (create_app); it takes actor=, now= and upload_dir= and returns how many documents it checked.
+recheck_signatures: Hook[..., int] = Hook("core.trust.recheck_signatures")
 
 
 def recheck_all(*, actor, now: datetime, upload_dir: str) -> int:
-    """Re-judge every stored upload's signatures against the trust list as it now is; the number checked."""
-    return sum(fn(actor=actor, now=now, upload_dir=upload_dir) for fn in _RECHECKS)
+    """Re-judge every stored upload's signatures against the trust list as it now is (the hook
+    `recheck_signatures`); the number checked. Raises LookupError in an app not made by create_app."""
+    return recheck_signatures(actor=actor, now=now, upload_dir=upload_dir)

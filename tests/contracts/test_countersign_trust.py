@@ -110,3 +110,47 @@ def test_a_countersignature_from_a_stale_page_is_refused(app, event, cf, signing
         at, reference = contract.signed_at, contract.reference
     assert (f"{reference} changed since this page was loaded: it is now signed at {at:%H:%M} UTC on "
             ) in again.get_data(as_text=True)
+
+
+def _countersignature_trusted(app, contract_id) -> bool:
+    """Whether the stored judgement of the contract's last signature (the organizer's) says it is trusted."""
+    import json
+
+    with app.app_context():
+        stored = json.loads(db.session.get(Contract, contract_id).signed_pdf_signatures)
+    return stored["signatures"][-1]["trusted"]
+
+
+def test_a_certificate_put_on_the_trust_list_or_taken_off_judges_a_countersigned_contract_again(
+        app, event, cf, signing_ca):
+    """The trust list changes through the secretariat's page: the stored judgement of a contract accepted as
+    untrusted turns trusted once its authority is added, and untrusted again once it is removed (the hook
+    core.trust.recheck_signatures reaches the contracts' countersigned copies, not only the bids' letters)."""
+    admin_id = cf.admin()
+    contract_id = cf.contract(event, owner_id=cf.organizer(), admin_id=admin_id)
+    admin = as_user(app, admin_id)
+    signed = sign(_issued_pdf(app, contract_id), trusted_signer(signing_ca, "Anna Organizer", "Lviv Chess"),
+                  field="Organizer")
+    response = admin.post(f"/contracts/{contract_id}/sign", data={
+        "file": (io.BytesIO(signed), "signed.pdf"), "accept_untrusted": "Confirmed in person."},
+        content_type="multipart/form-data")
+    assert response.status_code == 302, response.get_data(as_text=True)[-2000:]
+    response.close()
+    assert _countersignature_trusted(app, contract_id) is False
+
+    response = admin.post("/admin/trust", data={"file": (io.BytesIO(signing.pem(signing_ca.ca)), "ca.pem")},
+                          content_type="multipart/form-data", follow_redirects=True)
+    page = response.get_data(as_text=True)
+    response.close()
+    assert "is on the trust list; the signatures of the 1 stored document that carries any were checked again." in page
+    assert _countersignature_trusted(app, contract_id) is True
+
+    with app.app_context():
+        cert_id = db.session.scalars(select(trust.TrustedCertificate.id)).one()
+    csrf = __import__("re").search(r'name="csrf_token" value="([^"]+)"', page)
+    response = admin.post(f"/admin/trust/{cert_id}/remove", data={"csrf_token": csrf.group(1) if csrf else ""},
+                          follow_redirects=True)
+    page = response.get_data(as_text=True)
+    response.close()
+    assert "is off the trust list; the signatures of the 1 stored document that carries any were checked again." in page
+    assert _countersignature_trusted(app, contract_id) is False

@@ -20,6 +20,7 @@ SCRIPT = textwrap.dedent("""
 
     import events.services
     import board.services
+    import core.trust
 
     # Only the modules that call the hooks are imported: neither is provided, and calling one says so instead of
     # silently doing nothing (an amendment recorded without its bids judged again).
@@ -32,6 +33,8 @@ SCRIPT = textwrap.dedent("""
         else:
             sys.exit(f"{hook.name} ran without being provided")
 
+    assert core.trust.recheck_signatures.provided is None, "the trust list's re-check was provided at import"
+
     from app import create_app
 
     create_app({"SECRET_KEY": "x", "SQLALCHEMY_DATABASE_URI": "sqlite://", "UPLOAD_DIR": sys.argv[1]})
@@ -41,6 +44,7 @@ SCRIPT = textwrap.dedent("""
 
     assert events.services.judge_again.provided is bids.services.judge_again
     assert board.services.after_correction.provided is contracts.services.close_for_correction
+    assert core.trust.recheck_signatures.provided is not None
     print("wired by create_app")
 """)
 
