@@ -428,8 +428,7 @@ def has_stake(user, event: Event) -> bool:
     rival's bid (a rule of Gambit's, on conflicts of interest; not an article of the regulations)."""
     if user is None or getattr(user, "id", None) is None:
         return False
-    return (db.session.scalar(select(func.count(Bid.id)).where(
-        Bid.event_id == event.id, (Bid.owner_id == user.id) | (Bid.entered_by_id == user.id))) or 0) > 0
+    return db.session.scalar(_staked_events(user).where(Bid.event_id == event.id).limit(1)) is not None
 
 
 def record_consultation(bid: Bid, *, outcome: str, note: str, actor: User, now: datetime,
@@ -590,26 +589,34 @@ def _staked_events(user):
     return select(Bid.event_id).where((Bid.owner_id == user.id) | (Bid.entered_by_id == user.id))
 
 
+def _opened_by_roles(user) -> tuple[bool, bool]:
+    """What a person's roles open of the bids, the one rule both `bids_visible_to` (a list) and `can_see` (one bid)
+    apply: (every bid: the secretariat; the bids in or past the contest, outside the calls where the person owns
+    or entered a bid (`has_stake`): the WCOC and the Board). Everyone sees their own bids, in any state, besides."""
+    roles = user.role_set
+    return Role.ADMIN in roles, bool(roles & {Role.WCOC, Role.BOARD})
+
+
 def bids_visible_to(user, event: Event | None = None):
-    """The select() of bids a user may see: their own (any state); reviewers see bids in or past the contest, but
-    none of a rival's in a call where they own or entered a bid (`has_stake`); admins see all."""
+    """The select() of bids a user may see (`_opened_by_roles`): their own (any state); reviewers see bids in or past
+    the contest, but none of a rival's in a call where they own or entered a bid (`has_stake`); admins see all."""
     query = select(Bid)
     if event is not None:
         query = query.where(Bid.event_id == event.id)
-    roles = user.role_set
-    if Role.ADMIN in roles:
+    everything, reviewed = _opened_by_roles(user)
+    if everything:
         return query
     visible = [s.value for s in BidStatus if s.visible_to_reviewers]
-    if roles & {Role.WCOC, Role.BOARD}:
+    if reviewed:
         return query.where((Bid.owner_id == user.id)
                            | (Bid.status.in_(visible) & Bid.event_id.not_in(_staked_events(user))))
     return query.where(Bid.owner_id == user.id)
 
 
 def can_see(user, bid: Bid) -> bool:
-    """The same rule as bids_visible_to, for one bid already loaded."""
-    roles = user.role_set
-    if Role.ADMIN in roles or bid.owner_id == user.id:
+    """Whether `user` may see `bid`, already loaded: the rule of bids_visible_to (`_opened_by_roles`), asked of one
+    bid without a query for the list."""
+    everything, reviewed = _opened_by_roles(user)
+    if everything or bid.owner_id == user.id:
         return True
-    return (bool(roles & {Role.WCOC, Role.BOARD}) and bid.state.visible_to_reviewers
-            and not has_stake(user, bid.event))
+    return reviewed and bid.state.visible_to_reviewers and not has_stake(user, bid.event)
