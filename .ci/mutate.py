@@ -55,13 +55,16 @@ SCOPE: dict[str, Scope] = {
         "tests/contracts/test_evidence_forms.py")),
     # Who sees what: bids.services.can_see and every *_visible / may_* rule (and the stake they ask about).
     "access": Scope(
-        _fn("bids.services", "can_see", "bids_visible_to", "has_stake", "_staked_events")
-        + _fn("bids.views", "may_edit") + _fn("scoring.visibility", "may_see_scores_on_bid")
+        _fn("bids.services", "can_see", "bids_visible_to", "_opened_by_roles", "has_stake", "_staked_events")
+        + _fn("bids.views", "may_edit")
+        + _fn("scoring.visibility", "may_see_scores_on_bid", "declaration_gate", "gate_needs_declaration",
+              "reads_the_decision_record")
         + _fn("contracts.queries", "may_view") + _fn("contracts.lifecycle", "may_view_contract")
         + _fn("api.bids", "_visible_bid") + _fn("api.contracts", "_visible_contract"), (
             "tests/bids/test_can_see_stake.py", "tests/accounts/test_role_conflicts.py",
             "tests/scoring/test_visibility_rules.py", "tests/contracts/test_contracts_pages.py",
-            "tests/bids/test_bid_pages.py", "tests/api/test_bids_api.py", "tests/board/test_score_visibility.py")),
+            "tests/bids/test_bid_pages.py", "tests/api/test_bids_api.py", "tests/board/test_score_visibility.py",
+            "tests/bids/test_visibility_one_rule.py", "tests/security/test_sessions_and_gate.py")),
     "contracts/rules": Scope(("contracts.rules.*",), (
         "tests/contracts/test_contracts_rules.py", "tests/contracts/test_boundaries.py",
         "tests/contracts/test_results_and_deductions.py", "tests/contracts/test_sane_dates.py",
