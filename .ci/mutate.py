@@ -45,7 +45,8 @@ SCOPE: dict[str, Scope] = {
     "core/backup.py": Scope(("core.backup.*",), (
         "tests/core/test_backup_promises.py", "tests/core/test_backup.py")),
     "core/page_cache.py": Scope(("core.page_cache.*",), (
-        "tests/core/test_page_cache.py", "tests/core/test_page_cache_key.py")),
+        "tests/core/test_page_cache.py", "tests/core/test_page_cache_key.py",
+        "tests/core/test_page_cache_store.py")),
     "core/audit.py": Scope(("core.audit.*",), (
         "tests/core/test_audit.py", "tests/core/test_backup_promises.py", "tests/core/test_audit_migration.py",
         "tests/core/test_evidence_models.py", "tests/contracts/test_evidence_bound.py",

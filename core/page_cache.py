@@ -164,7 +164,7 @@ def _instants(head: tuple[int, str]) -> tuple[datetime, ...]:
     found = kept.instants_for
     if found is not None and found[0] == head:
         return found[1]
-    times = tuple(sorted(instants())) if instants.provided else ()
+    times = tuple(sorted(instants()))  # the hook: create_app provides it; unprovided, it says so (LookupError)
     kept.instants_for = (head, times)
     return times
 
