@@ -212,18 +212,7 @@ def part_pages(tmp: Path, quick: bool, out: list[str], aims: list[str]) -> None:
             "| route | " + " | ".join(f"statements, {n} × {m}" for n, m in sites) + " | grows with bids? | "
             + " | ".join(f"req/s at {n} × {m} ÷ at {first[0]} × {first[1]}" for n, m in rest) + " |",
             "|---|" + "---:|" * len(sites) + "---|" + "---:|" * len(rest)]
-    growing = []
-    small = results[first]
-    for name in small[1]:
-        counts = [results[k][1].get(name) for k in sites]
-        known = [c for c in counts if c is not None]
-        grows = max(known) > known[0]
-        if grows:
-            growing.append(f"{short(name)} ({' → '.join(str(c) for c in known)})")
-        speeds = [_speed(results[k][2].samples.get(name), small[2].samples.get(name)) for k in rest]
-        FIGURES.setdefault("statements", {})[short(name)] = counts
-        out.append(f"| {name} | " + " | ".join("–" if c is None else str(c) for c in counts)
-                   + f" | {'**yes**' if grows else 'no'} | " + " | ".join(_r(x) for x in speeds) + " |")
+    growing = _statement_rows(results, sites, out)
     out.append("")
     sizes = ", ".join(f"{n} × {m}" for n, m in sites)
     aims.append(f"- Every page at no less than {PAGE_AIM} of `/healthz` by throughput and by server CPU (its CPU "
@@ -245,6 +234,27 @@ def part_pages(tmp: Path, quick: bool, out: list[str], aims: list[str]) -> None:
     aims.append(f"- No page whose SQL statement count grows with the data ({' → '.join(str(n) for n, _ in sites)} "
                 f"bids): {_verdict(not growing)}" + (f" — grows: {', '.join(growing)}." if growing else "."))
     aims.append("- For scale, against `/healthz` in the same rounds: " + "; ".join(scale) + ".")
+
+
+def _statement_rows(results: dict, sites, out: list[str]) -> list[str]:
+    """The rows of the SQL statements table, one per route of the first site, appended to `out` (statements at
+    each site, and req/s against the first site's); returns the routes whose count grows with the data."""
+    from bench.load import short
+
+    first, *rest = sites
+    growing = []
+    small = results[first]
+    for name in small[1]:
+        counts = [results[k][1].get(name) for k in sites]
+        known = [c for c in counts if c is not None]
+        grows = max(known) > known[0]
+        if grows:
+            growing.append(f"{short(name)} ({' → '.join(str(c) for c in known)})")
+        speeds = [_speed(results[k][2].samples.get(name), small[2].samples.get(name)) for k in rest]
+        FIGURES.setdefault("statements", {})[short(name)] = counts
+        out.append(f"| {name} | " + " | ".join("–" if c is None else str(c) for c in counts)
+                   + f" | {'**yes**' if grows else 'no'} | " + " | ".join(_r(x) for x in speeds) + " |")
+    return growing
 
 
 def _scale(a) -> str:
