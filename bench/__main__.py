@@ -483,6 +483,16 @@ def _by_site(key: str) -> tuple:
     return (int(bids), int(members), name) if bids.isdigit() and members.isdigit() else (0, 0, key)
 
 
+def _shown(value, fmt: str) -> str:
+    """A figure of the summary table: n/a when missing, a word as it is (*no ETag*), a number in `fmt`."""
+    return "n/a" if value is None else value if isinstance(value, str) else fmt.format(value)
+
+
+def _revisit_figure(figures: dict, field: str):
+    """A revisit's figure, or *no ETag* when the page gave none."""
+    return NO_ETAG if figures.get("no_etag") else figures.get(field)
+
+
 def compare(before: dict, after: dict) -> list[str]:
     """The summary table: each judged figure before and after, and after ÷ before."""
     lines = ["## Before and after", "",
@@ -494,17 +504,11 @@ def compare(before: dict, after: dict) -> list[str]:
              *NOTES,
              "| figure | aim | before | after | after ÷ before |", "|---|---|---:|---:|---:|"]
 
-    def shown(value, fmt: str) -> str:
-        return "n/a" if value is None else value if isinstance(value, str) else fmt.format(value)
-
     def row(name, aim, b, a, fmt="{:.2f}"):
         if a is None and b is None:
             return
         ratio = (f"{a / b:.2f}" if isinstance(a, int | float) and isinstance(b, int | float) and b else "–")
-        lines.append(f"| {name} | {aim} | {shown(b, fmt)} | {shown(a, fmt)} | {ratio} |")
-
-    def revisit(figures: dict, field: str):
-        return NO_ETAG if figures.get("no_etag") else figures.get(field)
+        lines.append(f"| {name} | {aim} | {_shown(b, fmt)} | {_shown(a, fmt)} | {ratio} |")
 
     page_aim, cost_aim = f"≥ {PAGE_AIM}", f"≤ {REFERENCE_AIM}"
     revisit_aim = f"≥ {1 / REVISIT_AIM:.2f} (cost ≤ {REVISIT_AIM}×)"
@@ -520,10 +524,11 @@ def compare(before: dict, after: dict) -> list[str]:
         elif kind.endswith(", revisited") and b.get("no_etag") and a.get("no_etag"):
             row(f"{key}: req/s and server CPU ÷ `/healthz`", revisit_aim, NO_ETAG, NO_ETAG)
         elif kind.endswith(", revisited"):
-            row(f"{key}: req/s ÷ `/healthz`", revisit_aim, revisit(b, "rps_ratio"), revisit(a, "rps_ratio"))
-            row(f"{key}: by server CPU (1 ÷ CPU ratio)", revisit_aim, revisit(b, "cpu_ratio"),
-                revisit(a, "cpu_ratio"))
-            row(f"{key}: answers not 304", "0", revisit(b, "errors"), revisit(a, "errors"), "{:.0f}")
+            row(f"{key}: req/s ÷ `/healthz`", revisit_aim, _revisit_figure(b, "rps_ratio"),
+                _revisit_figure(a, "rps_ratio"))
+            row(f"{key}: by server CPU (1 ÷ CPU ratio)", revisit_aim, _revisit_figure(b, "cpu_ratio"),
+                _revisit_figure(a, "cpu_ratio"))
+            row(f"{key}: answers not 304", "0", _revisit_figure(b, "errors"), _revisit_figure(a, "errors"), "{:.0f}")
         else:
             row(f"{key}: req/s ÷ `/healthz`", page_aim, b.get("rps_ratio"), a.get("rps_ratio"))
             row(f"{key}: by server CPU (1 ÷ CPU ratio)", page_aim, b.get("cpu_ratio"), a.get("cpu_ratio"))
