@@ -18,7 +18,6 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.cookies import SimpleCookie
 from pathlib import Path
@@ -348,7 +347,7 @@ def load_pages(site: Site, tmp: Path, *, rounds: int, seconds: float, concurrenc
             plan.append((*BARE, port, cookie, master, None, 200))
         plan += [(name, path, port, cookie, master, None, 200) for name, path in pages(site)]
         for _, path, p, c, _, _, _ in plan:  # both workers import what the page needs (numpy for the ranking)
-            _warm_up(p, path, c, lambda status, path=path: f"GET {path} answered {status} as the secretariat")
+            _warm_up(p, path, c, what=f"GET {path}", who=" as the secretariat")
         # The same pages of a second server that keeps no copy: each request computes its page (beside the rows above,
         # which show what a visit costs while nothing changed). Logged in before the ETags are read: a login is an
         # audited change, which gives every page a new version.
@@ -358,8 +357,7 @@ def load_pages(site: Site, tmp: Path, *, rounds: int, seconds: float, concurrenc
         plain_cookie = login(plain_port, site.admin_email, site.admin_password)
         for name, path in pages(site):
             plan.append((computed_name(name), path, plain_port, plain_cookie, plain_master, None, 200))
-            _warm_up(plain_port, path, plain_cookie,
-                     lambda status, path=path: f"GET {path} answered {status} as the secretariat (no copy kept)")
+            _warm_up(plain_port, path, plain_cookie, what=f"GET {path}", who=" as the secretariat (no copy kept)")
         etags: dict[str, str | None] = {}
         for name, path in pages(site):
             etags[name] = etag = etag_of(request(port, path, cookie=cookie)[1])
@@ -369,7 +367,7 @@ def load_pages(site: Site, tmp: Path, *, rounds: int, seconds: float, concurrenc
                     request(port, path, cookie=cookie, extra={"If-None-Match": etag})
         ref_port, ref_master = stack.enter_context(reference_server(tmp, f"-{site.folder.name}"))
         plan.append((REFERENCE, "/rows", ref_port, "", ref_master, None, 200))
-        _warm_up(ref_port, "/rows", "", lambda status: f"the reference page answered {status}")
+        _warm_up(ref_port, "/rows", "", what="the reference page")
         samples = _rounds_of(plan, rounds=rounds, seconds=seconds, concurrency=concurrency,
                              max_requests=max_requests)
     base = samples[YARDSTICK[0]]
@@ -377,13 +375,13 @@ def load_pages(site: Site, tmp: Path, *, rounds: int, seconds: float, concurrenc
                   bare_missing=bare_missing, etags=etags)
 
 
-def _warm_up(port: int, path: str, cookie: str, refusal: Callable[[int], str]) -> None:
-    """Four GETs of `path`, so that both workers have loaded what it needs; a RuntimeError saying `refusal(status)`
-    when one answers other than 200."""
+def _warm_up(port: int, path: str, cookie: str, *, what: str, who: str = "") -> None:
+    """Four GETs of `path`, so that both workers have loaded what it needs; a RuntimeError ("<what> answered
+    <status><who>") when one answers other than 200."""
     for _ in range(4):
         status = request(port, path, cookie=cookie)[0]
         if status != 200:
-            raise RuntimeError(refusal(status))
+            raise RuntimeError(f"{what} answered {status}{who}")
 
 
 def _rounds_of(plan: list[tuple[str, str, int, str, int, dict[str, str] | None, int]], *, rounds: int,
