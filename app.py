@@ -285,6 +285,19 @@ def _proxy_fix(app: Flask) -> None:
                                 x_prefix=hops)
 
 
+def _error_message(app: Flask, exc, code: int, messages: dict[int, str]) -> str:
+    """The sentence the error page (or the API's JSON) shows for an HTTP error with this code."""
+    if isinstance(exc, CSRFError):
+        return "The form expired or did not come from this site. Go back, reload the page and try again."
+    if code == 413:
+        return (f"The upload is larger than the limit of {app.config['MAX_UPLOAD_MB']} MB. "
+                "Go back and choose a smaller file.")
+    if code in (400, 403, 404) and getattr(exc, "description", None) and \
+            exc.description != type(exc).description:
+        return exc.description  # a view said why (abort(403, description=...))
+    return messages.get(code, "Error")
+
+
 def _errors(app: Flask) -> None:
     messages = {
         400: "The request could not be understood.",
@@ -299,16 +312,7 @@ def _errors(app: Flask) -> None:
 
     def handler(exc):
         code = getattr(exc, "code", 500) or 500
-        if isinstance(exc, CSRFError):
-            message = "The form expired or did not come from this site. Go back, reload the page and try again."
-        elif code == 413:
-            message = (f"The upload is larger than the limit of {app.config['MAX_UPLOAD_MB']} MB. "
-                       "Go back and choose a smaller file.")
-        elif code in (400, 403, 404) and getattr(exc, "description", None) and \
-                exc.description != type(exc).description:
-            message = exc.description  # a view said why (abort(403, description=...))
-        else:
-            message = messages.get(code, "Error")
+        message = _error_message(app, exc, code, messages)
         if code == 500:
             db.session.rollback()
             health = health_answer_after_failure()

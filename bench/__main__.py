@@ -212,18 +212,7 @@ def part_pages(tmp: Path, quick: bool, out: list[str], aims: list[str]) -> None:
             "| route | " + " | ".join(f"statements, {n} × {m}" for n, m in sites) + " | grows with bids? | "
             + " | ".join(f"req/s at {n} × {m} ÷ at {first[0]} × {first[1]}" for n, m in rest) + " |",
             "|---|" + "---:|" * len(sites) + "---|" + "---:|" * len(rest)]
-    growing = []
-    small = results[first]
-    for name in small[1]:
-        counts = [results[k][1].get(name) for k in sites]
-        known = [c for c in counts if c is not None]
-        grows = max(known) > known[0]
-        if grows:
-            growing.append(f"{short(name)} ({' → '.join(str(c) for c in known)})")
-        speeds = [_speed(results[k][2].samples.get(name), small[2].samples.get(name)) for k in rest]
-        FIGURES.setdefault("statements", {})[short(name)] = counts
-        out.append(f"| {name} | " + " | ".join("–" if c is None else str(c) for c in counts)
-                   + f" | {'**yes**' if grows else 'no'} | " + " | ".join(_r(x) for x in speeds) + " |")
+    growing = _statement_rows(results, sites, out)
     out.append("")
     sizes = ", ".join(f"{n} × {m}" for n, m in sites)
     aims.append(f"- Every page at no less than {PAGE_AIM} of `/healthz` by throughput and by server CPU (its CPU "
@@ -245,6 +234,27 @@ def part_pages(tmp: Path, quick: bool, out: list[str], aims: list[str]) -> None:
     aims.append(f"- No page whose SQL statement count grows with the data ({' → '.join(str(n) for n, _ in sites)} "
                 f"bids): {_verdict(not growing)}" + (f" — grows: {', '.join(growing)}." if growing else "."))
     aims.append("- For scale, against `/healthz` in the same rounds: " + "; ".join(scale) + ".")
+
+
+def _statement_rows(results: dict, sites, out: list[str]) -> list[str]:
+    """The rows of the SQL statements table, one per route of the first site, appended to `out` (statements at
+    each site, and req/s against the first site's); returns the routes whose count grows with the data."""
+    from bench.load import short
+
+    first, *rest = sites
+    growing = []
+    small = results[first]
+    for name in small[1]:
+        counts = [results[k][1].get(name) for k in sites]
+        known = [c for c in counts if c is not None]
+        grows = max(known) > known[0]
+        if grows:
+            growing.append(f"{short(name)} ({' → '.join(str(c) for c in known)})")
+        speeds = [_speed(results[k][2].samples.get(name), small[2].samples.get(name)) for k in rest]
+        FIGURES.setdefault("statements", {})[short(name)] = counts
+        out.append(f"| {name} | " + " | ".join("–" if c is None else str(c) for c in counts)
+                   + f" | {'**yes**' if grows else 'no'} | " + " | ".join(_r(x) for x in speeds) + " |")
+    return growing
 
 
 def _scale(a) -> str:
@@ -473,6 +483,16 @@ def _by_site(key: str) -> tuple:
     return (int(bids), int(members), name) if bids.isdigit() and members.isdigit() else (0, 0, key)
 
 
+def _shown(value, fmt: str) -> str:
+    """A figure of the summary table: n/a when missing, a word as it is (*no ETag*), a number in `fmt`."""
+    return "n/a" if value is None else value if isinstance(value, str) else fmt.format(value)
+
+
+def _revisit_figure(figures: dict, field: str):
+    """A revisit's figure, or *no ETag* when the page gave none."""
+    return NO_ETAG if figures.get("no_etag") else figures.get(field)
+
+
 def compare(before: dict, after: dict) -> list[str]:
     """The summary table: each judged figure before and after, and after ÷ before."""
     lines = ["## Before and after", "",
@@ -484,17 +504,11 @@ def compare(before: dict, after: dict) -> list[str]:
              *NOTES,
              "| figure | aim | before | after | after ÷ before |", "|---|---|---:|---:|---:|"]
 
-    def shown(value, fmt: str) -> str:
-        return "n/a" if value is None else value if isinstance(value, str) else fmt.format(value)
-
     def row(name, aim, b, a, fmt="{:.2f}"):
         if a is None and b is None:
             return
         ratio = (f"{a / b:.2f}" if isinstance(a, int | float) and isinstance(b, int | float) and b else "–")
-        lines.append(f"| {name} | {aim} | {shown(b, fmt)} | {shown(a, fmt)} | {ratio} |")
-
-    def revisit(figures: dict, field: str):
-        return NO_ETAG if figures.get("no_etag") else figures.get(field)
+        lines.append(f"| {name} | {aim} | {_shown(b, fmt)} | {_shown(a, fmt)} | {ratio} |")
 
     page_aim, cost_aim = f"≥ {PAGE_AIM}", f"≤ {REFERENCE_AIM}"
     revisit_aim = f"≥ {1 / REVISIT_AIM:.2f} (cost ≤ {REVISIT_AIM}×)"
@@ -510,10 +524,11 @@ def compare(before: dict, after: dict) -> list[str]:
         elif kind.endswith(", revisited") and b.get("no_etag") and a.get("no_etag"):
             row(f"{key}: req/s and server CPU ÷ `/healthz`", revisit_aim, NO_ETAG, NO_ETAG)
         elif kind.endswith(", revisited"):
-            row(f"{key}: req/s ÷ `/healthz`", revisit_aim, revisit(b, "rps_ratio"), revisit(a, "rps_ratio"))
-            row(f"{key}: by server CPU (1 ÷ CPU ratio)", revisit_aim, revisit(b, "cpu_ratio"),
-                revisit(a, "cpu_ratio"))
-            row(f"{key}: answers not 304", "0", revisit(b, "errors"), revisit(a, "errors"), "{:.0f}")
+            row(f"{key}: req/s ÷ `/healthz`", revisit_aim, _revisit_figure(b, "rps_ratio"),
+                _revisit_figure(a, "rps_ratio"))
+            row(f"{key}: by server CPU (1 ÷ CPU ratio)", revisit_aim, _revisit_figure(b, "cpu_ratio"),
+                _revisit_figure(a, "cpu_ratio"))
+            row(f"{key}: answers not 304", "0", _revisit_figure(b, "errors"), _revisit_figure(a, "errors"), "{:.0f}")
         else:
             row(f"{key}: req/s ÷ `/healthz`", page_aim, b.get("rps_ratio"), a.get("rps_ratio"))
             row(f"{key}: by server CPU (1 ÷ CPU ratio)", page_aim, b.get("cpu_ratio"), a.get("cpu_ratio"))

@@ -347,10 +347,7 @@ def load_pages(site: Site, tmp: Path, *, rounds: int, seconds: float, concurrenc
             plan.append((*BARE, port, cookie, master, None, 200))
         plan += [(name, path, port, cookie, master, None, 200) for name, path in pages(site)]
         for _, path, p, c, _, _, _ in plan:  # both workers import what the page needs (numpy for the ranking)
-            for _ in range(4):
-                status = request(p, path, cookie=c)[0]
-                if status != 200:
-                    raise RuntimeError(f"GET {path} answered {status} as the secretariat")
+            _warm_up(p, path, c, what=f"GET {path}", who=" as the secretariat")
         # The same pages of a second server that keeps no copy: each request computes its page (beside the rows above,
         # which show what a visit costs while nothing changed). Logged in before the ETags are read: a login is an
         # audited change, which gives every page a new version.
@@ -360,9 +357,7 @@ def load_pages(site: Site, tmp: Path, *, rounds: int, seconds: float, concurrenc
         plain_cookie = login(plain_port, site.admin_email, site.admin_password)
         for name, path in pages(site):
             plan.append((computed_name(name), path, plain_port, plain_cookie, plain_master, None, 200))
-            for _ in range(4):
-                if (status := request(plain_port, path, cookie=plain_cookie)[0]) != 200:
-                    raise RuntimeError(f"GET {path} answered {status} as the secretariat (no copy kept)")
+            _warm_up(plain_port, path, plain_cookie, what=f"GET {path}", who=" as the secretariat (no copy kept)")
         etags: dict[str, str | None] = {}
         for name, path in pages(site):
             etags[name] = etag = etag_of(request(port, path, cookie=cookie)[1])
@@ -372,18 +367,34 @@ def load_pages(site: Site, tmp: Path, *, rounds: int, seconds: float, concurrenc
                     request(port, path, cookie=cookie, extra={"If-None-Match": etag})
         ref_port, ref_master = stack.enter_context(reference_server(tmp, f"-{site.folder.name}"))
         plan.append((REFERENCE, "/rows", ref_port, "", ref_master, None, 200))
-        for _ in range(4):
-            if (status := request(ref_port, "/rows")[0]) != 200:
-                raise RuntimeError(f"the reference page answered {status}")
-        samples = {name: Sample(ok=ok) for name, *_, ok in plan}
-        for r in range(rounds):
-            order = plan if r % 2 == 0 else plan[::-1]
-            for name, path, p, c, pid, extra, _ in order:
-                burst(p, path, c, concurrency=concurrency, seconds=seconds, max_requests=max_requests,
-                      sample=samples[name], server_pid=pid, extra=extra)
+        _warm_up(ref_port, "/rows", "", what="the reference page")
+        samples = _rounds_of(plan, rounds=rounds, seconds=seconds, concurrency=concurrency,
+                             max_requests=max_requests)
     base = samples[YARDSTICK[0]]
     return Rounds(samples=samples, generator_share=base.cpu_seconds / base.seconds if base.seconds else 0.0,
                   bare_missing=bare_missing, etags=etags)
+
+
+def _warm_up(port: int, path: str, cookie: str, *, what: str, who: str = "") -> None:
+    """Four GETs of `path`, so that both workers have loaded what it needs; a RuntimeError ("<what> answered
+    <status><who>") when one answers other than 200."""
+    for _ in range(4):
+        status = request(port, path, cookie=cookie)[0]
+        if status != 200:
+            raise RuntimeError(f"{what} answered {status}{who}")
+
+
+def _rounds_of(plan: list[tuple[str, str, int, str, int, dict[str, str] | None, int]], *, rounds: int,
+               seconds: float, concurrency: int, max_requests: int) -> dict[str, Sample]:
+    """`rounds` rounds of one burst per route of the plan, in its order and reversed every other round; a Sample per
+    route."""
+    samples = {name: Sample(ok=ok) for name, *_, ok in plan}
+    for r in range(rounds):
+        order = plan if r % 2 == 0 else plan[::-1]
+        for name, path, p, c, pid, extra, _ in order:
+            burst(p, path, c, concurrency=concurrency, seconds=seconds, max_requests=max_requests,
+                  sample=samples[name], server_pid=pid, extra=extra)
+    return samples
 
 
 @dataclass

@@ -39,6 +39,28 @@ def import_command(path, slug, check, owner, by):
     event = get_event(slug)
     if event is None:
         raise click.ClickException(f"no call with the slug {slug!r}; `flask events load` it first")
+    data = _read_bid(path)
+    now = utcnow()
+    findings = check_bid(event.regulation, data, today=now.date())
+    failed = _print_findings(findings)
+    if not check:
+        clerk = _secretariat(by)
+        user = _account(owner) if owner else clerk
+        try:
+            bid = services.import_bid(event, data, owner=user, actor=clerk, now=now)
+        except services.BidError as exc:
+            db.session.rollback()
+            raise click.ClickException(str(exc)) from None
+        db.session.commit()
+        click.echo(f"stored as draft bid {bid.id} for {event.slug} (owner {user.email}, keyed in by {clerk.email}); "
+                   "attach the documents and submit it in the web form")
+    if failed:
+        raise SystemExit(1)
+
+
+def _read_bid(path: str):
+    """The bid in the JSON file at path, in the shape bid_from_json gives; a ClickException saying why it cannot
+    be read."""
     try:
         with open(path, encoding="utf-8") as fh:
             raw = json.load(fh)
@@ -53,12 +75,14 @@ def import_command(path, slug, check, owner, by):
         raise click.ClickException(f"{path} holds a number too long to read ({exc}); no field of a bid takes "
                                    "one") from None
     try:
-        data = bid_from_json(raw)
+        return bid_from_json(raw)
     except (BidImportError, RecursionError) as exc:
         problem = exc if isinstance(exc, BidImportError) else "nested too deeply to be read"
         raise click.ClickException(f"{path}: {problem}") from None
-    now = utcnow()
-    findings = check_bid(event.regulation, data, today=now.date())
+
+
+def _print_findings(findings):
+    """Prints the warnings, the failures, the documents still to attach and a count; returns the failures."""
     failed = [f for f in findings if f.outcome is Outcome.FAIL]
     pending = [f for f in findings if f.outcome is Outcome.PENDING]
     for f in findings:
@@ -70,19 +94,7 @@ def import_command(path, slug, check, owner, by):
         click.echo(f"ATTACH  {f.cite}: {f.message}")
     click.echo(f"{sum(not f.blocks_submission for f in findings)} passed or not applicable, {len(failed)} failed, "
                f"{len(pending)} document(s) to attach in the web form")
-    if not check:
-        clerk = _secretariat(by)
-        user = _account(owner) if owner else clerk
-        try:
-            bid = services.import_bid(event, data, owner=user, actor=clerk, now=now)
-        except services.BidError as exc:
-            db.session.rollback()
-            raise click.ClickException(str(exc)) from None
-        db.session.commit()
-        click.echo(f"stored as draft bid {bid.id} for {event.slug} (owner {user.email}, keyed in by {clerk.email}); "
-                   "attach the documents and submit it in the web form")
-    if failed:
-        raise SystemExit(1)
+    return failed
 
 
 def _account(email: str) -> User:

@@ -6,6 +6,7 @@ from flask import Blueprint, abort, current_app, flash, redirect, render_templat
 from flask_login import current_user, login_required
 from sqlalchemy import select
 from werkzeug.exceptions import RequestEntityTooLarge
+from werkzeug.wrappers import Response
 
 from accounts.models import User, UserRole
 from bids import services
@@ -212,65 +213,14 @@ def edit(bid_id: int, section: str):
         attached, upload_errors = _attach_chosen(bid, section, wanted=request.form.get("action") == "upload")
         for message in attached:
             flash(message, "success")
-        if request.form.get("action") == "add_rate" and section == "hotel" and form.rates_full:
-            form.form_errors.append(ROOM_RATES_FULL.format(entered=len(form.room_rates.entries) + 1))
-            status = 422
-        elif request.form.get("action") == "add_rate" and section == "hotel":
-            form.room_rates.append_entry()
-            flash("A line for another room rate is added below; save to keep it.", "info")
-        elif (request.form.get("action") or "").startswith("remove_rate:") and section == "hotel":
-            index = request.form["action"].removeprefix("remove_rate:")
-            entries = form.room_rates.entries
-            if index.isdigit() and int(index) < len(entries):
-                removed = entries.pop(int(index))
-                if not entries:  # the form always shows one line to fill in
-                    form.room_rates.append_entry()
-                what = removed.form.room_type.data or "an empty line"
-                flash(f"The room rate line ({what}) is removed below; save to keep the change.", "info")
-        elif form.validate():
-            values, rates = values_from_form(section, form)
-            try:
-                revision = int(form.revision.data) if (form.revision.data or "").isdigit() else None
-                changed = services.save_section(bid, section, values, actor=current_user, now=utcnow(),
-                                                revision=revision, room_rates=rates)
-            except services.StaleBidError as exc:
-                db.session.rollback()
-                form.form_errors.append(str(exc))
-                status = 409
-            except services.BidError as exc:
-                db.session.rollback()
-                flash(str(exc), "error")
-                return redirect(url_for("bids.view", bid_id=bid.id))
-            else:
-                db.session.commit()
-                message, still_failing = _saved_message(bid, section, changed=bool(changed) or bool(attached))
-                flash(message, "warning" if still_failing else "success")
-                if upload_errors:
-                    # A refused file is an error like a refused field: the page answers 422 with the file's
-                    # message beside its input (the fields typed beside it are saved, and the flash says so).
-                    flash("What you typed in the fields is saved; the file below was not attached.", "error")
-                    db.session.refresh(bid)
-                    form.revision.data = str(bid.revision)  # saved: the next send continues from this revision
-                    status = 422
-                elif request.form.get("action") == "next":
-                    names = list(SECTIONS)
-                    following = names[names.index(section) + 1] if section != names[-1] else None
-                    if following:
-                        return redirect(url_for("bids.edit", bid_id=bid.id, section=following))
-                    return redirect(url_for("bids.view", bid_id=bid.id))
-                else:
-                    return redirect(url_for("bids.edit", bid_id=bid.id, section=section))
-        else:
-            status = 422
+        outcome = _post_section(bid, section, form, attached=attached, upload_errors=upload_errors)
+        if not isinstance(outcome, int):
+            return outcome
+        status = outcome
         form.form_errors.extend(upload_errors.values())  # after validate(), which starts the list afresh
     if not bid.state.is_editable:
         flash(f"This bid is {bid.state.label.lower()}: it can be read but not changed here.", "info")
-    if request.method == "POST":  # the page shows what was typed: the notes beside it judge that, not the saved bid
-        findings = check_bid(bid.event.regulation, data_as_entered(bid, section, form), today=utcnow().date())
-        by_field = {k: v for k, v in findings_by_field(findings).items() if not form.errors.get(k)}
-    else:
-        findings = services.compliance(bid, today=utcnow().date())
-        by_field = findings_by_field(findings)
+    findings, by_field = _findings_shown(bid, section, form)
     # The lifecycle's guard says whether this draft can be saved now; the page offers the form only then.
     refused = services.draft_refusal(bid, current_user, utcnow())
     return render_template(
@@ -285,6 +235,77 @@ def edit(bid_id: int, section: str):
         documents=[d for d in bid.documents if d.kind in SECTION_DOCUMENTS.get(section, [])],
         upload_errors=upload_errors, max_mb=current_app.config["MAX_UPLOAD_MB"],
         max_bytes=current_app.config["MAX_UPLOAD_MB"] * 1024 * 1024), status
+
+
+def _post_section(bid: Bid, section: str, form, *, attached: list[str],
+                  upload_errors: dict[str, str]) -> int | Response:
+    """The section's form as sent, after its files were attached: a room rate line added or removed, or the fields
+    validated and saved. Returns a redirect when the page is left, else the status the page answers with."""
+    action = request.form.get("action") or ""
+    if section == "hotel" and (action == "add_rate" or action.startswith("remove_rate:")):
+        return _room_rate_line(form, action)
+    if not form.validate():
+        return 422
+    values, rates = values_from_form(section, form)
+    try:
+        revision = int(form.revision.data) if (form.revision.data or "").isdigit() else None
+        changed = services.save_section(bid, section, values, actor=current_user, now=utcnow(),
+                                        revision=revision, room_rates=rates)
+    except services.StaleBidError as exc:
+        db.session.rollback()
+        form.form_errors.append(str(exc))
+        return 409
+    except services.BidError as exc:
+        db.session.rollback()
+        flash(str(exc), "error")
+        return redirect(url_for("bids.view", bid_id=bid.id))
+    db.session.commit()
+    message, still_failing = _saved_message(bid, section, changed=bool(changed) or bool(attached))
+    flash(message, "warning" if still_failing else "success")
+    if upload_errors:
+        # A refused file is an error like a refused field: the page answers 422 with the file's
+        # message beside its input (the fields typed beside it are saved, and the flash says so).
+        flash("What you typed in the fields is saved; the file below was not attached.", "error")
+        db.session.refresh(bid)
+        form.revision.data = str(bid.revision)  # saved: the next send continues from this revision
+        return 422
+    if action == "next":
+        names = list(SECTIONS)
+        following = names[names.index(section) + 1] if section != names[-1] else None
+        if following:
+            return redirect(url_for("bids.edit", bid_id=bid.id, section=following))
+        return redirect(url_for("bids.view", bid_id=bid.id))
+    return redirect(url_for("bids.edit", bid_id=bid.id, section=section))
+
+
+def _room_rate_line(form, action: str) -> int:
+    """The hotel section's buttons that add a room rate line (`add_rate`) or remove one (`remove_rate:<index>`),
+    nothing saved; returns the status the page answers with (422 when no further line fits)."""
+    if action == "add_rate" and form.rates_full:
+        form.form_errors.append(ROOM_RATES_FULL.format(entered=len(form.room_rates.entries) + 1))
+        return 422
+    if action == "add_rate":
+        form.room_rates.append_entry()
+        flash("A line for another room rate is added below; save to keep it.", "info")
+        return 200
+    index = action.removeprefix("remove_rate:")
+    entries = form.room_rates.entries
+    if index.isdigit() and int(index) < len(entries):
+        removed = entries.pop(int(index))
+        if not entries:  # the form always shows one line to fill in
+            form.room_rates.append_entry()
+        what = removed.form.room_type.data or "an empty line"
+        flash(f"The room rate line ({what}) is removed below; save to keep the change.", "info")
+    return 200
+
+
+def _findings_shown(bid: Bid, section: str, form) -> tuple[list, dict]:
+    """The findings the edit page shows, and those beside each field."""
+    if request.method == "POST":  # the page shows what was typed: the notes beside it judge that, not the saved bid
+        findings = check_bid(bid.event.regulation, data_as_entered(bid, section, form), today=utcnow().date())
+        return findings, {k: v for k, v in findings_by_field(findings).items() if not form.errors.get(k)}
+    findings = services.compliance(bid, today=utcnow().date())
+    return findings, findings_by_field(findings)
 
 
 def _saved_message(bid: Bid, section: str, *, changed: bool) -> tuple[str, bool]:

@@ -334,6 +334,64 @@ def _move_bids(contest: list[Bid], selected: Bid, decision: Decision, *, actor: 
                                 "again.") from None
 
 
+def _check_decidable(event: Event, corrects: Decision | None, correction_reason: str) -> None:
+    """A first decision: the call is in deliberation. A correction: `corrects` is still the decision in force of
+    this decided call, and the correction says what it mends."""
+    if corrects is None:
+        if event.state is not EventStatus.DELIBERATION:
+            raise DecisionError(ALREADY_DECIDED)
+        return
+    db.session.refresh(corrects)
+    if corrects.event_id != event.id:
+        raise DecisionError("Only the decision in force of a decided call can be corrected.")
+    if corrects.state is not DecisionStatus.IN_FORCE:
+        raise DecisionError(already_corrected(corrects))
+    if event.state is not EventStatus.DECIDED:
+        raise DecisionError("Only the decision in force of a decided call can be corrected.")
+    DECISION_LIFECYCLE.next(corrects.state, DecisionAction.SUPERSEDE)
+    if not correction_reason.strip():
+        raise DecisionError("Say what the correction mends.", "correction_reason")
+
+
+def _check_rationale(event: Event, selected: Bid, rationale: str, report) -> None:
+    """The duty of reasons: a decision that departs from the WCOC's ranking (`report`), chooses between bids tied
+    at its top or selects a bid with a red flag gives its reasons (board.rules.rationale_needed)."""
+    flagged = [r.bid_id for r in report.ranking.bids if r.red_flags]
+    needed = rationale_needed(selected.id, ranking_leaders=report.ranking.leaders, flagged=flagged)
+    if needed and not rationale:
+        raise DecisionError(f"{event.regulation.citation('duty_of_reasons')}: give the reasons for the decision: "
+                            f"{needed}.", "rationale")
+
+
+def _decide_call(event: Event, *, actor: User, now: datetime) -> list[dict]:
+    """A first decision: the call moves from deliberation to decided; returns the documents the Board reviewed
+    (the current board pack and its dossiers)."""
+    found = current_pack(event)
+    if found is None:
+        raise DecisionError("The board pack is not up to date with the scores: open the board pack (it is made "
+                            "again), then record the decision.")
+    pack, dossiers = found
+    reviewed = [{"identifier": d.identifier, "sha256": d.pdf_sha256, "bid": d.bid_id} for d in dossiers]
+    reviewed.append({"identifier": pack.identifier, "sha256": pack.pdf_sha256, "bid": None})
+    try:  # the call's one guarded transition, a compare-and-swap: of two decisions at once, one is refused
+        change_event_status(event, "decide", actor=actor, now=now, reason="the decision of the Board",
+                            by_decision=True)
+    except EventTransitionError:
+        raise DecisionError(ALREADY_DECIDED) from None
+    return reviewed
+
+
+def _supersede(corrects: Decision, *, now: datetime) -> list[dict]:
+    """A correction: `corrects` moves from in force to superseded; returns the documents it reviewed, which the
+    correction reviewed too."""
+    reviewed = corrects.loads("reviewed")
+    if not swap_state(corrects, expected=DecisionStatus.IN_FORCE, values={
+            "status": DECISION_LIFECYCLE.next(corrects.state, DecisionAction.SUPERSEDE), "superseded_at": now}):
+        raise DecisionError(f"Decision {corrects.id} was corrected at the same moment by someone else; nothing "
+                            "was recorded by this correction. Reload the page to see the decision in force.")
+    return reviewed
+
+
 def record_decision(event: Event, *, method: str, selected: Bid, rationale: str, decided_on: date,
                     consultations: list[tuple[User, str, date | None]], actor: User, now: datetime,
                     no_meeting_reason: str = "", corrects: Decision | None = None,
@@ -372,19 +430,7 @@ def record_decision(event: Event, *, method: str, selected: Bid, rationale: str,
         raise DecisionError("Choose how the decision was taken.", "method") from None
     # One lock with the votes (cast_vote): no vote changes between the tally read here and the commit.
     lock_call(event)
-    if corrects is None and event.state is not EventStatus.DELIBERATION:
-        raise DecisionError(ALREADY_DECIDED)
-    if corrects is not None:
-        db.session.refresh(corrects)
-        if corrects.event_id != event.id:
-            raise DecisionError("Only the decision in force of a decided call can be corrected.")
-        if corrects.state is not DecisionStatus.IN_FORCE:
-            raise DecisionError(already_corrected(corrects))
-        if event.state is not EventStatus.DECIDED:
-            raise DecisionError("Only the decision in force of a decided call can be corrected.")
-        DECISION_LIFECYCLE.next(corrects.state, DecisionAction.SUPERSEDE)
-        if not correction_reason.strip():
-            raise DecisionError("Say what the correction mends.", "correction_reason")
+    _check_decidable(event, corrects, correction_reason)
     contest = bids_before_board(event) if corrects is None else bids_decided(event)
     if selected.id not in {b.id for b in contest}:
         raise DecisionError("The selected bid must be one before the Board.", "selected")
@@ -399,30 +445,8 @@ def record_decision(event: Event, *, method: str, selected: Bid, rationale: str,
     the_tally = _check_method(event, how, selected, contest, decided_on, consultations, no_meeting_reason,
                               actor=actor, now=now)
     report = ranking_report(event)
-    flagged = [r.bid_id for r in report.ranking.bids if r.red_flags]
-    needed = rationale_needed(selected.id, ranking_leaders=report.ranking.leaders, flagged=flagged)
-    if needed and not rationale:
-        raise DecisionError(f"{event.regulation.citation('duty_of_reasons')}: give the reasons for the decision: "
-                            f"{needed}.", "rationale")
-    if corrects is None:
-        found = current_pack(event)
-        if found is None:
-            raise DecisionError("The board pack is not up to date with the scores: open the board pack (it is made "
-                                "again), then record the decision.")
-        pack, dossiers = found
-        reviewed = [{"identifier": d.identifier, "sha256": d.pdf_sha256, "bid": d.bid_id} for d in dossiers]
-        reviewed.append({"identifier": pack.identifier, "sha256": pack.pdf_sha256, "bid": None})
-        try:  # the call's one guarded transition, a compare-and-swap: of two decisions at once, one is refused
-            change_event_status(event, "decide", actor=actor, now=now, reason="the decision of the Board",
-                                by_decision=True)
-        except EventTransitionError:
-            raise DecisionError(ALREADY_DECIDED) from None
-    else:
-        reviewed = corrects.loads("reviewed")
-        if not swap_state(corrects, expected=DecisionStatus.IN_FORCE, values={
-                "status": DECISION_LIFECYCLE.next(corrects.state, DecisionAction.SUPERSEDE), "superseded_at": now}):
-            raise DecisionError(f"Decision {corrects.id} was corrected at the same moment by someone else; nothing "
-                                "was recorded by this correction. Reload the page to see the decision in force.")
+    _check_rationale(event, selected, rationale, report)
+    reviewed = _decide_call(event, actor=actor, now=now) if corrects is None else _supersede(corrects, now=now)
     decision = Decision(
         event_id=event.id, method=how.value, selected_bid_id=selected.id, decided_on=decided_on,
         tally=json.dumps(the_tally.as_dict() if the_tally else {}), votes=json.dumps(counted),

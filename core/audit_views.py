@@ -210,6 +210,35 @@ def _day(raw: str, what: str, problems: list[str]) -> date | None:
     return None
 
 
+def _read_action(typed: str, f: Filters) -> None:
+    """The action filter typed: one action (bid.submit) or a family of them (bid., bid.* or bid); a sentence in
+    f.problems when it is neither."""
+    raw = typed.lower()
+    if not raw:
+        return
+    if not _ACTION.fullmatch(raw) or len(raw) > 80:
+        f.problems.append(f"“{typed}” is not an action: write one as bid.submit, or bid. for every "
+                          "action on bids. The list is shown for every action.")
+    elif raw.endswith(("*", ".")) or "." not in raw:
+        f.action_prefix = raw.rstrip("*").rstrip(".") + "."
+    else:
+        f.action = raw
+
+
+def _read_object_type(typed: str, f: Filters) -> None:
+    """The kind of object typed (spaces ignored, spelt as the audit's links spell it when it is one of theirs); a
+    sentence in f.problems when it cannot be one."""
+    if not typed:
+        return
+    known = {t.lower(): t for t in LINKS}
+    if _TYPE.fullmatch(typed.replace(" ", "")):
+        name = typed.replace(" ", "")
+        f.object_type = known.get(name.lower(), name)
+    else:
+        f.problems.append(f"“{typed}” is not a kind of object: write one as Bid, Contract or Payment. "
+                          "The list is shown for every kind.")
+
+
 def read_filters(args: Mapping[str, str]) -> Filters:
     """The filters of ?action=&type=&object=&actor=&from=&to=&signins=, read so that no value can fail the request:
     a value that cannot be read does not filter, and a sentence says so (what was typed is kept). `action` is an
@@ -218,23 +247,8 @@ def read_filters(args: Mapping[str, str]) -> Filters:
     typed = {k: (args.get(k) or "").strip()[:300]
              for k in ("action", "type", "object", "actor", "from", "to", "signins")}
     f = Filters(typed=typed)
-    raw = typed["action"].lower()
-    if raw:
-        if not _ACTION.fullmatch(raw) or len(raw) > 80:
-            f.problems.append(f"“{typed['action']}” is not an action: write one as bid.submit, or bid. for every "
-                              "action on bids. The list is shown for every action.")
-        elif raw.endswith(("*", ".")) or "." not in raw:
-            f.action_prefix = raw.rstrip("*").rstrip(".") + "."
-        else:
-            f.action = raw
-    if typed["type"]:
-        known = {t.lower(): t for t in LINKS}
-        if _TYPE.fullmatch(typed["type"].replace(" ", "")):
-            name = typed["type"].replace(" ", "")
-            f.object_type = known.get(name.lower(), name)
-        else:
-            f.problems.append(f"“{typed['type']}” is not a kind of object: write one as Bid, Contract or Payment. "
-                              "The list is shown for every kind.")
+    _read_action(typed["action"], f)
+    _read_object_type(typed["type"], f)
     if typed["object"]:
         if len(typed["object"]) <= 64:
             f.object_id = typed["object"]

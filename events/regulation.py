@@ -973,6 +973,12 @@ def _check_across(reg: Regulation, data: dict[str, Any]) -> None:
         _fail("result.winning_score", f"must lie above 0 and at most the {reg.number_of_games} games, got "
                                       f"{reg.result.winning_score}")
     # Provenance: a key belongs to one kind only; a procedure rule or a check names fields the file has.
+    _check_one_source(reg)
+    _check_fields_named(reg, data)
+
+
+def _check_one_source(reg: Regulation) -> None:
+    """No key is both a citation, a procedure rule or a sanity check: a rule has one source."""
     kinds = {"citations": set(reg.citations), "procedure.rules": set(reg.procedure.rules),
              "sanity_checks": set(reg.sanity_checks)}
     names = list(kinds)
@@ -981,6 +987,10 @@ def _check_across(reg: Regulation, data: dict[str, Any]) -> None:
             both = sorted(kinds[a] & kinds[b])
             if both:
                 _fail(f"{b}.{both[0]}", f"is also in [{a}]: a rule has one source")
+
+
+def _check_fields_named(reg: Regulation, data: dict[str, Any]) -> None:
+    """Each field a procedure rule or a sanity check names (a dotted path) is in the call file."""
     for table_name, rules in (("procedure.rules", reg.procedure.rules), ("sanity_checks", reg.sanity_checks)):
         for key, rule in rules.items():
             for i, path in enumerate(rule.fields):

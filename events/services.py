@@ -58,36 +58,52 @@ def amendment_problems(reg: Regulation, *, authority: str | None, decided_on: da
         problems.append("give the reason for the change")
     if who is None:
         return problems
-    recommended = [bool((recommended_by or "").strip()), recommended_on is not None,
-                   bool((recommendation or "").strip())]
-    if who.upon_recommendation_by:
-        missing = [what for what, given in zip(("who made it", "its date", "what it recommended"), recommended,
-                                               strict=True) if not given]
-        if missing:
-            problems.append(f"Art. {who.article}: the change is made upon recommendation by "
-                            f"{who.upon_recommendation_by}; give that recommendation: " + ", ".join(missing))
-        elif decided_on is not None and recommended_on is not None and recommended_on > decided_on:
-            problems.append(f"Art. {who.article}: the recommendation of {who.upon_recommendation_by} comes before "
-                            f"the decision that follows it (recommended on {recommended_on.isoformat()}, decided on "
-                            f"{decided_on.isoformat()})")
-    elif any(recommended):
-        problems.append(f"{who.label} (Art. {who.article}) does not act upon a recommendation; leave it out")
+    problems += _recommendation_problems(who, decided_on, recommended_by, recommended_on, recommendation)
     if who.not_covered_only:
         problems += _covered_changes(reg, who, changed_keys, (*covered_before, *reg.covered))
-    ground = (grounds or "").strip()
-    if who.grounds:
-        choices = ", ".join(f"{g.key} ({g.label})" for g in who.grounds)
-        if not ground:
-            problems.append(f"Art. {who.article}: {who.label} decides only on "
-                            + " or ".join(g.label for g in who.grounds) + f"; say which: {choices}")
-        else:
-            try:
-                who.ground(ground)
-            except KeyError:
-                problems.append(f"Art. {who.article}: {ground!r} is not a ground of {who.label}; use {choices}")
-    elif ground:
-        problems.append(f"{who.label} (Art. {who.article}) decides on no particular grounds; leave them out")
+    problems += _ground_problems(who, grounds)
     return problems
+
+
+def _recommendation_problems(who: AmendmentAuthority, decided_on: date | None, recommended_by: str | None,
+                             recommended_on: date | None, recommendation: str | None) -> list[str]:
+    """For an authority that acts upon another body's recommendation, what the recommendation lacks (who made it,
+    when, not after the decision, and what it recommended); for any other, a recommendation given."""
+    recommended = [bool((recommended_by or "").strip()), recommended_on is not None,
+                   bool((recommendation or "").strip())]
+    if not who.upon_recommendation_by:
+        if any(recommended):
+            return [f"{who.label} (Art. {who.article}) does not act upon a recommendation; leave it out"]
+        return []
+    missing = [what for what, given in zip(("who made it", "its date", "what it recommended"), recommended,
+                                           strict=True) if not given]
+    if missing:
+        return [f"Art. {who.article}: the change is made upon recommendation by "
+                f"{who.upon_recommendation_by}; give that recommendation: " + ", ".join(missing)]
+    if decided_on is not None and recommended_on is not None and recommended_on > decided_on:
+        return [f"Art. {who.article}: the recommendation of {who.upon_recommendation_by} comes before "
+                f"the decision that follows it (recommended on {recommended_on.isoformat()}, decided on "
+                f"{decided_on.isoformat()})"]
+    return []
+
+
+def _ground_problems(who: AmendmentAuthority, grounds: str | None) -> list[str]:
+    """For an authority that decides only on certain grounds, a ground missing or not one of them; for any other,
+    a ground given."""
+    ground = (grounds or "").strip()
+    if not who.grounds:
+        if ground:
+            return [f"{who.label} (Art. {who.article}) decides on no particular grounds; leave them out"]
+        return []
+    choices = ", ".join(f"{g.key} ({g.label})" for g in who.grounds)
+    if not ground:
+        return [f"Art. {who.article}: {who.label} decides only on "
+                + " or ".join(g.label for g in who.grounds) + f"; say which: {choices}"]
+    try:
+        who.ground(ground)
+    except KeyError:
+        return [f"Art. {who.article}: {ground!r} is not a ground of {who.label}; use {choices}"]
+    return []
 
 
 def _covered_changes(reg: Regulation, who: AmendmentAuthority, changed_keys: Sequence[str],

@@ -823,46 +823,16 @@ def rank_bids(reg: Regulation, scorecards: Scorecards, weights: Weights | None =
     leaders = leaders_of(keys)
     counts = collections.Counter(k for k in keys.values() if k is not None)
     rule = _StatsRule(reg, table.places)
-    scale_units = 10**DISPLAY_PLACES
 
     results: dict[BidId, BidResult] = {}
     for b in table.bids:
         ordered, sums = table.ordered[b], table.sums[b]
         total = totals[b]
         if total is None:
-            stats = [_unit_stats(rule, c, vals, s) for c, vals, (s, _) in zip(reg.criteria, ordered, sums, strict=True)]
-            if not table.members[b]:
-                note = "No scorecard submitted yet: no total, listed after the ranked bids."
-            else:
-                missing = [c for c, w, s in zip(reg.criteria, ws, stats, strict=True) if w > 0 and s.count == 0]
-                unscored = ", ".join(f"{c.article} {c.label.lower()}" for c in missing)
-                note = f"No score yet for {unscored}: no total, listed after the ranked bids."
-            results[b] = BidResult(b, None, "unranked", False, len(table.members[b]), None, tuple(stats), (), note)
+            results[b] = _unranked_result(reg, table, ws, rule, b)
             continue
-        # Contributions w_k * s_k / sum(w) over the total's own denominator, allocated by largest remainder
-        # (`_allocate`, in integers): their two-decimal values add up to the two-decimal total.
-        num, den = cast(tuple[int, int], exact[b])  # a bid listed as ranked has a total
-        lcm = den // (sum(wint) * rule.scale)
-        scaled = []
-        for w, vals, (s, n) in zip(wint, ordered, sums, strict=True):
-            if w == 0:
-                scaled.append(0)
-                continue
-            if statistic == "mean":
-                a, d = s, n
-            else:
-                mid = n // 2
-                a, d = (vals[mid], 1) if n % 2 else (vals[mid - 1] + vals[mid], 2)
-            scaled.append(scale_units * w * a * (lcm // d))
-        floors = [x // den for x in scaled]
-        shown_units = (2 * abs(num) * scale_units + den) // (2 * den)
-        target = -shown_units if num < 0 else shown_units
-        need = target - sum(floors)
-        by_remainder = sorted((i for i, x in enumerate(scaled) if x % den), key=lambda i: (-(scaled[i] % den), i))
-        if not 0 <= need <= len(by_remainder):
-            raise ValueError(f"cannot allocate {target} units over {scaled} / {den}")  # a bug, not bad input
-        for i in by_remainder[:need]:
-            floors[i] += 1
+        exact_total = cast(tuple[int, int], exact[b])  # a bid listed as ranked has a total
+        floors, target = _contribution_units(wint, ordered, sums, statistic, exact_total, rule.scale)
         stats = [_unit_stats(rule, c, vals, s, None if w == 0 else Decimal(f).scaleb(-DISPLAY_PLACES))
                  for c, w, vals, (s, _), f in zip(reg.criteria, wint, ordered, sums, floors, strict=True)]
         shown = Decimal(target).scaleb(-DISPLAY_PLACES)
@@ -873,23 +843,77 @@ def rank_bids(reg: Regulation, scorecards: Scorecards, weights: Weights | None =
             red_flags(reg, stats, total, statistic), "", total_exact=total)
 
     order = sorted(table.bids, key=lambda b: (keys[b] is None, -(keys[b] or 0)))
-    names = names or {}
+    notes = _ranking_notes([results[b] for b in order], names or {})
+    return Ranking(statistic, shares, tuple(results[b] for b in order), leaders, tuple(notes))
+
+
+def _unranked_result(reg: Regulation, table: ScoreTable, ws: Sequence[Decimal], rule: _StatsRule,
+                     b: BidId) -> BidResult:
+    """The result of a bid without a total: unranked, with a note saying whether no scorecard was submitted or
+    which weighted criteria nobody has scored yet."""
+    ordered, sums = table.ordered[b], table.sums[b]
+    stats = [_unit_stats(rule, c, vals, s) for c, vals, (s, _) in zip(reg.criteria, ordered, sums, strict=True)]
+    if not table.members[b]:
+        note = "No scorecard submitted yet: no total, listed after the ranked bids."
+    else:
+        missing = [c for c, w, s in zip(reg.criteria, ws, stats, strict=True) if w > 0 and s.count == 0]
+        unscored = ", ".join(f"{c.article} {c.label.lower()}" for c in missing)
+        note = f"No score yet for {unscored}: no total, listed after the ranked bids."
+    return BidResult(b, None, "unranked", False, len(table.members[b]), None, tuple(stats), (), note)
+
+
+def _contribution_units(wint: Sequence[int], ordered: Sequence[list[int]], sums: Sequence[tuple[int, int]],
+                        statistic: str, exact_total: tuple[int, int], scale: int) -> tuple[list[int], int]:
+    """Each criterion's contribution to a bid's total and the total, in units of 10 ** -DISPLAY_PLACES.
+
+    Contributions w_k * s_k / sum(w) over the total's own denominator, allocated by largest remainder
+    (`_allocate`, in integers): their two-decimal values add up to the two-decimal total. `exact_total` is the
+    bid's (numerator, denominator); `scale` the rule's scale (_StatsRule.scale)."""
+    scale_units = 10**DISPLAY_PLACES
+    num, den = exact_total
+    lcm = den // (sum(wint) * scale)
+    scaled = []
+    for w, vals, (s, n) in zip(wint, ordered, sums, strict=True):
+        if w == 0:
+            scaled.append(0)
+            continue
+        if statistic == "mean":
+            a, d = s, n
+        else:
+            mid = n // 2
+            a, d = (vals[mid], 1) if n % 2 else (vals[mid - 1] + vals[mid], 2)
+        scaled.append(scale_units * w * a * (lcm // d))
+    floors = [x // den for x in scaled]
+    shown_units = (2 * abs(num) * scale_units + den) // (2 * den)
+    target = -shown_units if num < 0 else shown_units
+    need = target - sum(floors)
+    by_remainder = sorted((i for i, x in enumerate(scaled) if x % den), key=lambda i: (-(scaled[i] % den), i))
+    if not 0 <= need <= len(by_remainder):
+        raise ValueError(f"cannot allocate {target} units over {scaled} / {den}")  # a bug, not bad input
+    for i in by_remainder[:need]:
+        floors[i] += 1
+    return floors, target
+
+
+def _ranking_notes(in_order: Sequence[BidResult], names: Mapping[BidId, str]) -> list[str]:
+    """The ranking's notes on its results in ranking order: bids that show the same two-decimal total but are not
+    tied, then the bids without a total (named by `names`, their ids otherwise)."""
 
     def name(b: BidId) -> str:
         return names.get(b, str(b))
 
     notes = []
-    ranked = [results[b] for b in order if totals[b] is not None]
+    ranked = [r for r in in_order if r.total_exact is not None]
     for x, y in zip(ranked, ranked[1:], strict=False):
         if x.total == y.total and x.total_exact != y.total_exact:
             assert x.total_exact is not None and y.total_exact is not None  # ranked: both have a total
             ex, ey = _distinguishing(x.total_exact, y.total_exact)
             notes.append(f"{name(x.bid_id)} and {name(y.bid_id)} both show {x.total} but are not tied: the ranking "
                          f"compares exact totals ({ex} and {ey}).")
-    unranked = [name(b) for b in order if totals[b] is None]
+    unranked = [name(r.bid_id) for r in in_order if r.total_exact is None]
     if unranked:
         notes.append(f"Without a total, listed last and unranked: {', '.join(unranked)}.")
-    return Ranking(statistic, shares, tuple(results[b] for b in order), leaders, tuple(notes))
+    return notes
 
 
 # ------------------------------------------------------------------------ who scores what, and when

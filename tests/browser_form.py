@@ -31,14 +31,7 @@ class _Form(HTMLParser):
             return
         name = a.get("name")
         if tag == "input" and name:
-            kind = a.get("type", "text")
-            if kind in ("checkbox", "radio"):
-                if "checked" in a:
-                    self.fields.append((name, a.get("value", "on")))
-            elif kind in ("submit", "button", "image"):
-                self.buttons.append(a)
-            elif kind != "file":
-                self.fields.append((name, a.get("value") or ""))
+            self._input(name, a)
         elif tag == "button":
             self.buttons.append(a)
         elif tag == "select" and name:
@@ -47,6 +40,17 @@ class _Form(HTMLParser):
             self.fields.append((self._select, a.get("value", "")))
         elif tag == "textarea" and name:
             self._textarea, self._text = name, ""
+
+    def _input(self, name: str, a: dict) -> None:
+        """A named <input> of the form: a ticked box's value, a button, or a typed value (a file is not read)."""
+        kind = a.get("type", "text")
+        if kind in ("checkbox", "radio"):
+            if "checked" in a:
+                self.fields.append((name, a.get("value", "on")))
+        elif kind in ("submit", "button", "image"):
+            self.buttons.append(a)
+        elif kind != "file":
+            self.fields.append((name, a.get("value") or ""))
 
     def handle_endtag(self, tag):
         if tag == "form":

@@ -246,21 +246,32 @@ def _crawl_as(app, adapter, client, role: str, seeded: Seeds, report: Report, pe
         if endpoint:
             report.endpoints.add(endpoint)
         where = f"{role}: GET {url}" + (f" (a link on {source})" if source else "")
-        if response.status_code >= 500:
-            report.failures.append(f"{where} answered {response.status_code}")
+        problem = _problem(kind, response.status_code)
+        if problem:
+            report.failures.append(f"{where} {problem}")
             continue
-        if kind == "missing" and response.status_code not in NOT_THERE:
-            report.failures.append(f"{where} (no such row) answered {response.status_code}, not 404 (or a refusal)")
-            continue
-        if kind == "link" and response.status_code >= 400:
-            report.failures.append(f"{where} answered {response.status_code}: a link shown that does not open")
-            continue
-        if 300 <= response.status_code < 400 and response.location:
-            target = urlsplit(response.location)
-            if not target.netloc or target.netloc == "gambit.test":
-                queue.append((target.path + (f"?{target.query}" if target.query else ""), "link", url))
-            continue
-        if response.mimetype == "text/html" and response.status_code == 200:
-            for link in links(body):
-                if normal(link) not in seen:
-                    queue.append((link, "link", url))
+        queue.extend(_followed(response, body, url, seen))
+
+
+def _problem(kind: str, status: int) -> str | None:
+    """What is wrong with the answer to a URL of this kind (see _crawl_as's queue), after its "where"; or None."""
+    if status >= 500:
+        return f"answered {status}"
+    if kind == "missing" and status not in NOT_THERE:
+        return f"(no such row) answered {status}, not 404 (or a refusal)"
+    if kind == "link" and status >= 400:
+        return f"answered {status}: a link shown that does not open"
+    return None
+
+
+def _followed(response, body, url: str, seen: set[str]) -> list[tuple[str, str, str]]:
+    """The links to visit next from the answer to `url`: where a redirect within the site leads, or the links of
+    an HTML page not seen yet."""
+    if 300 <= response.status_code < 400 and response.location:
+        target = urlsplit(response.location)
+        if not target.netloc or target.netloc == "gambit.test":
+            return [(target.path + (f"?{target.query}" if target.query else ""), "link", url)]
+        return []
+    if response.mimetype == "text/html" and response.status_code == 200:
+        return [(link, "link", url) for link in links(body) if normal(link) not in seen]
+    return []

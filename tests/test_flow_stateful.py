@@ -160,6 +160,40 @@ def pick(ids: list, i: int):
     return ids[i % len(ids)]
 
 
+def _shown_to(data, member) -> tuple[set[tuple[int, int]], set[int]]:
+    """What the views show `member` of the others' scores, as (bid, other member): beside each bid (`others_on`),
+    counted in the ranking (`build_ranking(data, viewer)`) and in the CSV export; and the bids the ranking lists."""
+    shown: set[tuple[int, int]] = set()   # (bid, other member)
+    for bid in data.ranked:
+        shown |= {(bid.id, other.id) for other, _, _ in data.others_on(bid, member)}
+    report = build_ranking(data, member)
+    shown |= {(bid_id, m) for bid_id, by in report.counted.items() for m in by}
+    ranked_ids = {r.bid_id for r in report.ranking.bids}
+    by_name = {u.name: u.id for u in data.members.values()}
+    for row in list(csv.DictReader(io.StringIO(scores_csv(data, member)))):
+        shown.add((int(row["bid_id"]), by_name[row["member"]]))
+    return {(b, m) for b, m in shown if m != member.id}, ranked_ids
+
+
+def _blind_phase_violations(where: str, bid_id: int, other: int, *, missing, due, own, listed,
+                            first_shown) -> list[str]:
+    """While scoring is open, a member shown another member's scores on a bid must have submitted their own
+    scorecards on every bid due (`missing` none), be due to score some bid, and have a declaration covering every
+    listed bid that records the first showing."""
+    out = []
+    if missing:
+        out.append(f"{where}: shown member {other}'s scores on bid {bid_id} before submitting "
+                   f"their own scorecards on bids {missing}")
+    if not due:
+        out.append(f"{where}: recused from every bid, shown member {other}'s scores on bid "
+                   f"{bid_id} before scoring closed")
+    if own is None or not listed <= own[0]:
+        out.append(f"{where}: shown scores with no declaration covering every listed bid")
+    if first_shown is None:
+        out.append(f"{where}: shown scores, yet their declaration does not record it")
+    return out
+
+
 class FlowMachine(RuleBasedStateMachine):
     app = None     # set by the test
     stage = "open"  # set by the test: where `the_call_and_its_people` leaves the flow
@@ -349,14 +383,7 @@ class FlowMachine(RuleBasedStateMachine):
         db.session.commit()
         self.head = checkpoint()
         db.session.remove()
-        for who, paper in ((0, False), (1, False), (2, True)):
-            self.create_bid(who, paper)
-            self.fill_bid(who, compliant=True, by_admin=paper)
-            if not paper:
-                self.bidder_acts(who, "submit", "owner")
-        # A complete online draft its bidder never submitted: at every later stage, submitting it must be refused.
-        self.create_bid(2, False)
-        self.fill_bid(3, compliant=True, by_admin=False)
+        self.four_bids()
         if stage == "open":
             return
         if late_paper:
@@ -372,9 +399,7 @@ class FlowMachine(RuleBasedStateMachine):
             self.declare_every_listed_bid(who, conflict=None)
         if stage == "scoring":
             return
-        for who in range(3):
-            for _ in range(len(self.bid_ids)):
-                self.score_due(who, "3")
+        self.everything_scored()
         self.call_moves_on()                                    # deliberation
         for who in range(3):
             self.read_scores(who)
@@ -383,6 +408,25 @@ class FlowMachine(RuleBasedStateMachine):
         if by_vote:
             self.board_agrees(0)
         self.decide(0, by_vote)                                 # decided
+
+    def four_bids(self) -> None:
+        """Two bids typed in and submitted by their bidders, a paper bid keyed in by the secretariat (not yet
+        submitted), and a complete online draft left unsubmitted."""
+        for who, paper in ((0, False), (1, False), (2, True)):
+            self.create_bid(who, paper)
+            self.fill_bid(who, compliant=True, by_admin=paper)
+            if not paper:
+                self.bidder_acts(who, "submit", "owner")
+        # A complete online draft its bidder never submitted: at every later stage, submitting it must be refused.
+        self.create_bid(2, False)
+        self.fill_bid(3, compliant=True, by_admin=False)
+
+    def everything_scored(self) -> None:
+        """Steering: for each WCOC member, as many scorecards submitted as there are bids (score_due: from that
+        member, or the next one with a scorecard due), each with the score 3."""
+        for who in range(3):
+            for _ in range(len(self.bid_ids)):
+                self.score_due(who, "3")
 
     # ------------------------------------------------------------------------------------------ bids
 
@@ -670,17 +714,7 @@ class FlowMachine(RuleBasedStateMachine):
             if not ok:
                 return
         member, event = self.user(member_id), self.event()
-        data = load_scoring(event)
-        shown: set[tuple[int, int]] = set()   # (bid, other member)
-        for bid in data.ranked:
-            shown |= {(bid.id, other.id) for other, _, _ in data.others_on(bid, member)}
-        report = build_ranking(data, member)
-        shown |= {(bid_id, m) for bid_id, by in report.counted.items() for m in by}
-        ranked_ids = {r.bid_id for r in report.ranking.bids}
-        by_name = {u.name: u.id for u in data.members.values()}
-        for row in list(csv.DictReader(io.StringIO(scores_csv(data, member)))):
-            shown.add((int(row["bid_id"]), by_name[row["member"]]))
-        shown = {(b, m) for b, m in shown if m != member_id}
+        shown, ranked_ids = _shown_to(load_scoring(event), member)
         COVERAGE["read_scores: shown others' scores" if shown else "read_scores: nothing to show"] += 1
         due, recused = self.due_bids(member)
         missing = [b for b in due if not ((c := self.own_card(b, member)) and c.ever_submitted)]
@@ -698,16 +732,8 @@ class FlowMachine(RuleBasedStateMachine):
             if event.status in SCORING_OVER:
                 # Once scoring is closed no score can change: the blind phase is over (recusals still hide bids).
                 continue
-            if missing:
-                self.violations.append(f"{where}: shown member {other}'s scores on bid {bid_id} before submitting "
-                                       f"their own scorecards on bids {missing}")
-            if not due:
-                self.violations.append(f"{where}: recused from every bid, shown member {other}'s scores on bid "
-                                       f"{bid_id} before scoring closed")
-            if own is None or not listed <= own[0]:
-                self.violations.append(f"{where}: shown scores with no declaration covering every listed bid")
-            if first_shown is None:
-                self.violations.append(f"{where}: shown scores, yet their declaration does not record it")
+            self.violations += _blind_phase_violations(where, bid_id, other, missing=missing, due=due, own=own,
+                                                       listed=listed, first_shown=first_shown)
             own_card = self.own_card(bid_id, member)
             if own_card is None or not own_card.ever_submitted:
                 self.read_before_own.setdefault((member_id, bid_id), where)

@@ -19,33 +19,40 @@ def _figures() -> set[Decimal]:
     """Every number of the money sections of the 2015 file, as written, as a percentage, and its complement."""
     data = tomllib.loads(default_event_file().read_text(encoding="utf-8"))
     out: set[Decimal] = set()
-
-    def walk(value):
-        if isinstance(value, dict):
-            for v in value.values():
-                walk(v)
-        elif isinstance(value, list):
-            for v in value:
-                walk(v)
-        elif isinstance(value, bool):
-            return
-        elif isinstance(value, int):
-            out.add(Decimal(value))
-        elif isinstance(value, str):
-            try:
-                d = Decimal(value)
-            except InvalidOperation:
-                return
-            if d.is_finite():
-                out.update({d, d * 100})
-                if 0 < d < 1:
-                    out.update({1 - d, (1 - d) * 100})
-
     for section in ("prize_fund", "fide_contribution", "prize_split", "obligations", "payments"):
-        walk(data[section])
+        _walk(data[section], out)
     for inst in data["payments"]["with_guarantee"]:
         out.update({Decimal(inst["due"].year), Decimal(inst["due"].month), Decimal(inst["due"].day)})
     return out - ALLOWED
+
+
+def _walk(value, out: set[Decimal]) -> None:
+    """Adds to `out` every number in a value of the TOML file (tables and lists walked through)."""
+    if isinstance(value, dict):
+        for v in value.values():
+            _walk(v, out)
+    elif isinstance(value, list):
+        for v in value:
+            _walk(v, out)
+    elif isinstance(value, bool):
+        return
+    elif isinstance(value, int):
+        out.add(Decimal(value))
+    elif isinstance(value, str):
+        out.update(_text_figures(value))
+
+
+def _text_figures(value: str) -> set[Decimal]:
+    """A decimal written as text (a rate, "0.2"), as a percentage, and its complement; nothing for other text."""
+    try:
+        d = Decimal(value)
+    except InvalidOperation:
+        return set()
+    if not d.is_finite():
+        return set()
+    if 0 < d < 1:
+        return {d, d * 100, 1 - d, (1 - d) * 100}
+    return {d, d * 100}
 
 
 def _literals(path: Path):

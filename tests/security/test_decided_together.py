@@ -35,6 +35,21 @@ def _waiting_for_a_lock(engine) -> bool:
                                      "AND wait_event_type = 'Lock'")))
 
 
+def _start_and_join(threads: list[threading.Thread], *, racing: bool) -> None:
+    """Both threads at once when racing (the first holds itself back); otherwise the first to its end before the
+    second starts. Each must end within 60 s."""
+    if racing:
+        for t in threads:
+            t.start()
+    else:  # SQLite: one writer at a time anyway
+        threads[0].start()
+        threads[0].join(60)
+        threads[1].start()
+    for t in threads:
+        t.join(60)
+        assert not t.is_alive()
+
+
 def race(app, first: Callable[[], object], second: Callable[[], object], *, stop_before: Callable[[str], bool]):
     """Run first() and second() in two threads, each in its own app context. On PostgreSQL, first() stops just
     before its first statement for which stop_before(statement) is true, until second() has finished or is
@@ -75,18 +90,8 @@ def race(app, first: Callable[[], object], second: Callable[[], object], *, stop
     if racing:
         sa_event.listen(engine, "before_cursor_execute", hold)
     try:
-        threads = [threading.Thread(target=run, args=(0, first), name="race-first"),
-                   threading.Thread(target=run, args=(1, second), name="race-second")]
-        if racing:
-            for t in threads:
-                t.start()
-        else:  # SQLite: one writer at a time anyway
-            threads[0].start()
-            threads[0].join(60)
-            threads[1].start()
-        for t in threads:
-            t.join(60)
-            assert not t.is_alive()
+        _start_and_join([threading.Thread(target=run, args=(0, first), name="race-first"),
+                         threading.Thread(target=run, args=(1, second), name="race-second")], racing=racing)
     finally:
         if racing:
             sa_event.remove(engine, "before_cursor_execute", hold)

@@ -225,6 +225,39 @@ def _values_problems(after, sent: dict, fields, *, label: str, bad_field: str, w
     return out
 
 
+def _redirect_problems(app, client, location, *, endpoint, form, sent, field, label, shows_saved) -> list[str]:
+    """Problems with the page a redirecting answer leads to: a refusal there keeps what was typed, and a saved
+    form shows the value again."""
+    if "/login" in location:
+        return [f"redirected to the login page ({location})"]
+    problems = []
+    landing = client.get(location)
+    page = landing.get_data(as_text=True)
+    if landing.status_code >= 500:
+        problems.append(f"the page after the redirect answers {landing.status_code}")
+    if SCRIPT in page:
+        problems.append("the script tag is printed unescaped on the page after the redirect")
+    refused = 'class="flash error"' in page
+    again = same_form(parse_forms(page, location), app, endpoint, form.names())
+    if refused:
+        typed = [f for f in form.text_fields() if f.type != "password" and shown(sent[f.name][0])
+                 and not (f.name == field.name and label in NOT_ECHOED)]
+        if again is None:
+            if typed:
+                problems.append(f"refused with a flash and a redirect to {location}; typed values dropped: "
+                                + ", ".join(f"{f.name}={describe(sent[f.name][0])}" for f in typed))
+        else:
+            problems += _values_problems(again, sent, typed, label=label, bad_field=field.name,
+                                         what=f"refused with a redirect to {location}")
+    elif shows_saved and again is not None and field.type not in ("number", "date") and label not in NOT_ECHOED:
+        # Saved: the form shows the value again (an amount may come back normalised, so only a value that
+        # came back empty is reported).
+        now = again.value_of(field.name)
+        if now is not None and shown(sent[field.name][0]) and not shown(now):
+            problems.append(f"accepted, but the saved form shows {field.name} empty")
+    return problems
+
+
 def _check_answer(app, client, response, *, endpoint, form, sent, field, label, shows_saved) -> list[str]:
     """Problems with one answer to a form posted with `field` set to the bad value `label`."""
     problems = []
@@ -236,34 +269,8 @@ def _check_answer(app, client, response, *, endpoint, form, sent, field, label, 
         problems.append("the script tag is printed unescaped")
     texts = form.text_fields()
     if status in (301, 302, 303):
-        location = response.location
-        if "/login" in location:
-            return [*problems, f"redirected to the login page ({location})"]
-        landing = client.get(location)
-        page = landing.get_data(as_text=True)
-        if landing.status_code >= 500:
-            problems.append(f"the page after the redirect answers {landing.status_code}")
-        if SCRIPT in page:
-            problems.append("the script tag is printed unescaped on the page after the redirect")
-        refused = 'class="flash error"' in page
-        again = same_form(parse_forms(page, location), app, endpoint, form.names())
-        if refused:
-            typed = [f for f in texts if f.type != "password" and shown(sent[f.name][0])
-                     and not (f.name == field.name and label in NOT_ECHOED)]
-            if again is None:
-                if typed:
-                    problems.append(f"refused with a flash and a redirect to {location}; typed values dropped: "
-                                    + ", ".join(f"{f.name}={describe(sent[f.name][0])}" for f in typed))
-            else:
-                problems += _values_problems(again, sent, typed, label=label, bad_field=field.name,
-                                             what=f"refused with a redirect to {location}")
-        elif shows_saved and again is not None and field.type not in ("number", "date") and label not in NOT_ECHOED:
-            # Saved: the form shows the value again (an amount may come back normalised, so only a value that
-            # came back empty is reported).
-            now = again.value_of(field.name)
-            if now is not None and shown(sent[field.name][0]) and not shown(now):
-                problems.append(f"accepted, but the saved form shows {field.name} empty")
-        return problems
+        return problems + _redirect_problems(app, client, response.location, endpoint=endpoint, form=form,
+                                             sent=sent, field=field, label=label, shows_saved=shows_saved)
     after = same_form(parse_forms(body, form.action), app, endpoint, form.names())
     if after is None:
         if 400 <= status < 500 and label not in NOT_ECHOED:
