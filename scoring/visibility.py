@@ -37,15 +37,18 @@ if TYPE_CHECKING:
 
 
 class _Declaration(Protocol):
-    confirmed_at: datetime | None
+    @property
+    def confirmed_at(self) -> datetime: ...
 
 
 class CallScoring(Protocol):
     """What this rule reads of one call's scoring (scoring.queries.ScoringData provides it, loaded once per page):
     named here so that the rule imports nothing of the queries, which ask it."""
 
-    event: Event
-    ranked: list[Bid]
+    @property
+    def event(self) -> Event: ...
+    @property
+    def ranked(self) -> list[Bid]: ...
 
     def due(self, member: User) -> list[Bid]: ...
     def outstanding(self, member: User) -> list[Bid]: ...
