@@ -58,7 +58,7 @@ SCOPE: dict[str, Scope] = {
     "access": Scope(
         _fn("bids.services", "can_see", "bids_visible_to", "_opened_by_roles", "has_stake", "_staked_events")
         + _fn("bids.views", "may_edit")
-        + _fn("scoring.visibility", "may_see_scores_on_bid", "declaration_gate", "gate_needs_declaration",
+        + _fn("scoring.visibility", "may_see_scores_on_bid", "declaration_gate",
               "reads_the_decision_record")
         + _fn("contracts.queries", "may_view") + _fn("contracts.lifecycle", "may_view_contract")
         + _fn("api.bids", "_visible_bid") + _fn("api.contracts", "_visible_contract"), (

@@ -12,6 +12,7 @@ from pathlib import Path
 from sqlalchemy import func, select, update
 
 from accounts.models import User
+from accounts.rules import REVIEWER_ROLES
 from bids import lifecycle
 from bids.consultation import CONSULTATION, CONSULTATION_LABELS, FEDERATION_ONLY, RULING_GROUNDS, check_acceptance
 from bids.data import BidData
@@ -594,7 +595,7 @@ def _opened_by_roles(user) -> tuple[bool, bool]:
     apply: (every bid: the secretariat; the bids in or past the contest, outside the calls where the person owns
     or entered a bid (`has_stake`): the WCOC and the Board). Everyone sees their own bids, in any state, besides."""
     roles = user.role_set
-    return Role.ADMIN in roles, bool(roles & {Role.WCOC, Role.BOARD})
+    return Role.ADMIN in roles, bool(roles & REVIEWER_ROLES)
 
 
 def bids_visible_to(user, event: Event | None = None):

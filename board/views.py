@@ -41,7 +41,7 @@ from core.templating import register_nav
 from events.models import Event
 from events.views import event_or_404
 from finance.rules import contract_article
-from scoring.visibility import REVIEWERS, sight
+from scoring.visibility import DECISION_RECORD_READERS, sight
 
 bp = Blueprint("board", __name__, url_prefix="/board")
 register_nav(30, (Role.BOARD, Role.ADMIN), "Board", "board.index")
@@ -429,7 +429,7 @@ def _notify(decision: Decision, done: str = "The decision is recorded; the call 
 
 @bp.route("/<slug>/decision")
 @writes_on_get
-@roles_required(*REVIEWERS)  # scoring.visibility.reads_the_decision_record
+@roles_required(*DECISION_RECORD_READERS)  # scoring.visibility.reads_the_decision_record
 def decision(slug: str):
     event = event_or_404(slug)
     return _decision_page(event)
@@ -490,7 +490,7 @@ def correct(slug: str):
 
 @bp.route("/<slug>/decision/<int:decision_id>/minutes.pdf")
 @writes_on_get
-@roles_required(*REVIEWERS)  # scoring.visibility.reads_the_decision_record
+@roles_required(*DECISION_RECORD_READERS)  # scoring.visibility.reads_the_decision_record
 def minutes(slug: str, decision_id: int):
     event = event_or_404(slug)
     found = db.session.get(Decision, decision_id)

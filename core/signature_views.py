@@ -107,8 +107,8 @@ def certificate():
 def _checked_again(checked: int) -> str:
     """What the secretariat is told of the stored signatures judged again after a change to the trust list."""
     if checked == 1:
-        return "the signatures of the 1 stored document that carries any were checked again."
-    return f"the signatures of the {checked} stored documents that carry any were checked again."
+        return "1 stored document had its signatures checked again."
+    return f"{checked} stored documents had their signatures checked again."
 
 
 @bp.route("/admin/trust", methods=["GET", "POST"])

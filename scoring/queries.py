@@ -350,16 +350,15 @@ def declaration_required(user: User, event: Event, *, owner_id: int | None = Non
     """The declaration gate (scoring.visibility.declaration_gate, whose docstring says who is gated) on `user`'s
     declaration for `event`, read only when the gate needs it: what to tell them, or None when they may go on.
     `owner_id` is the bid's owner; `data` (already loaded by a scoring page) saves the queries. Raises nothing."""
-    owns = owner_id is not None and owner_id == user.id
-    if not visibility.gate_needs_declaration(user.role_set, owns_the_bid=owns, decided=event.state.is_decided):
-        return None
-    if data is not None:
-        current, decl = data.declaration_current(user), data.declaration(user)
-    else:
+
+    def declaration() -> tuple[bool, bool]:
+        if data is not None:
+            return data.declaration_current(user), data.declaration(user) is not None
         decl = declaration_of(event, user)
-        current = decl is not None and declaration_covers_every_bid(event, user)
-    return visibility.declaration_gate(user.role_set, owns_the_bid=owns, decided=event.state.is_decided,
-                                       declared=current, has_declaration=decl is not None)
+        return decl is not None and declaration_covers_every_bid(event, user), decl is not None
+
+    return visibility.declaration_gate(user.role_set, owns_the_bid=owner_id is not None and owner_id == user.id,
+                                       decided=event.state.is_decided, declaration=declaration)
 
 
 def scorecard_of(bid: Bid, member: User) -> Scorecard | None:

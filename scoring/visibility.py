@@ -58,6 +58,8 @@ class CallScoring(Protocol):
 
 # The roles that read the ranking; a bidder never does, whatever else it holds (see is_bidder).
 REVIEWERS = (Role.WCOC, Role.BOARD, Role.ADMIN)
+# The roles that read a call's decision record (reads_the_decision_record; its pages' roles_required).
+DECISION_RECORD_READERS = REVIEWERS
 NOT_A_REVIEWER = "Only the WCOC, the Presidential Board and the secretariat read the ranking."
 
 
@@ -74,13 +76,14 @@ def reads_the_ranking(user) -> bool:
 
 
 def reads_the_decision_record(user) -> bool:
-    """Whether the account may read a call's decision record (its page, minutes and API): a reviewer's role
-    (REVIEWERS). What of the ranking the record shows is then `sight`'s to say. Raises nothing."""
-    return bool(user.role_set & set(REVIEWERS))
+    """Whether the account may read a call's decision record (its page, minutes and API): a role among
+    DECISION_RECORD_READERS (the pages' roles_required names the same). What of the ranking the record shows is then
+    `sight`'s to say. Raises nothing."""
+    return bool(user.role_set & set(DECISION_RECORD_READERS))
 
 
-def declaration_gate(roles, *, owns_the_bid: bool, decided: bool, declared: bool | None,
-                     has_declaration: bool) -> str | None:
+def declaration_gate(roles, *, owns_the_bid: bool, decided: bool,
+                     declaration: Callable[[], tuple[bool, bool]]) -> str | None:
     """The declaration gate in front of every page and endpoint that shows a bid of a call (the bid page, its
     versions and documents, the API's bid endpoints, the scoring pages): what to tell a WCOC member who must
     confirm a declaration of conflicts covering every bid before seeing any, or None when they may go on.
@@ -92,21 +95,13 @@ def declaration_gate(roles, *, owns_the_bid: bool, decided: bool, declared: bool
     declaration can be made or changed any more (scoring.services.declare_conflicts), and the secretariat's and the
     Board's duties go on (contracts, payments): from then on those roles are not held back by a declaration that can
     no longer be made. Without the WCOC role the secretariat and the Board are never gated: they declare nothing.
-    Nor is the bid's own owner (`owns_the_bid`). `declared`: whether the member's declaration covers every bid now
-    before the WCOC (None: not asked yet; `gate_needs_declaration` says whether it must be). Raises nothing.
+    Nor is the bid's own owner (`owns_the_bid`). `declaration()` reads, only for a person gated, whether their
+    declaration covers every bid now before the WCOC and whether they made one at all. Raises what it raises.
     """
-    if not gate_needs_declaration(roles, owns_the_bid=owns_the_bid, decided=decided):
+    if Role.WCOC not in roles or owns_the_bid or (roles & {Role.ADMIN, Role.BOARD} and decided):
         return None
-    return None if declared else declaration_gate_message(has_declaration=has_declaration)
-
-
-def gate_needs_declaration(roles, *, owns_the_bid: bool, decided: bool) -> bool:
-    """Whether `declaration_gate` must look at the person's declaration at all (a WCOC member, not the bid's owner,
-    and not the secretariat or the Board once the call is decided): the loader asks it first and reads no
-    declaration otherwise. Raises nothing."""
-    if Role.WCOC not in roles or owns_the_bid:
-        return False
-    return not (roles & {Role.ADMIN, Role.BOARD} and decided)
+    current, made = declaration()
+    return None if current else declaration_gate_message(has_declaration=made)
 
 
 def reads_all_scores(roles) -> bool:

@@ -33,18 +33,27 @@ SCRIPT = textwrap.dedent("""
         else:
             sys.exit(f"{hook.name} ran without being provided")
 
+    # The modules whose re-checks it runs are imported too: importing them once filled a list of re-checks.
+    import bids.services
+    import contracts.services
+
     assert core.trust.recheck_signatures.provided is None, "the trust list's re-check was provided at import"
+    try:
+        core.trust.recheck_all(actor=None, now=None, upload_dir=sys.argv[1])
+    except LookupError as exc:
+        print("refused:", exc)
+    else:
+        sys.exit("the trust list's re-check ran without being provided")
 
     from app import create_app
 
     create_app({"SECRET_KEY": "x", "SQLALCHEMY_DATABASE_URI": "sqlite://", "UPLOAD_DIR": sys.argv[1]})
 
-    import bids.services
-    import contracts.services
-
     assert events.services.judge_again.provided is bids.services.judge_again
     assert board.services.after_correction.provided is contracts.services.close_for_correction
-    assert core.trust.recheck_signatures.provided is not None
+    import app
+
+    assert core.trust.recheck_signatures.provided is app._recheck_signatures
     print("wired by create_app")
 """)
 
@@ -58,6 +67,7 @@ def test_create_app_wires_the_amendment_and_correction_hooks_whatever_was_import
     assert result.stdout.splitlines() == [
         "refused: hook events.services.judge_again has not been provided (app.create_app provides it)",
         "refused: hook board.services.after_correction has not been provided (app.create_app provides it)",
+        "refused: hook core.trust.recheck_signatures has not been provided (app.create_app provides it)",
         "wired by create_app",
     ]
 

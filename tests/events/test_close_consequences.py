@@ -70,3 +70,20 @@ def test_submitting_reopening_and_withdrawing_a_bid_are_confirmed_with_the_deadl
             f'submit it again before the deadline, {until}, FIDE keeps no submitted bid from you."') in page
     assert (f'data-confirm="Withdraw the bid? This cannot be undone: version 1 stays on record but leaves the call for '
             f'good; it can never be submitted or reopened again, even before the deadline, {until}."') in page
+
+
+def test_closing_at_the_deadline_itself_still_ends_the_call_before_it_and_a_moment_after_not(app, practice):
+    """The note asks the one deadline rule (events.rules.bid_deadline_passed): a bid is on time up to and including
+    the deadline's instant, so closing at that instant still cuts the call short; a microsecond later it does not."""
+    from datetime import timedelta
+
+    from events.views import action_notes
+
+    with app.app_context():
+        event = db.session.get(Event, practice)
+        deadline = event.regulation.event.bid_deadline
+        with app.test_request_context():
+            at = action_notes(event, ["close"], deadline)["close"]
+            after = action_notes(event, ["close"], deadline + timedelta(microseconds=1))["close"]
+    assert "Closing now ends the call before it." in at
+    assert "Closing now ends the call before it." not in after

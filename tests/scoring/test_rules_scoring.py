@@ -27,7 +27,7 @@ from scoring.rules import (
     score_problems,
     weight_shares,
 )
-from tests.scoring.reference_stats import criterion_stats
+from tests.scoring.reference_stats import criterion_stats as reference_stats
 
 # Pure arithmetic: no application, no database session.
 pytestmark = pytest.mark.no_db
@@ -219,7 +219,18 @@ def test_no_bids_give_an_empty_ranking():
 # ------------------------------------------------------------------------------------ statistics
 
 
-def test_criterion_stats_report_mean_median_spread_and_population_stdev():
+# The statistics of one cell, asked of the product (rank_bids, which computes them in integer units) and of the
+# reference from their definitions (tests/scoring/reference_stats.py): every test below holds both to its figures.
+def _ranked_stats(reg, key, scores):
+    cards = {"B": {m: ({key: s} if s is not None else {}) for m, s in scores.items()}}
+    return next(c for c in rank_bids(reg, cards).bid("B").criteria if c.key == key)
+
+
+STATS = pytest.mark.parametrize("criterion_stats", [_ranked_stats, reference_stats], ids=["product", "reference"])
+
+
+@STATS
+def test_criterion_stats_report_mean_median_spread_and_population_stdev(criterion_stats):
     stats = criterion_stats(REG, "c", {"m1": D(2), "m2": D(4), "m3": D("4.5")})
     assert (stats.count, stats.mean, stats.median, stats.minimum, stats.maximum, stats.range) == (
         3, D("3.50"), D("4.00"), D("2.00"), D("4.50"), D("2.50"))
@@ -227,12 +238,14 @@ def test_criterion_stats_report_mean_median_spread_and_population_stdev():
     assert stats.stdev == D("1.08")
 
 
-def test_one_member_has_stdev_zero_and_no_disagreement():
+@STATS
+def test_one_member_has_stdev_zero_and_no_disagreement(criterion_stats):
     stats = criterion_stats(REG, "c", {"m1": D(5)})
     assert (stats.count, stats.stdev, stats.range, stats.disagreement) == (1, D("0.00"), D("0.00"), False)
 
 
-def test_nobody_scoring_a_criterion_gives_empty_stats():
+@STATS
+def test_nobody_scoring_a_criterion_gives_empty_stats(criterion_stats):
     stats = criterion_stats(REG, "c", {"m1": None})
     assert (stats.count, stats.mean, stats.stdev, stats.disagreement) == (0, None, None, False)
 
@@ -243,12 +256,14 @@ def test_nobody_scoring_a_criterion_gives_empty_stats():
     (("0", "2.5", "1"), True),   # range 2.5
     (("3", "3", "3"), False),
 ])
-def test_disagreement_flag_from_the_range(scores, flagged):
+@STATS
+def test_disagreement_flag_from_the_range(scores, flagged, criterion_stats):
     stats = criterion_stats(REG, "d", {f"m{i}": D(s) for i, s in enumerate(scores)})
     assert stats.disagreement is flagged
 
 
-def test_disagreement_reason_cites_the_article_and_the_range():
+@STATS
+def test_disagreement_reason_cites_the_article_and_the_range(criterion_stats):
     stats = criterion_stats(REG, "d", {"m1": D(2), "m2": D(4)})
     assert stats.disagreement_reason == (
         "Bidding procedure: evaluation method (criterion 15.5(d)): members disagree: the scores run from 2 to 4, a range of 2 (flagged from 2).")  # noqa: E501
@@ -260,7 +275,8 @@ def test_disagreement_reason_cites_the_article_and_the_range():
     (("0", "2", "2", "4"), True),  # sqrt(2) = 1.41
     (("2", "2", "2", "4"), False),  # sqrt(0.75) = 0.87
 ])
-def test_disagreement_flag_from_the_stdev_is_strictly_above_the_threshold(scores, flagged):
+@STATS
+def test_disagreement_flag_from_the_stdev_is_strictly_above_the_threshold(scores, flagged, criterion_stats):
     reg = small_reg(disagreement_range=D("5"))  # so that only the standard deviation can flag
     stats = criterion_stats(reg, "c", {f"m{i}": D(s) for i, s in enumerate(scores)})
     assert stats.disagreement is flagged
