@@ -105,6 +105,17 @@ def test_a_reply_that_is_not_utf8_is_kept_readable(app, mail):
     assert row(app, sent).attempt_rows[0].reply == "250 2.0.0 Re\ufffdu, merci"
 
 
+def test_a_long_reply_is_kept_to_its_first_2000_characters(app, mail):
+    refused, sent = write(app, to=("olena@example.org",)), write(app, to=("oleg@example.org",))
+    with Scripted(mail, RCPT=b"550 " + b"r" * 2500):
+        assert deliver(app, refused) == "failed"
+    with Scripted(mail, message=b"250 " + b"s" * 2500):
+        assert deliver(app, sent) == "sent"
+    found = row(app, refused)
+    assert found.last_error == found.attempt_rows[0].reply == f"RCPT TO olena@example.org: 550 {'r' * 2500}"[:2000]
+    assert row(app, sent).attempt_rows[0].reply == f"250 {'s' * 2500}"[:2000]
+
+
 def test_a_forwarding_answer_to_a_recipient_is_an_acceptance(app, mail):
     """RFC 5321's 251 (user not local; will forward) accepts the recipient, as a 250 does."""
     message_id = write(app)
@@ -312,9 +323,10 @@ def test_what_is_due_goes_out_oldest_first_up_to_the_limit_and_nothing_before_it
     with app.app_context():
         ids = {}
         for subject, due in (("later", at + timedelta(seconds=1)), ("second", at), ("first", at - timedelta(1)),
-                             ("third", at)):
+                             ("third", at), ("given up", at - timedelta(2))):
             message = outbox.queue(["olena@example.org"], subject, BODY, kind="test.notice", now=due)
             ids[subject] = message.id
+        message.status = "failed"  # no longer due: it takes no place in a batch
         db.session.commit()
     with Scripted(mail) as server:
         with app.app_context():
@@ -322,7 +334,22 @@ def test_what_is_due_goes_out_oldest_first_up_to_the_limit_and_nothing_before_it
             assert outbox.deliver_due(lambda: at) == 1
     subjects = [raw.split(b"Subject: ", 1)[1].split(b"\r\n", 1)[0].decode() for raw in server.messages]
     assert subjects == ["first", "second", "third"]
-    assert row(app, ids["later"]).status == "queued"
+    assert row(app, ids["later"]).status == "queued" and row(app, ids["given up"]).status == "failed"
+
+
+def test_a_message_taken_over_from_a_stopped_deliverer_is_due_again_after_those_already_waiting(app, mail):
+    at = utcnow().replace(microsecond=0)
+    with app.app_context():
+        stalled = outbox.queue(["a@example.org"], "stalled", BODY, kind="test.notice", now=at - timedelta(hours=2))
+        waiting = outbox.queue(["b@example.org"], "waiting", BODY, kind="test.notice", now=at - timedelta(hours=1))
+        db.session.commit()
+        stalled_id, waiting_id = stalled.id, waiting.id
+    _claimed(app, stalled_id, at=at - timedelta(hours=1), phase="connect")
+    with Scripted(mail) as server, app.app_context():
+        assert outbox.deliver_due(lambda: at, limit=1) == 1
+    assert row(app, waiting_id).status == "sent" and len(server.messages) == 1
+    taken = row(app, stalled_id)
+    assert (taken.status, taken.next_attempt_at) == ("queued", at)
 
 
 def test_the_workers_job_and_the_schedulers_summary_count_what_was_sent(app, mail):

@@ -166,6 +166,12 @@ def test_the_counts_by_status_of_one_record_and_of_one_account(app, make):
     ({"sent": 2, "unconfirmed": 1}, "reminders", True,
      "3 reminders are in the outbox and being sent now (2 sent so far); the outbox shows each one's delivery."),
     ({}, "reminders", True, "No reminder was written: there was no one to write to."),
+    ({"queued": 1}, "notices to the bidders", False,
+     "1 notice to the bidders is in the outbox. Mail delivery is off on this server, so it waits there and goes out "
+     "once delivery is turned on."),
+    ({"queued": 1, "sent": 1, "failed": 1}, "notices to the bidders", True,
+     "3 notices to the bidders are in the outbox and being sent now (1 sent so far); 1 could not be delivered; the "
+     "outbox shows each one's delivery."),
     ({"sent": 1, "queued": 1}, "reminders", False,
      "2 reminders are in the outbox. Mail delivery is off on this server, so they wait there and go out once "
      "delivery is turned on."),
