@@ -122,13 +122,13 @@ class Scripted:
         "QUIT": b"221 2.0.0 Bye", "unknown": b"502 5.5.2 Command not recognized",
     }
 
-    def __init__(self, port: int, **replies: bytes):
+    def __init__(self, port: int, host: str = "127.0.0.1", **replies: bytes):
         self.replies = {**self.REPLIES, **replies}
         self.commands: list[str] = []
         self.messages: list[bytes] = []
         self.sock = socket.socket()
         self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        self.sock.bind(("127.0.0.1", port))
+        self.sock.bind((host, port))
         self.sock.listen(8)
         self.thread = threading.Thread(target=self._serve, daemon=True)
         self.thread.start()

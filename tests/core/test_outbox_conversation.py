@@ -237,8 +237,18 @@ def test_with_mail_use_tls_a_server_that_offers_no_encryption_is_never_sent_the_
     assert row(app, message_id).last_error == "STARTTLS extension not supported by server."
 
 
+def test_the_server_talked_to_is_the_one_mail_server_names(app, mail):
+    """A server on 127.0.0.2 (not the local host's default address): the message goes there."""
+    app.config["MAIL_SERVER"] = "127.0.0.2"
+    message_id = write(app)
+    with Scripted(mail, host="127.0.0.2") as server:
+        assert deliver(app, message_id) == "sent"
+    assert len(server.messages) == 1
+
+
 def test_with_mail_use_tls_the_conversation_is_encrypted_before_the_envelope(app, mail, tmp_path):
-    """A real aiosmtpd that refuses any envelope before STARTTLS: the message arrives."""
+    """A real aiosmtpd that refuses any envelope before STARTTLS: the message arrives, and the TLS handshake named
+    the server as MAIL_SERVER does (SNI)."""
     import ssl
 
     from aiosmtpd.controller import Controller
@@ -246,7 +256,9 @@ def test_with_mail_use_tls_the_conversation_is_encrypted_before_the_envelope(app
     cert, key = _self_signed(tmp_path)
     context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
     context.load_cert_chain(cert, key)
-    app.config["MAIL_USE_TLS"] = True
+    named = []
+    context.sni_callback = lambda _socket, name, _context: named.append(name)
+    app.config.update(MAIL_USE_TLS=True, MAIL_SERVER="localhost")
     message_id = write(app)
     inbox = Inbox()
     controller = Controller(inbox, hostname="127.0.0.1", port=mail, tls_context=context, require_starttls=True)
@@ -256,6 +268,7 @@ def test_with_mail_use_tls_the_conversation_is_encrypted_before_the_envelope(app
     finally:
         controller.stop()
     assert [m["Subject"] for m in inbox.messages] == ["The decision on your bid"]
+    assert named == ["localhost"]
 
 
 def _self_signed(folder):
