@@ -41,7 +41,8 @@ SCOPE: dict[str, Scope] = {
     "core/outbox.py": Scope(("core.outbox.*",), (
         "tests/core/test_outbox.py", "tests/core/test_outbox_promises.py", "tests/core/test_readyz.py",
         "tests/core/test_health_details.py", "tests/accounts/test_confirm_by_secretariat.py",
-        "tests/board/test_decision_notices.py")),
+        "tests/board/test_decision_notices.py", "tests/core/test_outbox_conversation.py",
+        "tests/core/test_outbox_writing.py")),
     "core/backup.py": Scope(("core.backup.*",), (
         "tests/core/test_backup_promises.py", "tests/core/test_backup.py")),
     "core/page_cache.py": Scope(("core.page_cache.*",), (

@@ -264,6 +264,9 @@ def _talk(msg: EmailMessage, recipients: list[str], reached_body: Callable[[], N
     cfg = current_app.config
     sender = parseaddr(cfg["MAIL_SENDER"])[1] or cfg["MAIL_SENDER"]
     smtp = smtplib.SMTP(timeout=cfg["MAIL_TIMEOUT"])
+    # The name STARTTLS hands to TLS as the server's: smtplib sets it only when SMTP() itself connects, and without
+    # it starttls() raises ValueError (no MAIL_USE_TLS delivery ever went out).
+    smtp._host = cfg["MAIL_SERVER"]  # type: ignore[attr-defined]
     try:
         code, reply = smtp.connect(cfg["MAIL_SERVER"], cfg["MAIL_PORT"])
         if code != 220:

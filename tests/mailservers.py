@@ -106,3 +106,81 @@ class Staller:
         for conn in self.connections:
             conn.close()
         self.thread.join(5)
+
+
+class Scripted:
+    """A mail server that answers from a script, over a real socket: each reply given by the command it answers
+    ("greeting", "EHLO", "MAIL", "RCPT", "DATA", "message" for the answer to the message's body, "AUTH"), as raw
+    bytes (a reply of several lines has its CRLFs in it; a byte that is not UTF-8 is sent as it is). It keeps every
+    command line it received (`commands`) and each message as the bytes that came over the wire (`messages`)."""
+
+    REPLIES = {
+        "greeting": b"220 mx.example.org ESMTP", "EHLO": b"250-mx.example.org\r\n250 AUTH PLAIN",
+        "HELO": b"250 mx.example.org", "MAIL": b"250 2.1.0 Ok", "RCPT": b"250 2.1.5 Ok",
+        "DATA": b"354 End data with <CR><LF>.<CR><LF>", "message": b"250 2.0.0 Ok: queued as 7",
+        "AUTH": b"235 2.7.0 Authentication successful", "RSET": b"250 2.0.0 Ok", "NOOP": b"250 2.0.0 Ok",
+        "QUIT": b"221 2.0.0 Bye", "unknown": b"502 5.5.2 Command not recognized",
+    }
+
+    def __init__(self, port: int, host: str = "127.0.0.1", **replies: bytes):
+        self.replies = {**self.REPLIES, **replies}
+        self.commands: list[str] = []
+        self.messages: list[bytes] = []
+        self.sock = socket.socket()
+        self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        self.sock.bind((host, port))
+        self.sock.listen(8)
+        self.thread = threading.Thread(target=self._serve, daemon=True)
+        self.thread.start()
+
+    def __enter__(self) -> Scripted:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def _serve(self) -> None:
+        while True:
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                return
+            with conn:
+                try:
+                    self._converse(conn)
+                except OSError:
+                    pass
+
+    def _say(self, conn: socket.socket, what: str) -> None:
+        conn.sendall(self.replies[what] + b"\r\n")
+
+    def _converse(self, conn: socket.socket) -> None:
+        lines = conn.makefile("rb")
+        self._say(conn, "greeting")
+        for raw in lines:
+            line = raw.decode("utf-8", "replace").rstrip("\r\n")
+            self.commands.append(line)
+            verb = line.split(" ", 1)[0].split(":", 1)[0].upper()
+            if verb == "DATA":
+                self._say(conn, "DATA")
+                if not self.replies["DATA"].startswith(b"354"):
+                    continue
+                body = b""
+                for data in lines:
+                    if data == b".\r\n":
+                        break
+                    body += data
+                self.messages.append(body)
+                self._say(conn, "message")
+                continue
+            self._say(conn, verb if verb in self.replies else "unknown")
+            if verb == "QUIT":
+                return
+
+    def close(self) -> None:
+        try:
+            self.sock.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+        self.sock.close()
+        self.thread.join(5)
