@@ -127,6 +127,9 @@ class Config:
         self.MAIL_USERNAME = os.environ.get("MAIL_USERNAME", "")
         self.MAIL_PASSWORD = os.environ.get("MAIL_PASSWORD", "")
         self.MAIL_USE_TLS = _bool("MAIL_USE_TLS", False)
+        # With MAIL_USE_TLS the server's certificate must name MAIL_SERVER and chain to a trusted authority: the
+        # system's, or the ones in this PEM file (a mail server with a certificate of the organisation's own).
+        self.MAIL_TLS_CA_FILE = os.environ.get("MAIL_TLS_CA_FILE", "")
         self.MAIL_SENDER = os.environ.get("MAIL_SENDER", "Gambit <gambit@fide.local>")
         # Each SMTP operation's limit (connect, each command, the answer to the message), in seconds.
         self.MAIL_TIMEOUT = _int("MAIL_TIMEOUT", 10)

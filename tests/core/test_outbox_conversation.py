@@ -258,7 +258,7 @@ def test_with_mail_use_tls_the_conversation_is_encrypted_before_the_envelope(app
     context.load_cert_chain(cert, key)
     named = []
     context.sni_callback = lambda _socket, name, _context: named.append(name)
-    app.config.update(MAIL_USE_TLS=True, MAIL_SERVER="localhost")
+    app.config.update(MAIL_USE_TLS=True, MAIL_SERVER="localhost", MAIL_TLS_CA_FILE=cert)
     message_id = write(app)
     inbox = Inbox()
     controller = Controller(inbox, hostname="127.0.0.1", port=mail, tls_context=context, require_starttls=True)
@@ -269,6 +269,30 @@ def test_with_mail_use_tls_the_conversation_is_encrypted_before_the_envelope(app
         controller.stop()
     assert [m["Subject"] for m in inbox.messages] == ["The decision on your bid"]
     assert named == ["localhost"]
+
+
+def test_with_mail_use_tls_a_server_whose_certificate_is_not_trusted_is_not_given_the_message(app, mail, tmp_path):
+    """STARTTLS verifies the server: a certificate chaining to no trusted authority (MAIL_TLS_CA_FILE unset), or one
+    not naming MAIL_SERVER, gets no envelope; the message waits for another attempt and says why."""
+    import ssl
+
+    from aiosmtpd.controller import Controller
+
+    cert, key = _self_signed(tmp_path)
+    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    context.load_cert_chain(cert, key)
+    inbox = Inbox()
+    controller = Controller(inbox, hostname="127.0.0.1", port=mail, tls_context=context, require_starttls=True)
+    controller.start()
+    try:
+        for settings in ({"MAIL_SERVER": "localhost"}, {"MAIL_SERVER": "127.0.0.1", "MAIL_TLS_CA_FILE": cert}):
+            app.config.update({"MAIL_USE_TLS": True, "MAIL_TLS_CA_FILE": "", **settings})
+            message_id = write(app)
+            assert deliver(app, message_id) == "queued"
+            assert "certificate verify failed" in row(app, message_id).last_error
+    finally:
+        controller.stop()
+    assert inbox.messages == []
 
 
 def _self_signed(folder):
@@ -284,7 +308,10 @@ def _self_signed(folder):
     now = datetime.now()
     cert = (x509.CertificateBuilder().subject_name(name).issuer_name(name).public_key(key.public_key())
             .serial_number(x509.random_serial_number()).not_valid_before(now - timedelta(days=1))
-            .not_valid_after(now + timedelta(days=1)).sign(key, hashes.SHA256()))
+            .not_valid_after(now + timedelta(days=1))
+            .add_extension(x509.SubjectAlternativeName([x509.DNSName("localhost")]), critical=False)
+            .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+            .sign(key, hashes.SHA256()))
     cert_path, key_path = folder / "mx.pem", folder / "mx.key"
     cert_path.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
     key_path.write_bytes(key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
