@@ -73,7 +73,8 @@ SCOPE: dict[str, Scope] = {
         "payment_problems", "record_payment", "reverse_payment", "prize_balance_milestone", "record_deduction",
         "return_deduction"), (
         "tests/contracts/test_boundaries.py", "tests/contracts/test_contracts_services.py",
-        "tests/contracts/test_results_and_deductions.py", "tests/contracts/test_sane_dates.py")),
+        "tests/contracts/test_results_and_deductions.py", "tests/contracts/test_sane_dates.py",
+        "tests/contracts/test_payment_rules.py")),
 }
 
 KILLED = {"killed", "timeout"}
