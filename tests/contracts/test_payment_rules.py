@@ -158,10 +158,11 @@ def test_a_reversal_is_recorded_once_with_its_reason_and_its_audit_entry(contrac
         services.reverse_payment(row, reason="Undo.", idempotency_key="r3", actor=admin, now=LATER)
     assert str(refused.value) == "A reversal cannot itself be reversed; record the payment again instead."
     other, _ = pay(m, "5.00", date(2015, 6, 22), admin=admin, key="p2")
-    with pytest.raises(services.ContractError) as refused:
-        services.reverse_payment(other, reason=" \n", idempotency_key="r4", actor=admin, now=LATER)
-    assert (str(refused.value), refused.value.field) == (
-        "Give the reason for the reversal; it stays on record with it.", "reason")
+    for blank in (" \n", None):
+        with pytest.raises(services.ContractError) as refused:
+            services.reverse_payment(other, reason=blank, idempotency_key="r4", actor=admin, now=LATER)
+        assert (str(refused.value), refused.value.field) == (
+            "Give the reason for the reversal; it stays on record with it.", "reason")
     assert len(entries("payment.reverse")) == 1
 
 
