@@ -50,6 +50,12 @@ def entries(action: str) -> list[dict]:
                                                     .order_by(AuditEntry.id))]
 
 
+def entry_of(action: str) -> tuple:
+    """Who wrote the action's one entry, when, and of which row."""
+    e = db.session.scalars(select(AuditEntry).where(AuditEntry.action == action)).one()
+    return e.actor_id, e.at, e.object_type, e.object_id
+
+
 def superseded(app, contract, admin):
     """Issue a correction of `contract`: it is superseded, the correction in force. Returns the correction."""
     draft = services.prepare_correction(contract, reason="The dates of the stipends", actor=admin, now=LATER)
@@ -103,6 +109,7 @@ def test_a_payment_is_recorded_with_its_reference_note_and_recorder_and_its_audi
                                     LATER, admin.id)
     assert entries("payment.record") == [{"milestone": m.id, "contract": contract.id, "amount": "60000.00",
                                           "received_on": "2015-06-20", "reference": "UBS 4711"}]
+    assert entry_of("payment.record") == (admin.id, LATER, "Payment", str(payment.id))
 
 
 def test_money_may_be_dated_from_the_day_the_call_existed_and_not_the_day_before(contract, admin):
@@ -150,6 +157,7 @@ def test_a_reversal_is_recorded_once_with_its_reason_and_its_audit_entry(contrac
         LATER, admin.id)
     assert entries("payment.reverse") == [{"reverses": payment.id, "milestone": m.id, "amount": "-500.00",
                                            "reason": "Recorded twice."}]
+    assert entry_of("payment.reverse") == (admin.id, LATER, "Payment", str(reversal.id))
     with pytest.raises(services.ContractError) as refused:
         services.reverse_payment(db.session.get(Payment, payment.id), reason="Again.", idempotency_key="r2",
                                  actor=admin, now=LATER)
@@ -253,6 +261,7 @@ def test_a_deduction_is_recorded_with_its_article_reason_and_parts_and_its_audit
         "contract": contract.id, "milestone": "prize_balance_CHN", "article": "5.2", "rule": "forfeit_absence_conduct",
         "amount": "11450.00", "reason": "Absent from the closing ceremony.", "decided_on": "2015-10-30",
         "parts": parts}]
+    assert entry_of("prize.deduction") == (admin.id, AFTER, "PrizeDeduction", str(row.id))
 
 
 def test_a_returned_deduction_no_longer_counts_against_the_balance_left(contract, admin):
@@ -285,6 +294,7 @@ def test_a_deduction_is_returned_once_with_its_reason_and_recorder_and_its_audit
     assert entries("prize.deduction_returned") == [{
         "contract": contract.id, "milestone": "prize_balance_CHN", "article": "7.3.1", "rule": "protest_fee",
         "amount": "3000.00", "decided_on": "2015-10-31", "reason": "The Appeals Committee accepted the protest."}]
+    assert entry_of("prize.deduction_returned") == (admin.id, AFTER, "PrizeDeduction", str(row.id))
 
 
 def test_only_a_deduction_of_this_contract_is_returned_and_never_twice_at_the_same_moment(app, contract, admin,
