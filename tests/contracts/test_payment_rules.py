@@ -110,6 +110,8 @@ def test_a_payment_is_recorded_with_its_reference_note_and_recorder_and_its_audi
     assert entries("payment.record") == [{"milestone": m.id, "contract": contract.id, "amount": "60000.00",
                                           "received_on": "2015-06-20", "reference": "UBS 4711"}]
     assert entry_of("payment.record") == (admin.id, LATER, "Payment", str(payment.id))
+    bare, _ = pay(m, "1.00", date(2015, 6, 20), admin=admin, key="k2", reference=None, note=None)
+    assert (bare.reference, bare.note) == ("", "")
 
 
 def test_money_may_be_dated_from_the_day_the_call_existed_and_not_the_day_before(contract, admin):
@@ -324,9 +326,15 @@ def test_only_a_deduction_of_this_contract_is_returned_and_never_twice_at_the_sa
 def test_a_superseded_contract_returns_no_deduction(app, contract, admin):
     with_result(contract, admin)
     fee = deduct(contract, admin, rule="protest_fee", amount="3000.00", reason="Protest against game 8.")
-    superseded(app, contract, admin)
+    correction = superseded(app, contract, admin)
     with pytest.raises(services.ContractError) as refused:
         services.return_deduction(contract, fee.id, decided_on=date(2015, 10, 31), reason="Accepted.",
                                   actor=admin, now=AFTER)
     assert str(refused.value) == (f"{contract.reference} is superseded by a correction: record it on the contract "
                                   "in force.")
+    # The version in force has balances of its own: the deduction from the old version's is not one of them.
+    with pytest.raises(services.ContractError) as refused:
+        services.return_deduction(correction, fee.id, decided_on=date(2015, 10, 31), reason="Accepted.",
+                                  actor=admin, now=AFTER)
+    assert (str(refused.value), refused.value.errors) == (
+        "No such deduction on this contract.", {"deduction": "No such deduction."})
