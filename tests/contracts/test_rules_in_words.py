@@ -81,6 +81,9 @@ def test_each_players_balance_is_her_prize_less_her_advance_part_by_part():
         "Balance of the prize of Mariya Muzychuk (loser): €76,000.00 less the advance of €50,000.00", D("26000.00"),
         due_rule)
     assert sum(p.amount for p in ukr.parts) == ukr.amount
+    for m, name in ((chn, "Hou Yifan"), (ukr, "Mariya Muzychuk")):
+        assert (m.title, m.article, m.payer.name, m.is_cap, m.kind) == (
+            f"the prize balance of {name}", "13.4", "World Chess Federation (FIDE)", False, MilestoneKind.DISBURSEMENT)
 
 
 # ---------------------------------------------------------------------------------------------- deductions
@@ -90,6 +93,10 @@ def test_a_deduction_under_no_rule_or_of_a_fixed_fine_other_than_its_amount_is_r
     assert check_deduction(None, amount=D("1.00"), prize=D("0"), balance_left=D("0"), reason="x") == {
         "rule": "Choose what the deduction is for."}
     fine = deduction_rule(REG, "fine_score_sheet")
+    assert check_deduction(fine, amount=None, prize=D("124000.00"), balance_left=D("74000.00"), reason=None) == {
+        "reason": (f"{BOOKKEEPING}: say why the deduction (fine for refusing to sign the score sheets, Art. 4(b)) is "
+                   "made (the decision and its date)."),
+        "amount": f"{BOOKKEEPING}: enter the amount deducted, above zero."}
     assert check_deduction(fine, amount=D("999.99"), prize=D("124000.00"), balance_left=D("74000.00"),
                            reason="Refused to sign.") == {
         "amount": "Art. 4(b): fine for refusing to sign the score sheets is €1,000.00 (you entered €999.99)."}
@@ -142,6 +149,9 @@ def test_only_a_deduction_its_rule_returns_is_returned_on_a_day_with_a_reason():
         "reason": ("Art. 7.3.1: the amount is returned if the protest is accepted; say so (the decision and its "
                    "date).")}
     assert check_deduction_return(fee, returned=False, deducted_on=day, decided_on=day, reason="Accepted.") == {}
+    assert check_deduction_return(fee, returned=False, deducted_on=day, decided_on=day, reason=None) == {
+        "reason": ("Art. 7.3.1: the amount is returned if the protest is accepted; say so (the decision and its "
+                   "date).")}
 
 
 # ------------------------------------------------------------------------------------------------ tracker
@@ -186,6 +196,9 @@ def test_a_payment_recorded_and_reversed_on_a_later_day_does_not_move_the_day_it
     assert st.as_dict() == {"state": "paid", "label": "Paid on 29 June 2015", "paid": "100.00",
                             "outstanding": "0.00", "completed_on": "2015-06-29", "days": None, "due_soon": False,
                             "overdue": False}
+    assert milestone_status(D("100.00"), [], DUE, DUE + timedelta(days=1), 14).as_dict() == {
+        "state": "overdue", "label": "Overdue by 1 day", "paid": "0.00", "outstanding": "100.00",
+        "completed_on": None, "days": 1, "due_soon": False, "overdue": True}
 
 
 def test_what_may_still_be_recorded_is_what_is_owed_less_what_was_recorded_never_below_zero():
@@ -199,6 +212,11 @@ def test_a_payment_of_a_cent_or_of_less_than_a_euro_is_a_payment():
         check_payment(article="15.6.2", title="instalment 1", amount=D("0.51"), outstanding=D("0.50"))
     assert str(refused.value) == ("Art. 15.6.2: €0.50 is outstanding on instalment 1; a payment of €0.51 would "
                                   "exceed it.")
+    with pytest.raises(PaymentRefused) as refused:
+        check_payment(article="14.3", title="the signal blocker", amount=D("0.51"), outstanding=D("0.50"),
+                      is_cap=True, cap=D("8000.00"))
+    assert str(refused.value) == ("Art. 14.3: €0.50 remains under the cap of €8,000.00 on the signal blocker; a "
+                                  "payment of €0.51 would exceed it.")
 
 
 def test_the_totals_add_every_at_cost_item_and_every_overdue_milestone():
@@ -236,6 +254,8 @@ def test_the_glance_sums_what_is_overdue_by_who_pays_and_names_the_next_payment(
                               ("same day", MilestoneKind.TO_FIDE, same_day)])
     assert (sooner.next_due.title, sooner.next_due.fide_pays, sooner.overdue_count) == ("the advance", True, 0)
     assert schedule_glance([]).next_due is None
+    half = milestone_status(D("100.00"), [(D("99.50"), DUE)], DUE + timedelta(days=2), as_of, 14)
+    assert schedule_glance([("the last half euro", MilestoneKind.TO_FIDE, half)]).next_due.outstanding == D("0.50")
 
 
 def test_the_guarantee_warns_while_a_cent_is_owed_and_not_when_it_lapses_on_the_last_due_day():
