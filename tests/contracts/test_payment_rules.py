@@ -192,6 +192,12 @@ def test_a_superseded_contract_takes_no_payment_nor_reversal_and_names_the_versi
         deduct(contract, admin)
     assert str(refused.value) == (f"{contract.reference} is superseded by a correction: record deductions on the "
                                   "contract in force.")
+    # Once the Board's corrected decision closes the correction too, no version is in force to name.
+    services._move(correction, ContractAction.CLOSE, closed_at=LATER, closed_reason="Decision 1 was corrected")
+    with pytest.raises(services.ContractError) as refused:
+        pay(m, "1.00", date(2015, 6, 22), admin=admin, key="later")
+    assert str(refused.value) == (f"{contract.reference} is superseded by a correction: its milestones take no more "
+                                  "entries.")
 
 
 def test_a_closed_contract_takes_no_new_payment_but_refunds_by_reversal(contract, admin):
