@@ -169,6 +169,8 @@ def test_a_milestone_of_nothing_is_paid_with_nothing_to_pay():
     for payments in ([], [(D("5.00"), date(2015, 6, 1)), (D("-5.00"), date(2015, 6, 1))]):
         st = milestone_status(D("0.00"), payments, DUE, DUE + timedelta(days=3), 14)
         assert (st.state, st.label, st.completed_on, st.overdue) == (MilestoneState.PAID, "Nothing to pay", None, False)
+    half = milestone_status(D("0.50"), [(D("0.50"), DUE)], DUE, DUE, 14)  # less than a euro is still something to pay
+    assert (half.state, half.label, half.completed_on) == (MilestoneState.PAID, "Paid on 30 June 2015", DUE)
 
 
 def test_the_labels_before_the_due_day_give_the_days_left():
