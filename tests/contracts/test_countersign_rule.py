@@ -80,8 +80,9 @@ def test_a_broken_countersignature_is_named():
 
 def test_a_file_changed_after_every_countersignature_names_the_last_one():
     first = signature("First signatory", modified_after=True)
+    second = signature("Second signatory", modified_after=True)
     last = signature("Last signatory", modified_after=True)
-    assert problem(GAMBIT, first, last) == (
+    assert problem(GAMBIT, first, second, last) == (
         f"{NAME}: the file was changed after it was countersigned (signed by Last signatory on 2 July 2015 at 14:03 "
         "UTC, changed after signing (content was added that no signature covers), trusted). Upload the file as it "
         "was signed.")

@@ -106,6 +106,14 @@ def test_a_deduction_under_no_rule_or_of_a_fixed_fine_other_than_its_amount_is_r
                                "entered €1,000.00).")}
 
 
+def test_a_fine_above_its_cap_is_refused_for_the_cap_even_when_the_balance_is_smaller():
+    fine = deduction_rule(REG, "fine_playing_conditions")
+    assert check_deduction(fine, amount=D("5000.01"), prize=D("124000.00"), balance_left=D("100.00"),
+                           reason="Phone.") == {"amount": (
+                               "Art. 3.8.4: fine for an infringement of the playing conditions is at most €5,000.00 "
+                               "(you entered €5,000.01).")}
+
+
 def test_a_forfeit_is_each_recipients_share_of_the_prize_and_nothing_else():
     forfeit = deduction_rule(REG, "forfeit_absence_conduct")
     left = D("74000.00")
