@@ -20,7 +20,7 @@ from contracts.rules.result import (
     check_result,
     result_milestones,
 )
-from contracts.rules.terms import DueSetBy, MilestoneKind, MilestonePart
+from contracts.rules.terms import DueSetBy, MilestoneKind, MilestonePart, plan_milestones
 from contracts.rules.tracker import (
     MilestoneState,
     PaymentRefused,
@@ -84,6 +84,13 @@ def test_each_players_balance_is_her_prize_less_her_advance_part_by_part():
     for m, name in ((chn, "Hou Yifan"), (ukr, "Mariya Muzychuk")):
         assert (m.title, m.article, m.payer.name, m.is_cap, m.kind) == (
             f"the prize balance of {name}", "13.4", "World Chess Federation (FIDE)", False, MilestoneKind.DISBURSEMENT)
+
+
+def test_without_a_guarantee_a_payment_the_regulations_give_no_day_says_the_contract_sets_it():
+    prize_fund = next(m for m in plan_milestones(REG, inputs(guarantee_offered=False)) if m.key == "prize_fund")
+    assert (prize_fund.due, prize_fund.due_set_by, prize_fund.due_rule) == (
+        None, DueSetBy.CONTRACT,
+        "The regulations set no deadline for this payment; the contract sets it (Art. 15.6.1).")
 
 
 # ---------------------------------------------------------------------------------------------- deductions
