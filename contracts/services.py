@@ -40,7 +40,6 @@ from contracts.rules.terms import (
     ContractTerms,
     MilestoneTerm,
     contract_terms,
-    lower_first,
     missing_bid_facts,
     missing_due_dates,
     past_due_dates,
@@ -878,7 +877,7 @@ def return_deduction(contract: Contract, deduction_id: int, *, decided_on: date 
     if not swap_state(row, expected=None, column="returned_on",
                       values={"returned_on": decided_on, "return_reason": reason.strip(), "returned_at": now,
                               "returned_by_id": getattr(actor, "id", None)}):
-        raise ContractError(f"{lower_first(rule.title)} (Art. {rule.article}) was returned at the same moment by "
+        raise ContractError(f"{rule.title} (Art. {rule.article}) was returned at the same moment by "
                             "someone else; reload the page.",
                             errors={"deduction": "Already returned."})
     audit.record("prize.deduction_returned", row, actor=actor, now=now,

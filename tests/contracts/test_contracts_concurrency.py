@@ -79,3 +79,31 @@ def test_a_form_sent_twice_at_once_is_recorded_once(live):
     assert all(e is None or isinstance(e, (IntegrityError, OperationalError)) for e in errors), errors
     assert len({payment_id for payment_id, _ in done}) == 1
     assert sorted(created for _, created in done) in ([True], [False, True])
+
+
+def test_a_reversal_sent_twice_at_once_is_recorded_once_and_both_get_it(live):
+    """Both requests find no reversal under their key at first; the second waits for the first's lock and then finds
+    the first's reversal: it answers with it, as a form sent again later would, not "already reversed"."""
+    from datetime import UTC, datetime
+
+    from accounts.models import User
+    from contracts import services
+    from contracts.models import Payment
+
+    milestone_id, admin_id = _milestone(live)
+    with live.app_context():
+        payment_id, _ = _pay(milestone_id, admin_id, "1000.00", "the-payment")
+        db.session.commit()
+
+    def reverse(i):
+        reversal, created = services.reverse_payment(
+            db.session.get(Payment, payment_id), reason="Recorded against the wrong milestone.",
+            idempotency_key="the-same-reversal", actor=db.session.get(User, admin_id),
+            now=datetime(2015, 6, 22, tzinfo=UTC))
+        return reversal.id, created
+
+    results, errors = run_twice(live, reverse)
+    assert errors == [None, None]
+    assert len({reversal_id for reversal_id, _ in results}) == 1
+    assert sorted(created for _, created in results) == [False, True]
+    assert _amounts(live, milestone_id) == [Decimal("1000.00"), Decimal("-1000.00")]
