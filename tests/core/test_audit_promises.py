@@ -2,16 +2,15 @@
 unguarded): the data column's one text form, which the audit page's sign-in filter compares whole; the MAC's exact
 input, so that a chain written on one machine verifies on another whatever its time zone; who and what an entry
 names when it names nobody; the report of each way a chain is cut, rewritten or renumbered, whole; the head after
-an object's entry (the receipt of a payment, the checkpoint in a decision's minutes); and, on PostgreSQL, that two
-writers append one after the other instead of forking or failing, and that the walk follows the entries' numbers,
-not where the rows lie on disk."""
+an object's entry (the receipt of a payment, the checkpoint in a decision's minutes); and, on PostgreSQL, that an
+append holds the chain until its transaction ends, and that the walk follows the entries' numbers, not where the
+rows lie on disk."""
 
 import contextlib
 import enum
 import hashlib
 import hmac
 import os
-import threading
 import time
 from datetime import UTC, date, datetime, timedelta, timezone
 from decimal import Decimal
@@ -25,7 +24,7 @@ from core import audit
 from core.audit import AuditEntry, ChainReport, Checkpoint, checkpoint, checkpoint_of, data_text, verify_chain
 from core.db import db
 from tests.core.test_audit import _entries, _rechain, _set
-from tests.faults import postgres_database, wait_for
+from tests.faults import postgres_database
 
 NOW = datetime(2015, 5, 1, 12, 0, tzinfo=UTC)
 KEY_MISSING = "AUDIT_KEY is not set: the audit log cannot be written or checked without its key"
@@ -265,37 +264,26 @@ def on_postgres(tmp_path, app):
 
 
 @pytest.mark.no_db
-def test_on_postgresql_a_second_writer_waits_for_the_first_and_appends_after_it(on_postgres):
+def test_on_postgresql_an_append_holds_the_chain_until_its_transaction_ends_and_the_next_follows_it(on_postgres):
+    """Two writers that both read the last entry before either commits would fork the chain (or one would fail on
+    the unique links): the first append takes a lock that only the end of its transaction releases."""
     application, url = on_postgres
-    outcome: dict = {}
-
-    def second():
-        try:
-            with application.app_context():
-                outcome["entry"] = audit.record("thing.second", actor=None, now=NOW).id
-                db.session.commit()
-        except Exception as exc:  # noqa: BLE001  (what the writer met is the test's finding)
-            outcome["error"] = exc
-
     watcher = sa.create_engine(url)
+    held = sa.text("SELECT count(*) FROM pg_locks WHERE pid = :pid AND locktype = 'advisory' AND granted")
     try:
         with application.app_context():
             first = audit.record("thing.first", actor=None, now=NOW)
-            writer = threading.Thread(target=second)
-            writer.start()
-            # The second writer is blocked on the first's transaction (a lock not granted), not yet written.
+            first_id, first_hash = first.id, first.hash
+            pid = db.session.execute(sa.text("SELECT pg_backend_pid()")).scalar()
             with watcher.connect() as conn:
-                wait_for(lambda: conn.execute(sa.text(
-                    "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() "
-                    "AND wait_event_type = 'Lock'")).scalar(), what="the second writer to wait for the first")
-            assert first.id == 1
+                assert conn.execute(held, {"pid": pid}).scalar() == 1
             db.session.commit()
-            writer.join(timeout=30)
-            assert not writer.is_alive()
-            assert "error" not in outcome, outcome
-            assert outcome["entry"] == 2
-            assert db.session.scalars(select(AuditEntry.action).order_by(AuditEntry.id)).all() == [
-                "thing.first", "thing.second"]
+            with watcher.connect() as conn:
+                assert conn.execute(held, {"pid": pid}).scalar() == 0
+        with application.app_context():
+            second = audit.record("thing.second", actor=None, now=NOW)
+            db.session.commit()
+            assert (first_id, second.id, second.prev_hash) == (1, 2, first_hash)
             assert verify_chain().ok
     finally:
         watcher.dispose()
