@@ -238,6 +238,10 @@ def test_the_head_after_an_objects_entry_is_that_of_its_latest_entry_of_those_ac
     assert checkpoint_of(one, "thing.made", "thing.changed") == Checkpoint(changed.id, changed.hash)
     assert checkpoint_of(other, "thing.made") == Checkpoint(other_made.id, other_made.hash)
     assert checkpoint_of(other, "thing.changed") is None
+    # The latest of them, not the first found: the same action again, an action that sorts after another.
+    again = audit.record("thing.made", one, actor=None, now=NOW)
+    assert checkpoint_of(one, "thing.made") == Checkpoint(again.id, again.hash)
+    assert checkpoint_of(one, "thing.changed", "thing.made") == Checkpoint(again.id, again.hash)
 
 
 # ------------------------------------------------------------------------------------------------ PostgreSQL
