@@ -51,7 +51,8 @@ SCOPE: dict[str, Scope] = {
     "core/audit.py": Scope(("core.audit.*",), (
         "tests/core/test_audit.py", "tests/core/test_backup_promises.py", "tests/core/test_audit_migration.py",
         "tests/core/test_evidence_models.py", "tests/contracts/test_evidence_bound.py",
-        "tests/contracts/test_evidence_forms.py")),
+        "tests/contracts/test_evidence_forms.py", "tests/core/test_audit_promises.py",
+        "tests/contracts/test_audit_findings.py")),
     "core/evidence.py": Scope(("core.evidence.*",), (
         "tests/core/test_evidence_models.py", "tests/contracts/test_evidence_bound.py",
         "tests/contracts/test_evidence_forms.py")),
