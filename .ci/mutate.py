@@ -31,6 +31,10 @@ from pathlib import Path
 class Scope:
     mutants: tuple[str, ...]  # mutmut's mutant names, as globs: "core.outbox.*", "bids.services.x_can_see__mutmut_*"
     tests: tuple[str, ...]  # the test files (or node ids) that carry the module's promises
+    # mutmut's time limit of a mutant is (the tests' duration + this) x 15 seconds, where the duration counts only the
+    # tests' calls, not their fixtures: a module whose tests set up something slow (a demo seeded once for the module)
+    # needs room for it, or every mutant its slow test runs "times out" (counted killed) while the fixture is set up.
+    timeout_constant: float = 1.0
 
 
 def _fn(module: str, *names: str) -> tuple[str, ...]:
@@ -42,8 +46,9 @@ SCOPE: dict[str, Scope] = {
         "tests/core/test_outbox.py", "tests/core/test_outbox_promises.py", "tests/core/test_readyz.py",
         "tests/core/test_health_details.py", "tests/accounts/test_confirm_by_secretariat.py",
         "tests/board/test_decision_notices.py")),
+    # test_backup.py seeds the demo once for its module (30 s and more on the shared machine, uncounted by mutmut).
     "core/backup.py": Scope(("core.backup.*",), (
-        "tests/core/test_backup_promises.py", "tests/core/test_backup.py")),
+        "tests/core/test_backup_promises.py", "tests/core/test_backup.py"), timeout_constant=6.0),
     "core/page_cache.py": Scope(("core.page_cache.*",), (
         "tests/core/test_page_cache.py", "tests/core/test_page_cache_key.py")),
     "core/audit.py": Scope(("core.audit.*",), (
@@ -176,6 +181,7 @@ def run(name: str, scope: Scope, jobs: int, *, again: bool = False) -> str:
     if len(present) < len(scope.tests):  # a checkout from before those tests were written (a "before" figure)
         print(f"{name}: not present, left out: {', '.join(sorted(set(scope.tests) - set(present)))}", flush=True)
     config().pytest_add_cli_args_test_selection = present
+    config().timeout_constant = scope.timeout_constant
     if mutants:
         try:
             cli.main(["run", "--max-children", str(jobs), *mutants], standalone_mode=False)
