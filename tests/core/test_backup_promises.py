@@ -494,3 +494,67 @@ def test_a_restore_into_a_database_at_another_schema_revision_is_refused(tmp_pat
         assert all(not rows for rows in _rows(target).values())
     finally:
         _dispose(target)
+
+
+def test_a_restore_whose_rows_the_database_refuses_restores_nothing(tmp_path, small_backup):
+    _, archive, _ = small_backup
+
+    def bogus_status(contents: dict, manifest: dict) -> None:
+        (line,) = contents["db/bid.jsonl"].decode().splitlines()
+        data = (json.dumps({**json.loads(line), "status": "bogus"}) + "\n").encode()
+        contents["db/bid.jsonl"] = data
+        manifest["tables"]["bid"]["sha256"] = _sha(data)
+
+    target = _app(tmp_path, "target")
+    try:
+        restored = target.test_cli_runner().invoke(
+            args=["backup", "restore", str(_rewritten(archive, tmp_path / "bogus.backup", edit=bogus_status))])
+        assert restored.exit_code == 1
+        assert restored.output == ("Error: Nothing was restored: the rows of bid were refused by the database (CHECK "
+                                   "constraint failed: ck_bid_status).\n")
+        assert all(not rows for rows in _rows(target).values())  # the rows before bid's were taken back too
+        assert list(Path(target.config["UPLOAD_DIR"]).rglob("*")) == []
+    finally:
+        _dispose(target)
+
+
+def test_a_restore_that_cannot_write_the_stored_files_says_so(tmp_path, small_backup):
+    _, archive, _ = small_backup
+    target = _app(tmp_path, "target")
+    uploads = Path(target.config["UPLOAD_DIR"])
+    uploads.rmdir()
+    uploads.write_bytes(b"a file where the upload folder should be")
+    try:
+        restored = target.test_cli_runner().invoke(args=["backup", "restore", str(archive)])
+        assert restored.exit_code == 1
+        assert restored.output == (f"Error: The rows are restored but the stored files could not be written to "
+                                   f"{uploads}: Not a directory. Empty the database and the folder, free space, and "
+                                   "restore again.\n")
+    finally:
+        _dispose(target)
+
+
+def test_a_backup_of_a_migrated_database_restores_into_one_without_tables_at_its_revision(tmp_path):
+    source, target = _app(tmp_path, "migrated"), _app(tmp_path, "target")
+    try:
+        with source.app_context():  # the schema of the last migration, marked so (as `flask db upgrade` leaves it)
+            db.create_all()
+        stamped = source.test_cli_runner().invoke(args=["db", "stamp", "head"])
+        assert stamped.exit_code == 0, stamped.output
+        with source.app_context():
+            revision = db.session.execute(sa.text("SELECT version_num FROM alembic_version")).scalar()
+            create_user(email="u@example.org", password="a long enough password", name="U", roles=["bidder"],
+                        actor=None, now=utcnow())
+            db.session.commit()
+        made = source.test_cli_runner().invoke(args=["backup", "create", str(tmp_path / "migrated.backup")])
+        assert made.exit_code == 0, made.output
+        manifest, _, contents = _contents(tmp_path / "migrated.backup")
+        assert manifest["schema_revision"] == revision and "db/alembic_version.jsonl" not in contents
+        restored = target.test_cli_runner().invoke(args=["backup", "restore", str(tmp_path / "migrated.backup")])
+        assert restored.exit_code == 0, restored.output
+        with target.app_context():
+            assert db.session.execute(sa.text("SELECT version_num FROM alembic_version")).scalar() == revision
+        assert _rows(target) == _rows(source)
+    finally:
+        _dispose(source)
+        _dispose(target)
