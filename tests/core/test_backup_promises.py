@@ -82,10 +82,12 @@ def _fill(app) -> None:
 
 
 @pytest.fixture(scope="module")
-def small_backup(tmp_path_factory):
-    """The small instance (_fill), backed up; yields (app, archive, checkpoint)."""
+def small_backup(tmp_path_factory, database_url):
+    """The small instance (_fill) on the run's database (SQLite, or a PostgreSQL database of its own when the run has
+    one), backed up; yields (app, archive, checkpoint)."""
     tmp_path = tmp_path_factory.mktemp("small-backup")
-    app = _app(tmp_path, "source")
+    app, cleanup = _target(tmp_path, "postgresql" if database_url.startswith("postgresql") else "sqlite",
+                           database_url, name="source")
     _fill(app)
     archive = tmp_path / "small.backup"
     made = app.test_cli_runner().invoke(args=["backup", "create", str(archive)])
@@ -94,6 +96,8 @@ def small_backup(tmp_path_factory):
         manifest = json.loads(tar.extractfile("manifest.json").read())
     yield app, archive, manifest["audit_checkpoint"]
     _dispose(app)
+    if cleanup:
+        cleanup()
 
 
 def _rewritten(archive: Path, out: Path, *, audit_lines=None, extra: dict[str, bytes] | None = None,
@@ -222,7 +226,9 @@ def test_the_archive_holds_every_table_and_stored_file_with_their_sha256(small_b
         from core.audit import checkpoint as head
 
         assert checkpoint == str(head())
-    assert (manifest["format"], manifest["engine"], manifest["schema_revision"]) == (1, "sqlite", None)
+    with app.app_context():
+        engine = db.engine.dialect.name
+    assert (manifest["format"], manifest["engine"], manifest["schema_revision"]) == (1, engine, None)
     assert manifest["tables"] == {name: {"rows": len(rows[name]), "part": f"db/{name}.jsonl",
                                          "sha256": _sha(contents[f"db/{name}.jsonl"])} for name in rows}
     # the hidden .partial is not a stored file; a file in a folder keeps its path
@@ -244,7 +250,7 @@ def test_the_archive_holds_every_table_and_stored_file_with_their_sha256(small_b
     total = sum(len(r) for r in rows.values())
     verified = _verify(app, archive)
     assert verified.output.splitlines() == [
-        f"backup of {manifest['created_at']} (sqlite, schema None): {len(rows)} tables, {total} rows, 2 stored "
+        f"backup of {manifest['created_at']} ({engine}, schema None): {len(rows)} tables, {total} rows, 2 stored "
         f"files, audit checkpoint {checkpoint}", "every part matches its SHA-256"]
 
 
@@ -375,23 +381,23 @@ def test_a_file_that_is_not_an_archive_is_refused_saying_why(tmp_path, small_bac
 # ------------------------------------------------------------------------------------------------ restore
 
 
-def _target(tmp_path: Path, kind: str, database_url: str, **kwargs):
+def _target(tmp_path: Path, kind: str, database_url: str, *, name: str = "target", **kwargs):
     """A fresh app on an empty SQLite file, or on a new PostgreSQL database (dropped by the cleanup it returns)."""
     if kind == "sqlite":
-        return _app(tmp_path, "target", **kwargs), None
-    name = f"gambit_restore_{uuid.uuid4().hex[:8]}"
+        return _app(tmp_path, name, **kwargs), None
+    database = f"gambit_restore_{uuid.uuid4().hex[:8]}"
     admin = sa.create_engine(database_url.replace("postgresql://", "postgresql+psycopg://", 1),
                              isolation_level="AUTOCOMMIT")
     with admin.connect() as conn:
-        conn.exec_driver_sql(f"CREATE DATABASE {name}")
+        conn.exec_driver_sql(f"CREATE DATABASE {database}")
 
     def cleanup():
         with admin.connect() as conn:
-            conn.exec_driver_sql(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+            conn.exec_driver_sql(f"DROP DATABASE IF EXISTS {database} WITH (FORCE)")
         admin.dispose()
 
-    url = admin.url.set(database=name).render_as_string(hide_password=False)
-    return _app(tmp_path, "target", url=url, **kwargs), cleanup
+    url = admin.url.set(database=database).render_as_string(hide_password=False)
+    return _app(tmp_path, name, url=url, **kwargs), cleanup
 
 
 def _targets(database_url: str) -> list[str]:
