@@ -49,9 +49,11 @@ def _dispose(app) -> None:
 def _fill(app) -> None:
     """Four accounts (the first four audit entries), then a call open for bids (its regulation version closes a cycle
     of foreign keys) with a bid holding money, a date, a room rate and a document stored as signed.pdf, and a trusted
-    certificate (bytes); stored files signed.pdf, contracts/2031/annex.pdf, and .partial (a hidden file, not kept)."""
+    certificate (bytes), the bid's dossier stored as annex.pdf (its hash in `pdf_sha256`), a decision without minutes
+    (no stored name); stored files signed.pdf, contracts/2031/annex.pdf, and .partial (a hidden file, not kept)."""
     from bids.models import BidDocument, BidRoomRate
     from bids.services import create_bid
+    from board.models import METHODS, Decision, Dossier
     from core.trust import TrustedCertificate
     from demo.seed import practice_regulation
     from events.regulation import default_event_file, load_regulation_file
@@ -73,6 +75,12 @@ def _fill(app) -> None:
                                    size_bytes=len(STORED), uploaded_by_id=users[0].id))
         db.session.add(TrustedCertificate(sha256="ab" * 32, subject="CN=Test", der=b"\x00\x01\xfe\xff",
                                           not_after=datetime(2032, 1, 1, tzinfo=UTC)))
+        db.session.add(Dossier(event_id=event.id, bid_id=bid.id, kind="bid", number=1, identifier="D-1",
+                               inputs_sha256="cd" * 32, inputs="{}", stored_name="annex.pdf",
+                               pdf_sha256=hashlib.sha256(NESTED).hexdigest(), pages=1, size_bytes=len(NESTED)))
+        db.session.add(Decision(event_id=event.id, method=next(m for m in METHODS if m != "president"),
+                                selected_bid_id=bid.id, decided_on=date(2031, 6, 1), tally="{}", consultations="[]",
+                                ranking="{}", reviewed="{}", recorded_by_id=users[1].id))
         db.session.commit()
     uploads = Path(app.config["UPLOAD_DIR"])
     (uploads / "contracts" / "2031").mkdir(parents=True, exist_ok=True)
@@ -464,10 +472,18 @@ def _drop_stored_file(contents: dict, manifest: dict) -> None:
     del contents["files/signed.pdf"], manifest["files"]["files/signed.pdf"]
 
 
+def _set_dossier_sha(contents: dict, manifest: dict) -> None:
+    (line,) = contents["db/dossier.jsonl"].decode().splitlines()
+    data = (json.dumps({**json.loads(line), "pdf_sha256": _sha(STORED)}) + "\n").encode()
+    contents["db/dossier.jsonl"] = data
+    manifest["tables"]["dossier"]["sha256"] = _sha(data)
+
+
 @pytest.mark.parametrize(("edit", "files", "problem"), [
     (_set_document_sha, 2, "bid_document.stored_name signed.pdf: its SHA-256 differs from bid_document.sha256"),
     (_drop_stored_file, 1, "bid_document.stored_name signed.pdf: the file is missing"),
-], ids=["a row's hash not the file's", "a file missing"])
+    (_set_dossier_sha, 2, "dossier.stored_name annex.pdf: its SHA-256 differs from dossier.pdf_sha256"),
+], ids=["a row's hash not the file's", "a file missing", "a dossier's hash not its file's"])
 def test_a_restore_says_which_stored_file_does_not_match_its_row(tmp_path, small_backup, edit, files, problem):
     app, archive, checkpoint = small_backup
     changed = _rewritten(archive, tmp_path / "changed.backup", edit=edit)
