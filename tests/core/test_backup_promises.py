@@ -137,12 +137,17 @@ def _verify(app, archive: Path):
     return app.test_cli_runner().invoke(args=["backup", "verify", str(archive)])
 
 
-def test_the_archive_as_made_verifies(small_backup):
+def test_the_archive_as_made_verifies_holds_everything_and_restores_as_it_was(tmp_path, small_backup, database_url):
+    """Everything the archive made by `small_backup` should be is checked here, in the first test that asks for it:
+    mutation testing (docs/mutation.md) credits what a module's fixture runs (the whole of `backup create`) to the
+    first test that asks for the fixture, and runs only that test against those mutants."""
     app, archive, checkpoint = small_backup
     verified = _verify(app, archive)
     assert verified.exit_code == 0, verified.output
     assert "every part matches its SHA-256" in verified.output
     assert checkpoint.startswith("6:")
+    _holds_every_table_and_stored_file_with_their_sha256(small_backup)
+    _restores_every_row_and_stored_file_and_continues_the_ids(tmp_path, small_backup, database_url)
 
 
 @pytest.mark.parametrize(("cut", "broken"), [
@@ -226,7 +231,7 @@ def _contents(archive: Path) -> tuple[dict, dict[str, tarfile.TarInfo], dict[str
     return json.loads(contents.pop("manifest.json")), members, contents
 
 
-def test_the_archive_holds_every_table_and_stored_file_with_their_sha256(small_backup):
+def _holds_every_table_and_stored_file_with_their_sha256(small_backup):
     app, archive, checkpoint = small_backup
     manifest, members, contents = _contents(archive)
     rows = _rows(app)
@@ -412,8 +417,7 @@ def _targets(database_url: str) -> list[str]:
     return ["sqlite"] + (["postgresql"] if database_url.startswith("postgresql") else [])
 
 
-def test_a_restore_brings_back_every_row_and_stored_file_and_continues_the_ids(tmp_path, small_backup,
-                                                                               database_url):
+def _restores_every_row_and_stored_file_and_continues_the_ids(tmp_path, small_backup, database_url):
     app, archive, checkpoint = small_backup
     rows = _rows(app)
     total = sum(len(r) for r in rows.values())
