@@ -12,6 +12,7 @@ import hashlib
 import io
 import json
 import tarfile
+import time
 import uuid
 from datetime import UTC, date, datetime
 from decimal import Decimal
@@ -267,13 +268,27 @@ def _holds_every_table_and_stored_file_with_their_sha256(small_backup):
         f"files, audit checkpoint {checkpoint}", "every part matches its SHA-256"]
 
 
-def test_create_writes_its_time_in_utc_and_says_what_it_holds(tmp_path, small_backup):
+@pytest.fixture
+def paris_time(monkeypatch):
+    """The process's local time zone is Paris's (the server's clock is not always kept in UTC)."""
+    monkeypatch.setenv("TZ", "Europe/Paris")
+    time.tzset()
+    yield
+    monkeypatch.undo()
+    time.tzset()
+
+
+def test_create_writes_its_time_in_utc_and_says_what_it_holds(tmp_path, small_backup, paris_time):
     from core.backup import BackupError, create_backup
 
     app, archive, checkpoint = small_backup
     now = datetime.fromisoformat("2031-01-02T05:04:05+02:00")
     with app.app_context():
         manifest = create_backup(tmp_path / "timed.backup", now=now)
+    _, _, contents = _contents(tmp_path / "timed.backup")
+    (bid,) = [json.loads(line) for line in contents["db/bid.jsonl"].decode().splitlines()]
+    assert bid["created_at"].endswith("+00:00")  # every instant in UTC, whatever the server's zone
+    with app.app_context():
         with pytest.raises(BackupError) as exists:
             create_backup(tmp_path / "timed.backup", now=now)
         with pytest.raises(BackupError) as unwritable:
