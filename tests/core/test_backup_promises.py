@@ -55,6 +55,7 @@ def _fill(app) -> None:
     from bids.models import BidDocument, BidRoomRate
     from bids.services import create_bid
     from board.models import METHODS, Decision, Dossier
+    from core.scheduler import ScheduledRun
     from core.trust import TrustedCertificate
     from demo.seed import practice_regulation
     from events.regulation import default_event_file, load_regulation_file
@@ -82,6 +83,10 @@ def _fill(app) -> None:
         db.session.add(Decision(event_id=event.id, method=next(m for m in METHODS if m != "president"),
                                 selected_bid_id=bid.id, decided_on=date(2031, 6, 1), tally="{}", consultations="[]",
                                 ranking="{}", reviewed="{}", recorded_by_id=users[1].id))
+        # more rows in a table than a restore inserts at once (500)
+        db.session.execute(sa.insert(ScheduledRun), [
+            {"job": "reminders", "slot": f"2031-01-01 #{i}", "claimed_at": datetime(2031, 1, 1, tzinfo=UTC),
+             "claimed_by": "worker"} for i in range(501)])
         db.session.commit()
     uploads = Path(app.config["UPLOAD_DIR"])
     (uploads / "contracts" / "2031").mkdir(parents=True, exist_ok=True)
@@ -353,6 +358,21 @@ def test_an_archive_with_a_part_missing_or_altered_does_not_verify_and_restores_
         with target.app_context():
             assert sa.inspect(db.engine).get_table_names() == []
         assert list(Path(target.config["UPLOAD_DIR"]).rglob("*")) == []
+    finally:
+        _dispose(target)
+
+
+def test_a_restore_of_an_archive_that_does_not_verify_names_every_problem(tmp_path, small_backup):
+    _, archive, _ = small_backup
+    changed = _rewritten(archive, tmp_path / "changed.backup", edit=lambda c, m: c.pop("db/user.jsonl"),
+                         extra={"files/planted.pdf": b"%PDF-1.7 planted"})
+    target = _app(tmp_path, "target")
+    try:
+        restored = target.test_cli_runner().invoke(args=["backup", "restore", str(changed)])
+        assert restored.exit_code == 1
+        assert restored.output == ("Error: The archive does not verify, so nothing was restored: db/user.jsonl: "
+                                   "missing from the archive; files/planted.pdf: in the archive but not in the "
+                                   "manifest\n")
     finally:
         _dispose(target)
 
