@@ -102,16 +102,18 @@ def small_backup(tmp_path_factory, database_url):
     tmp_path = tmp_path_factory.mktemp("small-backup")
     app, cleanup = _target(tmp_path, "postgresql" if database_url.startswith("postgresql") else "sqlite",
                            database_url, name="source")
-    _fill(app)
-    archive = tmp_path / "small.backup"
-    made = app.test_cli_runner().invoke(args=["backup", "create", str(archive)])
-    assert made.exit_code == 0, made.output
-    with tarfile.open(archive) as tar:
-        manifest = json.loads(tar.extractfile("manifest.json").read())
-    yield app, archive, manifest["audit_checkpoint"]
-    _dispose(app)
-    if cleanup:
-        cleanup()
+    try:  # disposed of, and its database dropped, even when making it fails
+        _fill(app)
+        archive = tmp_path / "small.backup"
+        made = app.test_cli_runner().invoke(args=["backup", "create", str(archive)])
+        assert made.exit_code == 0, made.output
+        with tarfile.open(archive) as tar:
+            manifest = json.loads(tar.extractfile("manifest.json").read())
+        yield app, archive, manifest["audit_checkpoint"]
+    finally:
+        _dispose(app)
+        if cleanup:
+            cleanup()
 
 
 def _rewritten(archive: Path, out: Path, *, audit_lines=None, extra: dict[str, bytes] | None = None,
