@@ -72,7 +72,8 @@ SCOPE: dict[str, Scope] = {
             "tests/bids/test_can_see_stake.py", "tests/accounts/test_role_conflicts.py",
             "tests/scoring/test_visibility_rules.py", "tests/contracts/test_contracts_pages.py",
             "tests/bids/test_bid_pages.py", "tests/api/test_bids_api.py", "tests/board/test_score_visibility.py",
-            "tests/bids/test_visibility_one_rule.py", "tests/security/test_sessions_and_gate.py")),
+            "tests/bids/test_visibility_one_rule.py", "tests/security/test_sessions_and_gate.py",
+            "tests/scoring/test_independence_scoring.py")),
     "contracts/rules": Scope(("contracts.rules.*",), (
         "tests/contracts/test_contracts_rules.py", "tests/contracts/test_boundaries.py",
         "tests/contracts/test_results_and_deductions.py", "tests/contracts/test_sane_dates.py",

@@ -9,7 +9,7 @@ import pytest
 from accounts.models import User, UserRole
 from bids.lifecycle import BidStatus
 from bids.models import Bid
-from bids.services import bids_visible_to, can_see
+from bids.services import bids_visible_to, can_see, has_stake
 from core.db import db
 from events.models import Event
 from tests.scoring.factories_scoring import ScoringFactory
@@ -73,3 +73,17 @@ def _judge(app, people: dict[str, int], label: str) -> None:
             assert seen_by_kind["admin, no stake"] == len(every)
         if label in ("wcoc", "board"):
             assert 0 < seen_by_kind[f"{label}, owns a draft"] < seen_by_kind[f"{label}, no stake"] < len(every)
+
+
+def test_a_caller_without_an_account_has_no_stake_and_opens_no_contract(app, event):
+    """The rules answer a caller without an account themselves (no view reaches them so today: every page that asks
+    is behind the sign-in), before reading anything of theirs: no stake in any call, no contract opened."""
+    from flask_login import AnonymousUserMixin
+
+    from contracts.queries import may_view
+
+    with app.app_context():
+        call = db.session.get(Event, event)
+        for nobody in (None, AnonymousUserMixin()):
+            assert has_stake(nobody, call) is False
+            assert may_view(nobody, None) is False  # answered before the contract is read
