@@ -100,7 +100,7 @@ bench: system-deps venv
 
 # Mutation testing with mutmut (.ci/mutate.py holds the scope: each module with the tests that carry its promises),
 # scores in docs/mutation.md. Minutes per module, so not part of `make test`: run before a release. One module:
-# `make mutate MODULE=core/outbox.py` (`.venv/bin/python .ci/mutate.py --list` names them); `MUTATE_AGAIN=1` re-runs only
+# `make mutate MODULE=operations/outbox.py` (`.venv/bin/python .ci/mutate.py --list` names them); `MUTATE_AGAIN=1` re-runs only
 # the survivors of the module's last run (after tests were added); MUTATE_JOBS=2 runs two mutants at once. mutmut works
 # in a copy of the project, mutants/ (ignored by git); `make clean` removes it.
 MODULE ?=

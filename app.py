@@ -20,9 +20,9 @@ import accounts.two_factor_views  # noqa: F401  (its routes join the accounts bl
 import bids.models  # noqa: F401
 import board.models  # noqa: F401
 import contracts.models  # noqa: F401
-import core.audit  # noqa: F401
-import core.outbox  # noqa: F401
 import events.models  # noqa: F401
+import evidence.audit  # noqa: F401
+import operations.outbox  # noqa: F401
 import scoring.models  # noqa: F401
 from accounts.cli import cli as users_cli
 from accounts.services import configure_hasher
@@ -42,39 +42,39 @@ from contracts import services as contracts_services
 from contracts.cli import cli as payments_cli
 from contracts.reminders import scheduled_reminders
 from contracts.views import bp as contracts_bp
-from core import trust
-from core.audit import cli as audit_cli
-from core.audit_views import bp as audit_bp
 from core.auth import login_manager
-from core.backup import cli as backup_cli
 from core.bare import SessionInterface as BareSessionInterface
 from core.bare import session_limit
 from core.db import db, unavailable_message, utcnow
 from core.federations import federation_name
-from core.jobs import cli as jobs_cli
 from core.limiter import init_limiter
-from core.logs import FORMATS, init_logging
-from core.outbox import cli as mail_cli
-from core.outbox import scheduled_delivery
-from core.outbox_views import bp as outbox_bp
-from core.page_cache import init_page_cache
-from core.page_cache import instants as page_instants
-from core.scheduler import Daily, Every, registry
-from core.scheduler import cli as scheduler_cli
 from core.security import init_security
-from core.signature_views import bp as signatures_bp
-from core.signature_views import cli as pdf_cli
-from core.storage import StorageError
 from core.templating import init_templating
 from core.urls import BaseUrlError, parse_base_url
 from core.validators import country_name
-from core.views import HEALTH_PATHS, health_answer_after_failure
 from core.views import bp as core_bp
 from demo.cli import cli as demo_cli
 from events import services as events_services
 from events import views as events_views
 from events.cli import cli as events_cli
 from events.upgrade import bring_forward_calls
+from evidence import trust
+from evidence.audit import cli as audit_cli
+from evidence.audit_views import bp as audit_bp
+from evidence.signature_views import bp as signatures_bp
+from evidence.signature_views import cli as pdf_cli
+from evidence.storage import StorageError
+from operations.backup import cli as backup_cli
+from operations.health_views import HEALTH_PATHS, health_answer_after_failure
+from operations.jobs import cli as jobs_cli
+from operations.logs import FORMATS, init_logging
+from operations.outbox import cli as mail_cli
+from operations.outbox import scheduled_delivery
+from operations.outbox_views import bp as outbox_bp
+from operations.page_cache import init_page_cache
+from operations.page_cache import instants as page_instants
+from operations.scheduler import Daily, Every, registry
+from operations.scheduler import cli as scheduler_cli
 from scoring.queries import declaration_required, load_scoring
 from scoring.services import weights_in_force
 from scoring.views import bp as scoring_bp
@@ -139,7 +139,7 @@ def _periodic_jobs(app: Flask) -> None:
                                  f"sent, 0 to 23; {hour!r} is not one.")
     jobs = registry(app)
     jobs.add("payments.remind", Daily(hour=hour), scheduled_reminders)
-    # The outbox's retries, and whatever a process that stopped left unsent (core.outbox).
+    # The outbox's retries, and whatever a process that stopped left unsent (operations.outbox).
     jobs.add("mail.deliver", Every(seconds=60), scheduled_delivery)
 
 

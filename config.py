@@ -103,7 +103,8 @@ class Config:
         self.SQLALCHEMY_ENGINE_OPTIONS = {"pool_pre_ping": True}
         self.UPLOAD_DIR = os.environ.get("UPLOAD_DIR", str(INSTANCE_DIR / "uploads"))
         self.REDIS_URL = os.environ.get("REDIS_URL", "")
-        # Put before the name of every RQ queue (core.jobs.QUEUES), so that two installations sharing one Redis do not
+        # Put before the name of every RQ queue (operations.jobs.QUEUES), so that two installations sharing one Redis
+        # do not
         # take each other's jobs.
         self.RQ_QUEUE_PREFIX = os.environ.get("RQ_QUEUE_PREFIX", "")
         # Without Redis, a dossier or pack needing more than this many PDFs made renders in a background thread of
@@ -115,7 +116,8 @@ class Config:
         self.READY_MIN_FREE_MB = _int("READY_MIN_FREE_MB", 100)
         # Rows on one page of a list that can grow (bids, ranking, contracts, payments, outbox): core.paging.
         self.PAGE_SIZE = _int("PAGE_SIZE", 25)
-        # Versioned pages (core.page_cache): the ranking, a bid's page, the bid list and the Board's page of a call are
+        # Versioned pages (operations.page_cache): the ranking, a bid's page, the bid list and the Board's page of a
+        # call are
         # kept per process under the audit chain's head and answered 304 to a browser that holds the same version.
         # PAGE_CACHE_ENTRIES: how many pages a process keeps (least recently used dropped first).
         self.PAGE_CACHE = _bool("PAGE_CACHE", True)
@@ -133,7 +135,7 @@ class Config:
         self.MAIL_SENDER = os.environ.get("MAIL_SENDER", "Gambit <gambit@fide.local>")
         # Each SMTP operation's limit (connect, each command, the answer to the message), in seconds.
         self.MAIL_TIMEOUT = _int("MAIL_TIMEOUT", 10)
-        # The outbox (core.outbox): the waits between a message's attempts, in minutes; after the last, it is
+        # The outbox (operations.outbox): the waits between a message's attempts, in minutes; after the last, it is
         # "failed" and waits for the secretariat. "auto" hands each message to the RQ worker (REDIS_URL) or to a
         # thread of the process; "manual": only `flask mail send` and the scheduler deliver.
         self.MAIL_RETRY_MINUTES = os.environ.get("MAIL_RETRY_MINUTES", "1,5,15,60,240")
@@ -201,7 +203,7 @@ class Config:
         self.BASE_URL = os.environ.get("BASE_URL", "")
         self.GAMBIT_ENV = os.environ.get("GAMBIT_ENV", "development")
         # Logs: one JSON object per line ("json") or a readable line ("text"), each with its request's id
-        # (core.logs); the level applies to the root logger.
+        # (operations.logs); the level applies to the root logger.
         # Unset: decided by GAMBIT_ENV once create_app has applied its overrides (log_format above).
         self.LOG_FORMAT = os.environ.get("LOG_FORMAT", "")
         self.LOG_LEVEL = os.environ.get("LOG_LEVEL", "INFO").strip().upper()

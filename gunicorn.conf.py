@@ -5,7 +5,7 @@ import os
 
 from config import log_format
 from core.db import db
-from core.logs import QUIET
+from operations.logs import QUIET
 
 # The app is built once, in the master, and every worker is a fork of it: a worker is ready the moment it is
 # forked (building the app imports WeasyPrint, pyHanko and numpy, seconds on a busy machine), and the pages of what
@@ -18,11 +18,12 @@ preload_app = True
 secure_scheme_headers: dict[str, str] = {}
 
 # gunicorn's access log is off (its default; said here so nobody turns it on by habit): the app writes one line per
-# request itself (core.logs, logger "gambit.request"), which carries what gunicorn's cannot: the request id also
+# request itself (operations.logs, logger "gambit.request"), which carries what gunicorn's cannot: the request id also
 # sent back in X-Request-ID, the user's id, and the same JSON shape as every other line.
 accesslog = None
 
-# gunicorn's own messages (start, workers booting, timeouts) go through the app's handler (core.logs.Handler on the
+# gunicorn's own messages (start, workers booting, timeouts) go through the app's handler (operations.logs.Handler on
+# the
 # root logger), so they come out in the same LOG_FORMAT: JSON lines in production (an --error-logfile is superseded).
 # gunicorn merges this into its defaults key by key, so the defaults' console handlers are replaced, not added to;
 # gunicorn.access is left out, so that an access log asked for on the command line (--access-logfile, as
@@ -34,7 +35,7 @@ logconfig_dict = {
         **{name: {"level": "WARNING"} for name in QUIET},
     },
     "handlers": {
-        "gambit": {"()": "core.logs.Handler",
+        "gambit": {"()": "operations.logs.Handler",
                    "log_format": log_format(os.environ.get("LOG_FORMAT"), os.environ.get("GAMBIT_ENV"))},
     },
 }

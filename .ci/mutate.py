@@ -1,4 +1,4 @@
-"""`make mutate [MODULE=core/outbox.py]`: mutation testing (mutmut 3) of the modules that carry Gambit's promises.
+"""`make mutate [MODULE=operations/outbox.py]`: mutation testing (mutmut 3) of the modules that carry Gambit's promises.
 
 Each module of the scope below is run on its own, with only the tests that carry its promises: mutmut runs those once
 to learn which test reaches which function, then runs each mutant against the tests that reach its function, stopping
@@ -29,7 +29,8 @@ from pathlib import Path
 
 @dataclass(frozen=True)
 class Scope:
-    mutants: tuple[str, ...]  # mutmut's mutant names, as globs: "core.outbox.*", "bids.services.x_can_see__mutmut_*"
+    mutants: tuple[str, ...]  # mutmut's mutant names, as globs: "operations.outbox.*",
+    "bids.services.x_can_see__mutmut_*"
     tests: tuple[str, ...]  # the test files (or node ids) that carry the module's promises
     # mutmut's time limit of a mutant is (the tests' duration + this) x 15 seconds, where the duration counts only the
     # tests' calls, not their fixtures: a module whose tests set up something slow (a demo seeded once for the module)
@@ -42,23 +43,23 @@ def _fn(module: str, *names: str) -> tuple[str, ...]:
 
 
 SCOPE: dict[str, Scope] = {
-    "core/outbox.py": Scope(("core.outbox.*",), (
+    "operations/outbox.py": Scope(("operations.outbox.*",), (
         "tests/core/test_outbox.py", "tests/core/test_outbox_promises.py", "tests/core/test_readyz.py",
         "tests/core/test_health_details.py", "tests/accounts/test_confirm_by_secretariat.py",
         "tests/board/test_decision_notices.py", "tests/core/test_outbox_conversation.py",
         "tests/core/test_outbox_writing.py")),
     # test_backup.py seeds the demo once for its module (30 s and more on the shared machine, uncounted by mutmut).
-    "core/backup.py": Scope(("core.backup.*",), (
+    "operations/backup.py": Scope(("operations.backup.*",), (
         "tests/core/test_backup_promises.py", "tests/core/test_backup.py"), timeout_constant=6.0),
-    "core/page_cache.py": Scope(("core.page_cache.*",), (
+    "operations/page_cache.py": Scope(("operations.page_cache.*",), (
         "tests/core/test_page_cache.py", "tests/core/test_page_cache_key.py",
         "tests/core/test_page_cache_store.py")),
-    "core/audit.py": Scope(("core.audit.*",), (
+    "evidence/audit.py": Scope(("evidence.audit.*",), (
         "tests/core/test_audit.py", "tests/core/test_backup_promises.py", "tests/core/test_audit_migration.py",
         "tests/core/test_evidence_models.py", "tests/contracts/test_evidence_bound.py",
         "tests/contracts/test_evidence_forms.py", "tests/core/test_audit_promises.py",
         "tests/contracts/test_audit_findings.py")),
-    "core/evidence.py": Scope(("core.evidence.*",), (
+    "evidence/rows.py": Scope(("evidence.rows.*",), (
         "tests/core/test_evidence_models.py", "tests/contracts/test_evidence_bound.py",
         "tests/contracts/test_evidence_forms.py")),
     # Who sees what: bids.services.can_see and every *_visible / may_* rule (and the stake they ask about).
@@ -94,21 +95,21 @@ KILLED = {"killed", "timeout"}
 
 
 def _fresh_pdf_pool() -> None:
-    """In each mutant's process: a new core.pdf render pool. mutmut forks every mutant from the process that ran the
+    """In each mutant's process: a new evidence.pdf render pool. mutmut forks every mutant from the process that ran the
     tests once (the stats); the pool's threads started there do not exist in the fork, so a render submitted to the old
     pool never runs and waits out PDF_TIMEOUT_SECONDS ("the PDF took longer than 30 s to render"): every test that
     renders a PDF after the first render (the demo seeded by tests/core/test_backup.py) failed for that reason alone,
     and counted its mutant killed."""
     import concurrent.futures
 
-    pdf = sys.modules.get("core.pdf")
+    pdf = sys.modules.get("evidence.pdf")
     if pdf is not None:
         pdf._pool = concurrent.futures.ThreadPoolExecutor(max_workers=2, thread_name_prefix="pdf")
 
 
 def _function_line(source: str, key: str) -> int:
-    """The line of the def of the function a mutant key names ("core.outbox.x_deliver__mutmut_3",
-    "core.outbox.xǁ_Dispatcherǁrun__mutmut_1")."""
+    """The line of the def of the function a mutant key names ("operations.outbox.x_deliver__mutmut_3",
+    "operations.outbox.xǁ_Dispatcherǁrun__mutmut_1")."""
     name = key.rsplit(".", 1)[1].split("__mutmut_")[0]
     cls, func = (name[1:].split("ǁ")[1:3] if name.startswith("xǁ") else (None, name.removeprefix("x_")))
     for node in ast.walk(ast.parse(source)):

@@ -31,10 +31,10 @@ from accounts.rules import (
     password_problem,
     role_combination_problem,
 )
-from core import audit
 from core.auth import Role
 from core.db import db, rowcount
 from core.validators import one_line_problem
+from evidence import audit
 
 # argon2id with the library's defaults (RFC 9106 low-memory profile); tests may lower the cost.
 hasher = PasswordHasher()

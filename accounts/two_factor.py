@@ -20,9 +20,9 @@ from sqlalchemy import delete, select, update
 
 from accounts import services
 from accounts.models import Passkey, RecoveryCode, SecondFactor, User
-from core import audit
 from core.auth import Role
 from core.db import db, rowcount
+from evidence import audit
 
 ISSUER = "Gambit"
 RECOVERY_CODES = 10

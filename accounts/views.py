@@ -24,20 +24,20 @@ from accounts.forms import (
 )
 from accounts.models import User, UserRole
 from accounts.rules import ENDED_BY_SECRETARIAT, SIGNED_OUT_ELSEWHERE, normalise_email
-from core import outbox
-from core.audit_views import (
+from core.auth import Role, login_manager, roles_required
+from core.bare import is_bare, session_limit
+from core.db import db, reads_first, utcnow, writes_on_get, writing
+from core.limiter import hit_limit, rate_limited
+from core.urls import external_url, path_for, safe_next
+from evidence.audit_views import (
     pages_of,
     register_audit_actions,
     register_audit_link,
     register_audit_people,
     register_audit_sign_ins,
 )
-from core.auth import Role, login_manager, roles_required
-from core.bare import is_bare, session_limit
-from core.db import db, reads_first, utcnow, writes_on_get, writing
-from core.limiter import hit_limit, rate_limited
-from core.urls import external_url, path_for, safe_next
-from core.views import HEALTH_PATHS
+from operations import outbox
+from operations.health_views import HEALTH_PATHS
 
 bp = Blueprint("accounts", __name__)
 

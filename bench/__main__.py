@@ -130,7 +130,7 @@ def part_pages(tmp: Path, quick: bool, out: list[str], aims: list[str]) -> None:
             "against the reference is the reference's req/s ÷ the page's (and the page's server CPU per request ÷ "
             "the reference's): 1.5 means the page costs 1.5 times the plain page.",
             "",
-            "**Kept and computed**: the versioned pages (core/page_cache.py) keep each page a process computed "
+            "**Kept and computed**: the versioned pages (operations/page_cache.py) keep each page a process computed "
             "until the audit chain's head (any change) or the day moves on, so the page rows, asked again and again "
             "while nothing changes, measure a visit answered from that copy. The **computed** rows ask the same "
             "pages of a second gunicorn, on the same database, with `PAGE_CACHE=false`: each request computes its "
@@ -290,7 +290,7 @@ def part_pdfs(tmp: Path, quick: bool, out: list[str], aims: list[str]) -> None:
             f"and the board pack ({facts['pack_pages']} pages) in its first call "
             f"({facts['ensure_pack_s']:.1f} s in this run; absolute, for context only). "
             f"Then each document's HTML (from `board.documents` and `templates/pdf/`) and a plain-text document of "
-            f"the same page count (paragraphs only, the same `pdf.css`) went through `core.pdf.html_to_pdf`, "
+            f"the same page count (paragraphs only, the same `pdf.css`) went through `evidence.pdf.html_to_pdf`, "
             f"{rounds} rounds after a warm-up, each document rendered right next to its plain twin; times are medians, "
             f"and the time ratio is the median of the per-round ratios.", "",
             "Memory: the tracemalloc peak during one render in this process (Python objects only), and the growth "
@@ -298,7 +298,7 @@ def part_pdfs(tmp: Path, quick: bool, out: list[str], aims: list[str]) -> None:
             "warm-up (includes Pango, HarfBuzz and cairo).", "",
             "| document | pages | render | plain text, same pages | time per page ÷ plain (range over rounds) | "
             "CPU time per page ÷ plain | tracemalloc peak | ÷ plain | peak RSS growth | ÷ plain | "
-            "context + template | signing (`core.signing.sign_issued`) | signing's share of render + sign |",
+            "context + template | signing (`evidence.signing.sign_issued`) | signing's share of render + sign |",
             "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     over: list[str] = []
     borderline: list[str] = []

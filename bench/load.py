@@ -57,7 +57,7 @@ def computed_name(page: str) -> str:
     return f"{short(page)}, computed (no copy kept)"
 
 
-# The second server's settings: the versioned pages computed on every request (core.page_cache). Code without
+# The second server's settings: the versioned pages computed on every request (operations.page_cache). Code without
 # versioned pages ignores it, and its computed rows measure the same pages again.
 COMPUTED_ENV = {"PAGE_CACHE": "false"}
 

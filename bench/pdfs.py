@@ -1,5 +1,5 @@
 """PDFs: a bid's dossier and the board pack of a 10-bid call, each against WeasyPrint rendering a plain-text
-document (paragraphs, the same stylesheet, the same page count) through the same function, `core.pdf.html_to_pdf`.
+document (paragraphs, the same stylesheet, the same page count) through the same function, `evidence.pdf.html_to_pdf`.
 
 Time is the median of interleaved rounds. Memory is measured two ways: the tracemalloc peak (Python objects only;
 Pango, HarfBuzz and cairo allocate outside it) in this process, and the growth of the peak resident set size
@@ -75,7 +75,7 @@ class PdfResult:
     name: str
     pages: int
     context_s: float | None  # building the context and the template (board.documents + Jinja)
-    render_s: float  # core.pdf.html_to_pdf, median
+    render_s: float  # evidence.pdf.html_to_pdf, median
     plain_pages: int
     plain_render_s: float
     tracemalloc_peak: int
@@ -84,7 +84,7 @@ class PdfResult:
     plain_rss_growth_kib: int | None
     round_ratios: list[float]  # per round: (document / its plain twin rendered next to it), per page
     cpu_ratio_per_page: float  # the same with CPU time (medians), less exposed to the neighbours' load
-    sign_s: float | None = None  # core.signing.sign_issued on this document's PDF, median
+    sign_s: float | None = None  # evidence.signing.sign_issued on this document's PDF, median
 
     @property
     def sign_share(self) -> float | None:
@@ -140,8 +140,8 @@ def run_pdfs(site, tmp: Path, *, rounds: int) -> tuple[list[PdfResult], dict]:
     from board.rules import inputs_sha256
     from board.services import ensure_pack
     from core.db import db
-    from core.pdf import html_to_pdf
     from events.services import get_event
+    from evidence.pdf import html_to_pdf
     from scoring.queries import build_ranking, load_scoring
 
     app = make_app(site)
@@ -205,8 +205,8 @@ def run_pdfs(site, tmp: Path, *, rounds: int) -> tuple[list[PdfResult], dict]:
 
         # Signing's share: each stored dossier and pack is signed once after rendering.
         sign_s: dict[str, float | None] = {name: None for name in sources}
-        try:  # a --code tree from before signing has no core.signing: the column then says "–"
-            from core import signing
+        try:  # a --code tree from before signing has no evidence.signing: the column then says "–"
+            from evidence import signing
         except ImportError:
             signing = None
         identity = signing.load_identity() if signing else None
@@ -254,7 +254,7 @@ def peak_rss_kib() -> int:
 
 def _rss_child(html_file: str) -> int:
     """Render a warm-up document (fonts, caches, imports), then the file; print the peak RSS growth."""
-    from core.pdf import html_to_pdf
+    from evidence.pdf import html_to_pdf
 
     html_to_pdf(plain_html(3), timeout=300)
     gc.collect()

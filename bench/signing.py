@@ -1,5 +1,5 @@
 """Signing's share of a PDF: WeasyPrint rendering a dossier-sized and a pack-sized plain document
-(`bench.pdfs.plain_html`, the PDFs' stylesheet) against `core.signing.sign_issued` signing the result, with a
+(`bench.pdfs.plain_html`, the PDFs' stylesheet) against `evidence.signing.sign_issued` signing the result, with a
 throwaway identity (EC P-256, as the development one). Signing happens once per stored PDF, so this is the cost
 added to each dossier, board pack, minutes and contract when it is made.
 
@@ -20,9 +20,9 @@ from dataclasses import dataclass
 class SigningResult:
     paragraphs: int
     pages: int
-    render_s: float  # core.pdf.html_to_pdf, median
-    sign_s: float  # core.signing.sign_issued, median
-    verify_s: float  # core.signing.verify_issued, median
+    render_s: float  # evidence.pdf.html_to_pdf, median
+    sign_s: float  # evidence.signing.sign_issued, median
+    verify_s: float  # evidence.signing.verify_issued, median
 
     @property
     def share(self) -> float:
@@ -34,8 +34,8 @@ def run_signing(*, rounds: int = 5, sizes: tuple[int, ...] = (40, 400)) -> list[
     """Median render, sign and verify times for plain documents of `sizes` paragraphs."""
     from app import create_app
     from bench.pdfs import page_count, plain_html
-    from core import signing
-    from core.pdf import html_to_pdf
+    from evidence import signing
+    from evidence.pdf import html_to_pdf
 
     folder = tempfile.mkdtemp(prefix="gambit-bench-signing-")
     app = create_app({"TESTING": True, "SECRET_KEY": "bench", "SQLALCHEMY_DATABASE_URI": "sqlite://",

@@ -35,9 +35,9 @@ from bids.data import NO_GUARANTEE, BankGuarantee, BidData, Evaluation, RoomRate
 from bids.lifecycle import BidStatus
 from core.db import Model, utcnow
 from core.findings import Finding
-from core.signing import Inspection
 from core.validators import country_name
 from events.models import Event
+from evidence.signing import Inspection
 
 STATUS_VALUES = ", ".join(f"'{s.value}'" for s in BidStatus)
 Money = Numeric(14, 2, asdecimal=True)
@@ -257,12 +257,12 @@ DOCUMENT_KINDS = {
 
 class BidDocument(Model):
     __tablename__ = "bid_document"
-    # Evidence (core.evidence): bound to the audit entry that writes the row; new columns go at the end.
+    # Evidence (evidence.rows): bound to the audit entry that writes the row; new columns go at the end.
     __evidence__: ClassVar[tuple[str, ...]] = ('bid_id', 'kind', 'original_name', 'stored_name', 'sha256', 'size_bytes',
             'uploaded_at', 'uploaded_by_id')
     __evidence_excluded__: ClassVar[dict[str, str]] = {
         "signatures": (
-            "the verdict on its signatures, judged again whenever the trust list changes (core.trust); derived "
+            "the verdict on its signatures, judged again whenever the trust list changes (evidence.trust); derived "
             "from the file's bytes, which are bound by sha256"
         ),
     }
@@ -277,7 +277,7 @@ class BidDocument(Model):
     size_bytes: Mapped[int] = mapped_column(Integer)
     uploaded_at: Mapped[datetime] = mapped_column(default=utcnow)
     uploaded_by_id: Mapped[int] = mapped_column(ForeignKey("user.id"))
-    # The digital signatures read on upload (core.signing.Inspection as JSON; judged again when the trust list
+    # The digital signatures read on upload (evidence.signing.Inspection as JSON; judged again when the trust list
     # changes); None for a kind whose signature is not checked.
     signatures: Mapped[str | None] = mapped_column(Text)
 
@@ -309,7 +309,7 @@ class BidVersion(Model):
     """What was submitted, frozen: reviewers, dossiers and the API read this."""
 
     __tablename__ = "bid_version"
-    # Evidence (core.evidence): bound to the audit entry that writes the row; new columns go at the end.
+    # Evidence (evidence.rows): bound to the audit entry that writes the row; new columns go at the end.
     __evidence__: ClassVar[tuple[str, ...]] = ('bid_id', 'number', 'submitted_at', 'submitted_by_id',
             'regulation_version_id', 'data', 'documents', 'compliance', 'compliant', 'sha256')
     __evidence_excluded__: ClassVar[dict[str, str]] = {}

@@ -1,12 +1,12 @@
-"""Messages to bidders about their bid, written into the outbox (core.outbox delivers them)."""
+"""Messages to bidders about their bid, written into the outbox (operations.outbox delivers them)."""
 
 from __future__ import annotations
 
 from datetime import datetime
 
 from bids.models import Bid
-from core import outbox
 from core.urls import external_url, path_for
+from operations import outbox
 
 
 def queue_rejection(bid: Bid, *, actor, now: datetime) -> outbox.OutboxMessage:

@@ -30,15 +30,15 @@ from bids.notify import queue_rejection
 from bids.rules import SIGNED_KINDS, SignatureNote, check_bid, is_compliant, signature_notes
 from bids.sections import SECTIONS
 from bids.shape import bid_to_json
-from core import audit, trust
 from core.auth import Role
 from core.db import db, rowcount
-from core.hashing import canonical_sha256
-from core.pdf import pdf_problem
-from core.signing import inspect_pdf
-from core.storage import display_name, store_file
 from events.models import Event
 from events.services import lock_call
+from evidence import audit, trust
+from evidence.hashing import canonical_sha256
+from evidence.pdf import pdf_problem
+from evidence.signing import inspect_pdf
+from evidence.storage import display_name, store_file
 
 
 class BidError(ValueError):
@@ -197,7 +197,7 @@ def save_section(bid: Bid, section: str, values: dict, *, actor: User, now: date
 
 def store_document(bid: Bid, kind: str, *, filename: str, content: bytes, upload_dir: str, max_bytes: int,
                    actor: User, now: datetime) -> BidDocument:
-    """Attach a PDF to a draft: checked by its content (not its name; see core.pdf.pdf_problem) and its size,
+    """Attach a PDF to a draft: checked by its content (not its name; see evidence.pdf.pdf_problem) and its size,
     stored under a server-made name, SHA-256 recorded; the uploaded name is kept only as display text. Raises
     BidError with a message for the person uploading."""
     if kind not in DOCUMENT_KINDS:
@@ -253,7 +253,7 @@ def recheck_document_signatures(*, actor: User, now: datetime, upload_dir: str) 
         except OSError:
             continue
         if hashlib.sha256(content).hexdigest() != doc.sha256 or audit.evidence_problem(doc) is not None:
-            continue  # altered on disk or beneath the audit log: core.storage refuses it when opened, and its
+            continue  # altered on disk or beneath the audit log: evidence.storage refuses it when opened, and its
             # recorded judgement stands
         doc.signatures = json.dumps(inspect_pdf(content, trust_roots=roots, now=now).as_dict())
         checked += 1
@@ -356,7 +356,7 @@ def _freeze(bid: Bid, findings, *, actor: User, now: datetime, revision: int | N
                          data=json.dumps(data, sort_keys=True), documents=json.dumps(docs),
                          compliance=json.dumps([f.as_dict() for f in findings]),
                          compliant=is_compliant(findings),
-                         # the plain form every version has been fingerprinted in (core.hashing)
+                         # the plain form every version has been fingerprinted in (evidence.hashing)
                          sha256=canonical_sha256({"data": data, "documents": docs}, compact=False))
     db.session.add(version)
     db.session.flush()

@@ -42,18 +42,18 @@ from bids.rules import (
     pending,
 )
 from bids.sections import SECTION_TITLES, SECTIONS, findings_by_section
-from core.audit_views import pages_of, register_audit_actions, register_audit_link
 from core.auth import Role, roles_required
 from core.db import db, utcnow, writes_on_get
 from core.forms import choices
 from core.hooks import Hook
-from core.page_cache import versioned_page
 from core.paging import ordered, page_request, sql_page
-from core.storage import send_verified
 from core.templating import id_url, register_nav
 from events.models import Event
 from events.rules import schedule_shown_for
 from events.views import event_or_404
+from evidence.audit_views import pages_of, register_audit_actions, register_audit_link
+from evidence.storage import send_verified
+from operations.page_cache import versioned_page
 
 bp = Blueprint("bids", __name__)
 register_nav(10, None, "Bids", "bids.index")

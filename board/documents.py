@@ -11,8 +11,8 @@ from bids.rules import home_match, home_match_consequences
 from bids.sections import SECTION_TITLES, findings_by_section
 from bids.services import compliance, document_signatures
 from core.db import db
-from core.hashing import canonical_json
-from core.pdf import EmbeddedFile
+from evidence.hashing import canonical_json
+from evidence.pdf import EmbeddedFile
 from scoring.visibility import Sight
 
 

@@ -1,7 +1,8 @@
 """Rendering dossiers outside the request: in a background worker (RQ) when REDIS_URL is set; otherwise in a
 background thread of the web process, or from the command line (`flask board render <slug>`).
 
-The RQ path enqueues one job per dossier snapshot on the "gambit-pdf" queue (core.jobs; the job id carries the inputs
+The RQ path enqueues one job per dossier snapshot on the "gambit-pdf" queue (operations.jobs; the job id carries the
+inputs
 hash, so a second request for the same snapshot waits for the same job); `flask worker` (or its older name
 `flask board worker`) runs the jobs inside the app. Every path renders the
 bids' dossiers one at a time, committing each as it is made, then the pack: progress is what is stored, which
@@ -18,10 +19,10 @@ from flask import Blueprint, current_app
 from accounts.models import User
 from bids.models import Bid
 from board import queries, services
-from core import jobs
 from core.db import db, reading, utcnow
 from events.models import Event
 from events.services import get_event
+from operations import jobs
 
 QUEUE = jobs.PDF
 
@@ -76,11 +77,11 @@ def render_job(event_id: int, bid_id: int | None, actor_id: int | None) -> int:
 
 
 def enqueue(event_id: int, bid_id: int | None, actor_id: int | None, digest: str):
-    """The job rendering this snapshot: the one already queued or running, else a new one (core.jobs.enqueue with
+    """The job rendering this snapshot: the one already queued or running, else a new one (operations.jobs.enqueue with
     a stable id). When Redis cannot be reached, a background thread of this process renders it instead
     (start_thread, as without REDIS_URL), with a warning in the log: the page gets its PDF all the same. Returns
     something with `get_status()`."""
-    from redis.exceptions import ConnectionError as RedisConnectionError  # optional at runtime (core.jobs)
+    from redis.exceptions import ConnectionError as RedisConnectionError  # optional at runtime (operations.jobs)
     from redis.exceptions import TimeoutError as RedisTimeoutError
 
     job_id = f"dossier-{event_id}-{bid_id or 'pack'}-{digest[:24] or 'new'}"
@@ -96,13 +97,13 @@ def enqueue(event_id: int, bid_id: int | None, actor_id: int | None, digest: str
 
 def _replace_abandoned(job_id: str) -> bool:
     """Whether the job of this id lost its worker before it finished (see abandoned); such a job is deleted when
-    RQ still shows it queued or started, so that core.jobs.enqueue makes a new one (a job RQ failed for it is
-    replaced by core.jobs.enqueue itself). Raises redis.ConnectionError when Redis cannot be reached."""
-    from rq.exceptions import NoSuchJobError  # optional at runtime (core.jobs)
+    RQ still shows it queued or started, so that operations.jobs.enqueue makes a new one (a job RQ failed for it is
+    replaced by operations.jobs.enqueue itself). Raises redis.ConnectionError when Redis cannot be reached."""
+    from rq.exceptions import NoSuchJobError  # optional at runtime (operations.jobs)
     from rq.job import Job
 
     redis = jobs.connection()
-    try:  # core.jobs.enqueue puts RQ_QUEUE_PREFIX before a stable job id
+    try:  # operations.jobs.enqueue puts RQ_QUEUE_PREFIX before a stable job id
         job = Job.fetch(f"{current_app.config.get('RQ_QUEUE_PREFIX', '')}{job_id}", connection=redis)
     except NoSuchJobError:
         return False
@@ -120,7 +121,7 @@ def abandoned(job) -> bool:
     a half after its worker stopped) is moved to the failed registry (AbandonedJobError). Sooner: a worker that
     took it (one of the job's executions) whose registration has expired, or, on the worker's own machine, whose
     process no longer exists. A job still waiting in the queue has no execution and is not abandoned."""
-    from rq.registry import StartedJobRegistry  # optional at runtime (core.jobs)
+    from rq.registry import StartedJobRegistry  # optional at runtime (operations.jobs)
 
     StartedJobRegistry(queue=jobs.queue(QUEUE, redis=job.connection)).cleanup()
     if job.get_status(refresh=True) == "failed":
@@ -132,7 +133,7 @@ def _worker_gone(name: str, redis) -> bool:
     import os
     import socket
 
-    from rq import Worker  # optional at runtime (core.jobs)
+    from rq import Worker  # optional at runtime (operations.jobs)
 
     if not name:
         return False
@@ -152,7 +153,7 @@ def _worker_gone(name: str, redis) -> bool:
 def _forget(job) -> None:
     """Delete a job with every trace a dead worker left of it (its executions in the started registry, its entry
     in the queue's intermediate list), so that none of them is later taken for the new job of the same id."""
-    from rq.intermediate_queue import IntermediateQueue  # optional at runtime (core.jobs)
+    from rq.intermediate_queue import IntermediateQueue  # optional at runtime (operations.jobs)
     from rq.registry import StartedJobRegistry
 
     q = jobs.queue(QUEUE, redis=job.connection)

@@ -33,7 +33,7 @@ class Dossier(Model):
     inputs; the same snapshot gives the same stored file (unique inputs_sha256)."""
 
     __tablename__ = "dossier"
-    # Evidence (core.evidence): bound to the audit entry that writes the row; new columns go at the end.
+    # Evidence (evidence.rows): bound to the audit entry that writes the row; new columns go at the end.
     __evidence__: ClassVar[tuple[str, ...]] = ('event_id', 'bid_id', 'kind', 'number', 'identifier', 'inputs_sha256',
             'inputs', 'stored_name', 'pdf_sha256', 'pages', 'size_bytes', 'created_at', 'created_by_id')
     __evidence_excluded__: ClassVar[dict[str, str]] = {}
@@ -80,7 +80,7 @@ class Vote(Model):
     change it until the decision is recorded."""
 
     __tablename__ = "vote"
-    # Evidence (core.evidence): bound to the audit entry that writes the row; new columns go at the end.
+    # Evidence (evidence.rows): bound to the audit entry that writes the row; new columns go at the end.
     __evidence__: ClassVar[tuple[str, ...]] = ('event_id', 'member_id', 'bid_id', 'cast_at')
     __evidence_excluded__: ClassVar[dict[str, str]] = {}
     __table_args__ = (UniqueConstraint("event_id", "member_id", name="uq_vote_one_per_member"),)
@@ -106,7 +106,7 @@ class Decision(Model):
     per call is in force: a unique index over the call's records in force refuses a second."""
 
     __tablename__ = "decision"
-    # Evidence (core.evidence): bound to the audit entry that writes the row; new columns go at the end.
+    # Evidence (evidence.rows): bound to the audit entry that writes the row; new columns go at the end.
     __evidence__: ClassVar[tuple[str, ...]] = ('event_id', 'method', 'selected_bid_id', 'decided_on', 'tally',
             'no_meeting_reason', 'consultations', 'rationale', 'ranking', 'reviewed', 'recorded_at', 'recorded_by_id',
             'corrects_id', 'correction_reason', 'minutes_stored_name', 'minutes_sha256', 'regulation_version_id',

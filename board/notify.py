@@ -1,5 +1,5 @@
 """Telling every bidder the outcome: one message per bid decided on, written into the outbox in the transaction that
-records the decision (core.outbox delivers it)."""
+records the decision (operations.outbox delivers it)."""
 
 from __future__ import annotations
 
@@ -10,11 +10,11 @@ from sqlalchemy import select
 from bids.lifecycle import BidStatus
 from bids.models import Bid
 from board.models import Decision
-from core import outbox
 from core.db import db
 from core.money import format_day
 from core.urls import external_url, path_for
 from finance.rules import contract_article
+from operations import outbox
 
 
 def queue_notices(decision: Decision, *, actor, now: datetime) -> list[outbox.OutboxMessage]:

@@ -20,12 +20,12 @@ from board.documents import minutes_context
 from board.lifecycle import DecisionStatus
 from board.models import Decision, Dossier, Vote
 from board.rules import Tally, inputs_sha256, tally, vote_recusal
-from core import audit
 from core.auth import Role
 from core.db import db
-from core.pdf import render_pdf, sha256
 from events.lifecycle import EventStatus
 from events.models import Event
+from evidence import audit
+from evidence.pdf import render_pdf, sha256
 from scoring.queries import build_ranking, load_scoring
 
 
@@ -286,7 +286,7 @@ def decision_checkpoint(decision: Decision) -> audit.Checkpoint | None:
 def minutes_copy(decision: Decision, seen, *, reader: str, now: datetime) -> bytes:
     """The minutes of `decision` as `reader` may see them (`seen`, a scoring.visibility.Sight that withholds some
     of the record's scores): rendered for them and not stored, the stored minutes staying the record. Raises
-    core.pdf.PdfError if rendering fails."""
+    evidence.pdf.PdfError if rendering fails."""
     return render_pdf("minutes.html", **minutes_context(decision, now=now, checkpoint=decision_checkpoint(decision),
                                                         seen=seen, reader=reader))
 

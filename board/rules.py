@@ -8,9 +8,9 @@ from dataclasses import dataclass
 from datetime import date
 
 from bids.consultation import ConsultationState
-from core.hashing import canonical_sha256
 from core.money import format_day
 from events.lifecycle import EventStatus
+from evidence.hashing import canonical_sha256
 
 
 class DecisionError(ValueError):

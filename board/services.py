@@ -55,17 +55,17 @@ from board.rules import (
     inputs_sha256,
     rationale_needed,
 )
-from core import audit
 from core.auth import Role
 from core.db import db, swap_state
 from core.hooks import Hook
-from core.pdf import render_pdf, sha256
-from core.signing import sign_issued
-from core.storage import store_file
 from events.lifecycle import EventStatus
 from events.lifecycle import TransitionError as EventTransitionError
 from events.models import Event
 from events.services import change_event_status, lock_call
+from evidence import audit
+from evidence.pdf import render_pdf, sha256
+from evidence.signing import sign_issued
+from evidence.storage import store_file
 
 
 def _pages(data: bytes) -> int:
@@ -87,7 +87,7 @@ def _find_or_render(event: Event, bid: Bid | None, inputs: dict, template: str, 
     rendered from `template` with `context(identifier)` and the files `attachments()` gives (the data it was made
     from, embedded), signed, and its row built, without writing anything:
     every PDF is made before the transaction writes (and so before it takes the audit lock). Raises
-    core.pdf.PdfError if rendering fails."""
+    evidence.pdf.PdfError if rendering fails."""
     kind = "bid" if bid is not None else "pack"
     digest = inputs_sha256(inputs)
     found = stored_by_digest(event.id, kind, [digest]).get(digest)
@@ -134,7 +134,7 @@ def make_documents(event: Event, bid: Bid | None, *, actor: User | None, now: da
     documents it reviewed are the call's (the bids' statuses change with it, which would otherwise make a new
     dossier and pack nobody reviewed). `report`: the ranking report with everything loaded for rendering, when
     the caller has it. Writes nothing. Raises DecisionError before the WCOC's scoring is closed,
-    core.pdf.PdfError if rendering fails."""
+    evidence.pdf.PdfError if rendering fails."""
     if not dossiers_open(event.state):
         raise DecisionError("The dossiers open to the Board once the WCOC's scoring is closed.")
     reviewed = reviewed_documents(event)
@@ -153,7 +153,7 @@ def make_documents(event: Event, bid: Bid | None, *, actor: User | None, now: da
 def keep(made: list[Made], *, actor: User | None, now: datetime, upload_dir: str) -> list[Dossier]:
     """Store what make_documents rendered, file then row, each audited (`dossier.bid` / `dossier.pack`); a
     document found stored is returned as it is. One made at the same moment by someone else (the unique inputs
-    hash): theirs is kept and returned, our file removed. Raises core.storage.StorageError when the file cannot be
+    hash): theirs is kept and returned, our file removed. Raises evidence.storage.StorageError when the file cannot be
     written."""
     return [m.dossier if m.pdf is None else _store(m.dossier, m.pdf, actor=actor, now=now, upload_dir=upload_dir)
             for m in made]
@@ -175,7 +175,7 @@ def _store(dossier: Dossier, data: bytes, *, actor: User | None, now: datetime, 
 
 def ensure_dossier(bid: Bid, *, actor: User | None, now: datetime, upload_dir: str, report=None) -> Dossier:
     """The current dossier of a bid, stored (make_documents, then keep). Raises DecisionError before scoring is
-    closed, core.pdf.PdfError if rendering fails."""
+    closed, evidence.pdf.PdfError if rendering fails."""
     made = make_documents(bid.event, bid, actor=actor, now=now, report=report)
     return keep(made, actor=actor, now=now, upload_dir=upload_dir)[-1]
 
@@ -183,7 +183,7 @@ def ensure_dossier(bid: Bid, *, actor: User | None, now: datetime, upload_dir: s
 def ensure_pack(event: Event, *, actor: User | None, now: datetime, upload_dir: str) -> tuple[Dossier, list[Dossier]]:
     """The current board pack and the current dossier of every bid before the Board, stored (make_documents, then
     keep): every PDF is rendered first and the rows are written after, so no lock is held while WeasyPrint runs.
-    Raises DecisionError before scoring is closed, core.pdf.PdfError if rendering fails."""
+    Raises DecisionError before scoring is closed, evidence.pdf.PdfError if rendering fails."""
     *dossiers, pack = keep(make_documents(event, None, actor=actor, now=now), actor=actor, now=now,
                            upload_dir=upload_dir)
     return pack, dossiers
@@ -486,7 +486,7 @@ def record_decision(event: Event, *, method: str, selected: Bid, rationale: str,
 def store_minutes(decision: Decision, *, actor: User, now: datetime, upload_dir: str) -> Decision:
     """Render the minutes of a recorded decision and store them with their SHA-256, once (a compare-and-swap on
     the empty hash: made twice at once, the first stored is kept). Run after the decision is committed, so
-    WeasyPrint never runs inside the transaction that records it. Raises core.pdf.PdfError if rendering fails.
+    WeasyPrint never runs inside the transaction that records it. Raises evidence.pdf.PdfError if rendering fails.
     Writes `decision.minutes` to the audit log."""
     if decision.minutes_sha256:
         return decision

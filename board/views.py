@@ -29,18 +29,18 @@ from board.forms import (
 )
 from board.models import Decision, Dossier, DossierView, Vote
 from board.rules import DecisionError, dossiers_open, not_voted_sentence
-from core import outbox
-from core.audit_views import register_audit_actions, register_audit_link
 from core.auth import Role, roles_required
 from core.db import db, utcnow, writes_on_get
 from core.forms import choices
-from core.page_cache import versioned_page
-from core.pdf import PdfError
-from core.storage import StoredFileError, read_verified, refused, send_bytes, send_verified
 from core.templating import register_nav
 from events.models import Event
 from events.views import event_or_404
+from evidence.audit_views import register_audit_actions, register_audit_link
+from evidence.pdf import PdfError
+from evidence.storage import StoredFileError, read_verified, refused, send_bytes, send_verified
 from finance.rules import contract_article
+from operations import outbox
+from operations.page_cache import versioned_page
 from scoring.visibility import DECISION_RECORD_READERS, sight
 
 bp = Blueprint("board", __name__, url_prefix="/board")

@@ -54,7 +54,7 @@ class FrozenRecordError(RuntimeError):
 
 class Contract(Model):
     __tablename__ = "contract"
-    # Evidence (core.evidence): bound to the audit entry that writes the row; new columns go at the end.
+    # Evidence (evidence.rows): bound to the audit entry that writes the row; new columns go at the end.
     __evidence__: ClassVar[tuple[str, ...]] = ('bid_id', 'regulation_version_id', 'version', 'replaces_id',
             'correction_reason', 'status', 'terms_json', 'created_at', 'created_by_id', 'issued_at', 'issued_by_id',
             'pdf_sha256', 'pdf_stored_name', 'pdf_size', 'signed_at', 'signed_by_id', 'signed_pdf_sha256',
@@ -64,7 +64,7 @@ class Contract(Model):
     __evidence_excluded__: ClassVar[dict[str, str]] = {
         "signed_pdf_signatures": (
             "the verdict on the countersigned PDF's signatures, judged again whenever the trust list changes "
-            "(core.trust); derived from the file's bytes, which are bound by signed_pdf_sha256"
+            "(evidence.trust); derived from the file's bytes, which are bound by signed_pdf_sha256"
         ),
     }
     __table_args__ = (
@@ -107,7 +107,7 @@ class Contract(Model):
     signed_pdf_stored_name: Mapped[str | None] = mapped_column(String(100), unique=True)
     signed_pdf_original_name: Mapped[str | None] = mapped_column(String(255))
     signed_pdf_size: Mapped[int | None] = mapped_column(Integer)
-    # The countersigned PDF's signatures (core.signing.Inspection as JSON): Gambit's and the organizer's; judged
+    # The countersigned PDF's signatures (evidence.signing.Inspection as JSON): Gambit's and the organizer's; judged
     # again when the trust list changes, so not frozen.
     signed_pdf_signatures: Mapped[str | None] = mapped_column(Text)
     # An organizer's signature that is not trusted makes the contract signed only when the secretariat accepts it
@@ -167,7 +167,7 @@ class Milestone(Model):
     for the prize balances, when the match result is recorded); never changed afterwards."""
 
     __tablename__ = "contract_milestone"
-    # Evidence (core.evidence): bound to the audit entry that writes the row; new columns go at the end.
+    # Evidence (evidence.rows): bound to the audit entry that writes the row; new columns go at the end.
     __evidence__: ClassVar[tuple[str, ...]] = ('contract_id', 'key', 'position', 'kind', 'title', 'article',
             'description', 'payer_kind', 'payer_name', 'payee_kind', 'payee_name', 'payee_federation', 'amount',
             'is_cap', 'due', 'due_rule', 'created_at')
@@ -231,7 +231,7 @@ class Payment(Model):
     payments over to the new version's milestone (`carried_over`, naming the payment it carries)."""
 
     __tablename__ = "contract_payment"
-    # Evidence (core.evidence): bound to the audit entry that writes the row; new columns go at the end.
+    # Evidence (evidence.rows): bound to the audit entry that writes the row; new columns go at the end.
     __evidence__: ClassVar[tuple[str, ...]] = ('milestone_id', 'kind', 'amount', 'received_on', 'reference', 'note',
             'reason', 'reverses_id', 'carried_from_id', 'idempotency_key', 'recorded_at', 'recorded_by_id')
     __evidence_excluded__: ClassVar[dict[str, str]] = {}
@@ -290,7 +290,7 @@ class Reminder(Model):
     """A reminder sent to the organizer: at most one of each kind per milestone, ever."""
 
     __tablename__ = "contract_reminder"
-    # Evidence (core.evidence): bound to the audit entry that writes the row; new columns go at the end.
+    # Evidence (evidence.rows): bound to the audit entry that writes the row; new columns go at the end.
     __evidence__: ClassVar[tuple[str, ...]] = ('milestone_id', 'kind', 'as_of', 'sent_at', 'sent_to', 'carried')
     __evidence_excluded__: ClassVar[dict[str, str]] = {}
     __table_args__ = (
@@ -314,7 +314,7 @@ class MatchResult(Model):
     """The outcome of the match (one per call): the prize balances follow from it (Art. 13.1, 13.3, 13.4)."""
 
     __tablename__ = "match_result"
-    # Evidence (core.evidence): bound to the audit entry that writes the row; new columns go at the end.
+    # Evidence (evidence.rows): bound to the audit entry that writes the row; new columns go at the end.
     __evidence__: ClassVar[tuple[str, ...]] = ('event_id', 'winner_federation', 'decided_in', 'completed_on',
             'recorded_at', 'recorded_by_id')
     __evidence_excluded__: ClassVar[dict[str, str]] = {}
@@ -342,7 +342,7 @@ class PrizeDeduction(Model):
     record stays as entered (the audit log has who and when)."""
 
     __tablename__ = "prize_deduction"
-    # Evidence (core.evidence): bound to the audit entry that writes the row; new columns go at the end.
+    # Evidence (evidence.rows): bound to the audit entry that writes the row; new columns go at the end.
     __evidence__: ClassVar[tuple[str, ...]] = ('milestone_id', 'rule_key', 'article', 'amount', 'reason', 'decided_on',
             'recorded_at', 'recorded_by_id', 'parts_json', 'returned_on', 'return_reason', 'returned_at',
             'returned_by_id')

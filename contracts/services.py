@@ -45,18 +45,19 @@ from contracts.rules.terms import (
     past_due_dates,
 )
 from contracts.rules.tracker import MilestoneStatus, PaymentRefused, check_payment, outstanding_on_record
-from core import audit, outbox, trust
 from core.db import db, swap_state
 from core.money import format_day, format_eur
-from core.pdf import EmbeddedFile, looks_like_pdf, pdf_problem, render_pdf
-from core.signing import Inspection, SigningError, inspect_pdf, load_identity, sign_issued
-from core.storage import StoredFileError, display_name, read_verified, store_file
 from core.urls import path_for
 from core.validators import implausible_day
 from events.models import RegulationVersion
 from events.regulation import deduction_rule
 from events.services import lock_call
+from evidence import audit, trust
+from evidence.pdf import EmbeddedFile, looks_like_pdf, pdf_problem, render_pdf
+from evidence.signing import Inspection, SigningError, inspect_pdf, load_identity, sign_issued
+from evidence.storage import StoredFileError, display_name, read_verified, store_file
 from finance.rules import contract_article
+from operations import outbox
 
 Renderer = Callable[..., bytes]
 
@@ -316,9 +317,9 @@ def discard_contract(contract: Contract, *, actor: User, now: datetime) -> None:
 
 def render_contract_pdf(contract: Contract, terms: ContractTerms, *, draft: bool,
                         checkpoint: audit.Checkpoint | None = None) -> bytes:
-    """The contract as PDF through core.pdf (templates/pdf/contract.html); `checkpoint`, the audit log's head as
+    """The contract as PDF through evidence.pdf (templates/pdf/contract.html); `checkpoint`, the audit log's head as
     the issued contract is rendered, is printed in it. The PDF carries its terms and payment schedule as JSON, the
-    text the issued contract freezes (Contract.terms_json). Raises core.pdf.PdfError."""
+    text the issued contract freezes (Contract.terms_json). Raises evidence.pdf.PdfError."""
     terms_file = EmbeddedFile.json(
         f"contract-{contract.reference}-terms.json", _snapshot(terms),
         "the terms this contract was written from: the parties, the bid's particulars it rests on, every payment "
@@ -348,7 +349,7 @@ def issue_contract(contract: Contract, *, due_dates: Mapping[str, date | None], 
     `due_dates` are the dates the contract sets where the regulations fix none (by milestone key; Art.
     15.6.1). Raises ContractError when the draft cannot be issued (not a draft, the bid is no longer selected,
     a date is missing: `errors` names each milestone, a payment already received would not fit the corrected
-    milestone), or core.pdf.PdfError when the PDF cannot be made. Writes `contract.issue` (and, for a
+    milestone), or evidence.pdf.PdfError when the PDF cannot be made. Writes `contract.issue` (and, for a
     correction, `contract.supersede`) to the audit log; the PDF prints the log's head as of rendering, the last
     entry before these, and `contract.issue` records it as `pdf_checkpoint`. `render` is called as
     render(contract, terms, draft=False, checkpoint=Checkpoint).
@@ -483,7 +484,7 @@ def _carry_over(old: Contract, rows: Mapping[str, Milestone], payments: list[Pay
 
 def sign_contract(contract: Contract, *, filename: str, content: bytes, max_bytes: int, upload_dir: str, actor: User,
                   now: datetime, seen: str | None = None, accept_untrusted: str = "") -> Contract:
-    """File the countersigned PDF of an issued contract: checked by its content (core.pdf.pdf_problem) and its
+    """File the countersigned PDF of an issued contract: checked by its content (evidence.pdf.pdf_problem) and its
     size; it must keep the PDF Gambit issued byte for byte and add at least one valid signature
     (contracts.rules.countersigning.countersign_problem); its signatures are recorded as read, stored under a
     server-made name, SHA-256 recorded. The organizer's signature must be trusted
@@ -894,7 +895,7 @@ def send_reminder(milestone: Milestone, kind: ReminderKind, status: MilestoneSta
                   actor=None) -> Reminder:
     """Write the reminder to the organizer's contact about a milestone falling due or overdue into the outbox, and
     record it, in one transaction (once per kind and milestone: the unique constraint refuses a second). The outbox
-    delivers it (core.outbox), marked Auto-Submitted.
+    delivers it (operations.outbox), marked Auto-Submitted.
 
     Raises sqlalchemy IntegrityError when that reminder was already recorded; the caller runs this in a savepoint
     and rolls it back then. Writes `payment.reminder` to the audit log.

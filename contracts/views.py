@@ -41,18 +41,19 @@ from contracts.models import Contract, Milestone, Payment, PrizeDeduction, Remin
 from contracts.rules.result import MatchOutcome
 from contracts.rules.terms import fill_blank_due_dates
 from contracts.rules.tracker import no_payment_taken
-from core import audit, outbox
-from core.audit_views import pages_of, register_audit_actions, register_audit_link
 from core.auth import Role, roles_required
 from core.db import db, utcnow, writes_on_get
 from core.money import format_day, format_eur
 from core.paging import DESC, page_request
-from core.pdf import PdfError
-from core.storage import send_verified
 from core.templating import register_nav
 from core.urls import external_url
 from core.validators import parse_as_of
+from evidence import audit
+from evidence.audit_views import pages_of, register_audit_actions, register_audit_link
+from evidence.pdf import PdfError
+from evidence.storage import send_verified
 from finance.rules import contract_article
+from operations import outbox
 
 bp = Blueprint("contracts", __name__)
 register_nav(40, Role.ADMIN, "Contracts", "contracts.index")

@@ -16,11 +16,11 @@ from accounts.services import find_user_by_email
 from bids import services
 from bids.models import Bid
 from core.db import db
-from core.pdf import html_to_pdf
 from demo.signatures import signed_by
 from events.lifecycle import EventStatus
 from events.regulation import published_schedule
 from events.services import get_event
+from evidence.pdf import html_to_pdf
 from finance.rules import minimum_fide_contribution
 
 

@@ -9,7 +9,7 @@ from functools import lru_cache
 
 from flask import current_app
 
-from core import signing, trust
+from evidence import signing, trust
 
 
 def seed_trust(*, actor, now: datetime) -> list[str]:

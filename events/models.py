@@ -106,7 +106,7 @@ class Amendment(Model):
     followed; the President's, the grounds it was decided on."""
 
     __tablename__ = "regulation_amendment"
-    # Evidence (core.evidence): bound to the audit entry that writes the row; new columns go at the end.
+    # Evidence (evidence.rows): bound to the audit entry that writes the row; new columns go at the end.
     __evidence__: ClassVar[tuple[str, ...]] = ('event_id', 'from_version_id', 'to_version_id', 'authority',
             'authority_label', 'article', 'decided_on', 'reference', 'reason', 'recommended_by', 'recommended_on',
             'recommendation', 'grounds', 'grounds_label', 'changes', 'report', 'recorded_at', 'recorded_by_id')

@@ -35,7 +35,7 @@ from pydantic import (
 from pydantic.dataclasses import dataclass as pydantic_dataclass
 from pydantic_core import core_schema
 
-from core.hashing import canonical_json
+from evidence.hashing import canonical_json
 
 FORMAT_VERSION = 1
 

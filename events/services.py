@@ -10,7 +10,6 @@ from datetime import date, datetime
 from sqlalchemy import bindparam, func, select
 
 from accounts.models import User
-from core import audit
 from core.auth import Role
 from core.db import db, lock_row, swap_state
 from core.hooks import Hook
@@ -18,6 +17,7 @@ from events.lifecycle import EventStatus, TransitionError, check_transition
 from events.models import Amendment, Event, RegulationVersion
 from events.regulation import AmendmentAuthority, Covered, Regulation, amendment_authority
 from events.rules import snapshot_changes
+from evidence import audit
 
 
 class AmendmentError(ValueError):
@@ -203,7 +203,7 @@ def all_events() -> list[Event]:
 
 def bid_deadlines() -> list[datetime]:
     """Every call's bid deadline (`reg.event.bid_deadline` of the regulation in force): the instants within a day at
-    which a page changes (the versioned pages' key, core.page_cache). Raises nothing of its own."""
+    which a page changes (the versioned pages' key, operations.page_cache). Raises nothing of its own."""
     return [e.regulation.event.bid_deadline for e in all_events()]
 
 

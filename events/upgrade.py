@@ -30,7 +30,6 @@ from typing import Any
 
 from sqlalchemy import select
 
-from core import audit
 from core.db import db
 from events.models import Amendment, Event
 from events.regulation import (
@@ -41,6 +40,7 @@ from events.regulation import (
     regulation_from_snapshot,
 )
 from events.services import judge_again, load_event
+from evidence import audit
 
 _MISSING: Any = object()
 

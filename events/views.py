@@ -10,7 +10,6 @@ from flask_login import current_user
 from sqlalchemy import select
 
 from accounts.forms import EmptyForm
-from core.audit_views import register_audit_actions, register_audit_link
 from core.auth import Role, roles_required
 from core.db import db, utcnow
 from core.hooks import Hook
@@ -23,6 +22,7 @@ from events.provenance import STATUS_LABELS, article_rows, article_table, source
 from events.regulation import SourceKind, pre_match_schedule, published_schedule
 from events.rules import bid_deadline_passed
 from events.services import amendments_of, change_event_status, get_event, set_signal_blocker_required
+from evidence.audit_views import register_audit_actions, register_audit_link
 
 bp = Blueprint("events", __name__)
 

@@ -4,13 +4,13 @@ from logging.config import fileConfig
 from alembic import context
 from flask import current_app
 
-from core.logs import Handler
+from operations.logs import Handler
 
 # this is the Alembic Config object, which provides
 # access to the values within the .ini file in use.
 config = context.config
 
-# Interpret the config file for Python logging, unless the app set up its own (core.logs: JSON lines in
+# Interpret the config file for Python logging, unless the app set up its own (operations.logs: JSON lines in
 # production), as it has whenever `flask db` runs: alembic.ini's text handler would replace it, and the migration's
 # lines would not come out like every other line. Keep the loggers that already exist (the app's own).
 if not any(isinstance(handler, Handler) for handler in logging.getLogger().handlers):

@@ -46,7 +46,7 @@ class WeightsVersion(Model):
     """A change of the weights of Art. 15.5, kept for good: rankings cite the number."""
 
     __tablename__ = "weights_version"
-    # Evidence (core.evidence): bound to the audit entry that writes the row; new columns go at the end.
+    # Evidence (evidence.rows): bound to the audit entry that writes the row; new columns go at the end.
     __evidence__: ClassVar[tuple[str, ...]] = ('event_id', 'number', 'weights', 'reason', 'event_status',
             'created_by_id', 'created_at')
     __evidence_excluded__: ClassVar[dict[str, str]] = {}
@@ -83,7 +83,7 @@ class ConflictDeclaration(Model):
     """A member's declaration of conflicts of interest for one call (confirmed again whenever it changes)."""
 
     __tablename__ = "conflict_declaration"
-    # Evidence (core.evidence): bound to the audit entry that writes the row; new columns go at the end.
+    # Evidence (evidence.rows): bound to the audit entry that writes the row; new columns go at the end.
     __evidence__: ClassVar[tuple[str, ...]] = ('event_id', 'member_id', 'has_conflict', 'reason', 'covered_bid_ids',
             'confirmed_at', 'scores_first_shown_at')
     __evidence_excluded__: ClassVar[dict[str, str]] = {}
@@ -141,7 +141,7 @@ class Scorecard(ScorecardFacts, Model):
     """One member's scores of one bid (Art. 15.5 a-j)."""
 
     __tablename__ = "scorecard"
-    # Evidence (core.evidence): bound to the audit entry that writes the row; new columns go at the end.
+    # Evidence (evidence.rows): bound to the audit entry that writes the row; new columns go at the end.
     __evidence__: ClassVar[tuple[str, ...]] = ('bid_id', 'member_id', 'status', 'revision', 'version', 'created_at',
             'updated_at', 'submitted_at')
     __evidence_excluded__: ClassVar[dict[str, str]] = {}
@@ -182,7 +182,7 @@ class ScorecardScore(Model):
     """One criterion of one scorecard: the score (None until given) and the member's comment."""
 
     __tablename__ = "scorecard_score"
-    # Evidence (core.evidence): bound to the audit entry that writes the row; new columns go at the end.
+    # Evidence (evidence.rows): bound to the audit entry that writes the row; new columns go at the end.
     __evidence__: ClassVar[tuple[str, ...]] = ('scorecard_id', 'criterion', 'score', 'comment')
     __evidence_excluded__: ClassVar[dict[str, str]] = {}
     __table_args__ = (UniqueConstraint("scorecard_id", "criterion", name="uq_scorecard_score_criterion"),)
@@ -200,7 +200,7 @@ class ScorecardVersion(Model):
     """A submitted scorecard, frozen: what the member submitted, when, and on which version of the bid."""
 
     __tablename__ = "scorecard_version"
-    # Evidence (core.evidence): bound to the audit entry that writes the row; new columns go at the end.
+    # Evidence (evidence.rows): bound to the audit entry that writes the row; new columns go at the end.
     __evidence__: ClassVar[tuple[str, ...]] = ('scorecard_id', 'number', 'submitted_at', 'submitted_by_id',
             'bid_version_id', 'scores')
     __evidence_excluded__: ClassVar[dict[str, str]] = {}

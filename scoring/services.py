@@ -18,11 +18,11 @@ from sqlalchemy.exc import IntegrityError
 from accounts.models import User
 from bids.models import Bid
 from bids.services import has_stake
-from core import audit
 from core.db import db, rowcount
 from events.lifecycle import EventStatus
 from events.models import Event
 from events.services import lock_call
+from evidence import audit
 from scoring.lifecycle import (
     ScorecardAction,
     ScorecardStatus,

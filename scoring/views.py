@@ -22,15 +22,15 @@ from accounts.forms import EmptyForm
 from accounts.models import User
 from bids.data import EVALUATION_FIELDS
 from bids.models import Bid
-from core.audit_views import register_audit_actions
 from core.auth import Role, roles_required
 from core.db import db, reads_first, utcnow, writes_on_get
-from core.page_cache import versioned_page
 from core.paging import ASC, DESC, list_page, page_request
 from core.templating import id_url, register_nav, register_todo
 from events.lifecycle import EventStatus
 from events.models import Event
 from events.services import get_event
+from evidence.audit_views import register_audit_actions
+from operations.page_cache import versioned_page
 from scoring import reading, services
 from scoring.charts import criteria_chart, first_places_chart
 from scoring.forms import AdmitForm, ConflictsForm, scale, score_text, scorecard_form, weights_form

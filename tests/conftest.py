@@ -54,7 +54,7 @@ def signing_ca(tmp_path_factory):
     CA that nobody trusts: every PDF Gambit issues in the tests is signed with it."""
     from types import SimpleNamespace
 
-    from core import signing
+    from evidence import signing
 
     folder = tmp_path_factory.mktemp("signing")
     ca_key, ca = signing.make_ca("Gambit Test CA", organisation="FIDE test", unit=None)
@@ -107,7 +107,7 @@ def no_delivery_thread_left() -> None:
     import threading
 
     left = [t.name for t in threading.enumerate() if t.name == "gambit-mail-dispatcher"]
-    assert not left, "a delivery thread of the outbox is still running: stop it (core.outbox.stop_dispatcher)"
+    assert not left, "a delivery thread of the outbox is still running: stop it (operations.outbox.stop_dispatcher)"
 
 
 def join_render_threads(timeout: float = 120) -> None:
@@ -200,12 +200,12 @@ def _pdf_layout_once(request):
 
     from flask import render_template
 
-    import core.pdf
+    import evidence.pdf
 
     request.getfixturevalue("app")  # the app's modules are imported: the ones that render PDFs are among them
     monkeypatch = request.getfixturevalue("monkeypatch")
     kept, templates = request.getfixturevalue("_laid_out_once"), set(marker.args)
-    real_render, html_to_pdf = core.pdf.render_pdf, core.pdf.html_to_pdf
+    real_render, html_to_pdf = evidence.pdf.render_pdf, evidence.pdf.html_to_pdf
 
     def render_pdf(template: str, **context) -> bytes:
         if templates and template not in templates:
@@ -301,7 +301,7 @@ def make(app) -> Factory:
 
 @contextmanager
 def computed(app):
-    """Inside the block, versioned pages (core.page_cache) are computed on every request, as on their first visit
+    """Inside the block, versioned pages (operations.page_cache) are computed on every request, as on their first visit
     after a change: what a page's computation costs is measured so, not a revisit answered from a kept copy."""
     before = app.config.get("PAGE_CACHE", True)
     app.config["PAGE_CACHE"] = False
@@ -356,7 +356,7 @@ def smtp(app):
 
         def deliver(self) -> list:
             """Deliver what the outbox holds (what the worker would do), and return every message received."""
-            from core.outbox import deliver_due
+            from operations.outbox import deliver_due
 
             with app.app_context():
                 deliver_due()
@@ -434,7 +434,7 @@ def live(tmp_path, database_url):
         db.create_all()
     yield application
     join_render_threads()
-    from core.outbox import stop_dispatcher
+    from operations.outbox import stop_dispatcher
 
     stop_dispatcher(application)
     with application.app_context():

@@ -68,8 +68,8 @@ def argument_values() -> dict[frozenset[str], Callable[[], list[dict]]]:
     from bids.sections import SECTIONS
     from board.models import Decision, Dossier
     from contracts.models import Contract, Milestone
-    from core.outbox import OutboxMessage
     from events.models import Event
+    from operations.outbox import OutboxMessage
 
     def sections() -> list[dict]:
         from core.db import db

@@ -138,8 +138,8 @@ def _late_admission(*, now: datetime) -> list[str]:
 
 def _mail(app) -> list[str]:
     """Every message the flow queued, delivered to a real SMTP server."""
-    from core import outbox
     from core.db import db
+    from operations import outbox
     from tests.mailservers import Inbox, free_port, smtp_server
 
     port = free_port()

@@ -16,7 +16,7 @@ from pathlib import Path
 from flask import current_app
 
 from app import create_app
-from core.scheduler import Every, registry
+from operations.scheduler import Every, registry
 
 FAILURE = "the job broke on purpose"
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import io
 from functools import lru_cache
 
-from core import signing
+from evidence import signing
 
 
 @lru_cache(maxsize=16)

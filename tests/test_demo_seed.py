@@ -7,9 +7,9 @@ from sqlalchemy import func, select
 from bids.models import Bid
 from bids.rules import home_match
 from bids.services import compliance
-from core.audit import AuditEntry
 from core.db import db, utcnow
 from events.services import get_event
+from evidence.audit import AuditEntry
 
 
 def test_demo_seed_makes_compliant_bids_a_home_match_and_a_failing_one(runner, app):
@@ -45,7 +45,7 @@ def test_demo_seed_makes_compliant_bids_a_home_match_and_a_failing_one(runner, a
         # Gambit's, and the demo letters of application are signed by the demo CA, which is on the trust list.
         from bids.models import BidDocument
         from contracts.queries import pdf_path
-        from core.signing import verify_issued
+        from evidence.signing import verify_issued
 
         upload_dir = app.config["UPLOAD_DIR"]
         # The selected bid, and so the contract, copies the schedule Art. 2.2 publishes: game 1 on 13 October 2015.

@@ -45,7 +45,7 @@ from hypothesis.stateful import (
 )
 from sqlalchemy import func, select
 
-import core.pdf
+import evidence.pdf
 from accounts.models import User
 from accounts.services import AccountError, create_user
 from bids import services as bids
@@ -60,7 +60,6 @@ from contracts import queries as contract_queries
 from contracts import services as contracts
 from contracts.models import Contract, Milestone, Payment
 from contracts.rules.terms import ContractRuleError
-from core.audit import AuditEntry, checkpoint, verify_chain, verify_evidence
 from core.db import db
 from core.lifecycle import LifecycleError
 from events.lifecycle import MANUAL_ACTIONS, EventStatus, actions_from
@@ -68,6 +67,7 @@ from events.lifecycle import TransitionError as EventTransitionError
 from events.models import Event
 from events.regulation import default_event_file, load_regulation_file
 from events.services import change_event_status, load_event
+from evidence.audit import AuditEntry, checkpoint, verify_chain, verify_evidence
 from scoring import services as scoring
 from scoring.lifecycle import ScoringRuleError
 from scoring.models import ConflictDeclaration, Scorecard, conflict_declaration_bid
@@ -1165,7 +1165,7 @@ def _print_coverage():
 def test_the_whole_flow_keeps_its_invariants(app, monkeypatch, stage):
     """From each stage of the flow, random steps keep every invariant (see FlowMachine), and the fixed budget gets
     as far into the flow as it did when the budget was set (a stage that stops being reached fails this)."""
-    monkeypatch.setattr(core.pdf, "html_to_pdf", fast_pdf)
+    monkeypatch.setattr(evidence.pdf, "html_to_pdf", fast_pdf)
     machine = type(f"FlowFrom{stage.title()}", (FlowMachine,), {"app": app, "stage": stage})
     examples, steps = BUDGET[stage]
     REACHED[stage] = set()

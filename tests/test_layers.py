@@ -23,12 +23,25 @@ def test_the_import_contracts_are_kept(monkeypatch, capsys):
 
 def test_the_layers_follow_the_flow_with_api_above_and_core_below():
     """The contract itself cannot be weakened unnoticed: the domains in the order of the flow, api (and demo) on
-    top, accounts below the domains, core at the bottom."""
+    top, accounts below the domains, then the house: operations over evidence over core at the bottom."""
     layers = next(c for c in CONTRACTS if c["id"] == "layers")
     assert layers["type"] == "layers"
     assert layers["layers"] == ["api | demo", "contracts", "board", "scoring", "bids", "finance", "events",
-                                "accounts", "core"]
+                                "accounts", "operations", "evidence", "core"]
     assert "ignore_imports" not in layers  # no import is excused from the layers
+
+
+def test_every_package_is_in_the_layers_and_says_on_its_first_screen_what_it_holds():
+    """A package added beside the others is either in the layers or the test fails: none escapes the contract. The
+    house's three rooms each say in their docstring what they must not import."""
+    packages = {p.parent.name for p in ROOT.glob("*/__init__.py")} - {"tests", "bench", "migrations"}
+    root = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["importlinter"]
+    layers = next(c for c in CONTRACTS if c["id"] == "layers")
+    layered = {name.strip() for layer in layers["layers"] for name in layer.split("|")}
+    assert packages == set(root["root_packages"]) == layered
+    for room in ("core", "evidence", "operations"):
+        first_screen = (ROOT / room / "__init__.py").read_text(encoding="utf-8")
+        assert "import" in first_screen.lower() and "layers contract" in first_screen, room
 
 
 def test_finance_is_pure():

@@ -1,4 +1,4 @@
-"""Versioned pages (core.page_cache): no state change is missed.
+"""Versioned pages (operations.page_cache): no state change is missed.
 
 The stateful flow's machine (tests/test_flow_stateful.py) drives the call through every kind of state change, by
 random actors, from each stage of the flow; here, after every step it takes, each versioned page is asked as each of
@@ -20,10 +20,10 @@ import pytest
 from hypothesis import settings
 from hypothesis.stateful import run_state_machine_as_test
 
-import core.pdf
+import evidence.pdf
 from core.db import db
-from core.page_cache import store
 from events.models import Event
+from operations.page_cache import store
 from tests.test_flow_stateful import PASSWORD, REACHED, SETTINGS, FlowMachine, fast_pdf
 
 # Examples and steps from three stages: every kind of step is taken along the way (initialize walks the flow up to
@@ -157,7 +157,7 @@ def _answers():
 def test_every_state_change_shows_at_once_on_every_versioned_page(app, monkeypatch, stage):
     """From each stage of the flow, after every step: 304 only for an unchanged page, a kept copy only while it is
     the page as it is, and the pages do follow (the steps changed what they show, and revisits were answered 304)."""
-    monkeypatch.setattr(core.pdf, "html_to_pdf", fast_pdf)
+    monkeypatch.setattr(evidence.pdf, "html_to_pdf", fast_pdf)
     monkeypatch.setitem(app.config, "PAGE_CACHE_WATCH_WRITES", False)
     machine = type(f"PagesFollowFrom{stage.title()}", (PagesFollow,), {"app": app, "stage": stage})
     examples, steps = BUDGET[stage]

@@ -15,11 +15,12 @@ from sqlalchemy import event as sa_event
 from accounts.models import User
 from bids.models import Bid
 from contracts.models import Contract, Payment
-from core import audit, outbox
-from core.audit import AuditEntry
 from core.db import db
 from core.money import format_eur
 from events.models import Event
+from evidence import audit
+from evidence.audit import AuditEntry
+from operations import outbox
 from scoring.models import Scorecard, ScorecardScore
 from tests.conftest import computed, login
 from tests.contracts.factories_contracts import ContractFactory
@@ -284,7 +285,7 @@ def test_a_page_of_the_contracts_costs_the_same_whatever_the_payments_of_a_contr
 
 
 def write_entries(app, start: int, end: int, actors: tuple[int | None, ...] = (None,)) -> None:
-    """Audit entries k = start..end-1 through core.audit.record, over five kinds of object (two of them linked
+    """Audit entries k = start..end-1 through evidence.audit.record, over five kinds of object (two of them linked
     through a lookup, one linked without, two not linked), so that any ten in a row hold every kind; who acted turns
     through `actors` (user ids, None for the system), each named on the page."""
     kinds = [("bid.save", "Bid"), ("event.close", "Event"), ("payment.record", "Payment"),

@@ -21,11 +21,11 @@ def test_the_root_conftest_imports_nothing_of_the_app():
 
 @pytest.mark.pdf_layout_once("_base.html")
 def test_a_marked_test_lays_each_named_template_out_once_per_setting_of_its_switches(app):
-    import core.pdf
+    import evidence.pdf
 
     with app.test_request_context():
-        first = core.pdf.render_pdf("_base.html")
-        assert first.startswith(b"%PDF-") and core.pdf.render_pdf("_base.html") is first
-        draft = core.pdf.render_pdf("_base.html", draft=True)
+        first = evidence.pdf.render_pdf("_base.html")
+        assert first.startswith(b"%PDF-") and evidence.pdf.render_pdf("_base.html") is first
+        draft = evidence.pdf.render_pdf("_base.html", draft=True)
         assert draft.startswith(b"%PDF-") and draft is not first
-        assert core.pdf.render_pdf("_base.html", draft=True) is draft
+        assert evidence.pdf.render_pdf("_base.html", draft=True) is draft

@@ -11,7 +11,7 @@ def countersign_problem(*, name: str, reference: str, issued_sha256: str, issued
     """Why `name` is not the issued contract countersigned, or None when it is: it keeps the PDF Gambit issued
     byte for byte (`keeps_issued`: the file starts with those bytes; a signature added by a PDF reader is an
     incremental update that appends to the file) and adds at least one intact signature after it that covers the
-    whole file. `inspection` is core.signing.Inspection of the upload; `gambit_key_sha256` the SHA-256 of Gambit's
+    whole file. `inspection` is evidence.signing.Inspection of the upload; `gambit_key_sha256` the SHA-256 of Gambit's
     public key (SubjectPublicKeyInfo)."""
     again = "Sign the issued PDF itself digitally (without printing, scanning or saving it anew) and upload that."
     if content_sha256 == issued_sha256:
@@ -42,7 +42,7 @@ def countersign_problem(*, name: str, reference: str, issued_sha256: str, issued
 
 def countersign_trust_problem(*, name: str, reference: str, signatures, accepted_reason: str) -> str | None:
     """Why the organizer's countersignature does not make the contract signed, or None when it does: at least one
-    of `signatures` (core.signing.SignatureInfo, those added after Gambit's) must be trusted (its certificate, or
+    of `signatures` (evidence.signing.SignatureInfo, those added after Gambit's) must be trusted (its certificate, or
     one that issued it, on the secretariat's trust list, valid when checked, not known revoked), unless the
     secretariat accepts an untrusted one explicitly, with a reason (`accepted_reason`)."""
     if any(s.trusted for s in signatures) or accepted_reason.strip():

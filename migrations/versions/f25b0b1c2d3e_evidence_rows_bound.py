@@ -17,7 +17,7 @@ down_revision = 'f25a0b1c2d3e'
 branch_labels = None
 depends_on = None
 
-# The evidence models at this revision (core.evidence: the classes declaring __evidence__) and their tables.
+# The evidence models at this revision (evidence.rows: the classes declaring __evidence__) and their tables.
 EVIDENCE_TABLES = {
     'BidDocument': 'bid_document', 'BidVersion': 'bid_version', 'Vote': 'vote', 'Decision': 'decision',
     'Dossier': 'dossier', 'Scorecard': 'scorecard', 'ScorecardScore': 'scorecard_score',

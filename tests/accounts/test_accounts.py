@@ -8,8 +8,8 @@ from sqlalchemy import select
 
 from accounts.models import ApiToken, User
 from accounts.services import user_for_token
-from core.audit import AuditEntry
 from core.db import db
+from evidence.audit import AuditEntry
 from tests.conftest import DEMO_PASSWORD, login
 
 GOOD = {"organisation": "Ukrainian Chess Federation", "applicant_type": "federation", "federation": "UKR",

@@ -9,9 +9,9 @@ from html import unescape
 from sqlalchemy import select
 
 from accounts.models import User
-from core.audit import AuditEntry
 from core.db import db
-from core.outbox import OutboxMessage
+from evidence.audit import AuditEntry
+from operations.outbox import OutboxMessage
 from tests.conftest import login
 
 GOOD = {"organisation": "Ukrainian Chess Federation", "applicant_type": "federation", "federation": "UKR",

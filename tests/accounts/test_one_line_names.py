@@ -10,7 +10,7 @@ from sqlalchemy import func, select
 from accounts import services
 from accounts.models import User
 from core.db import db, utcnow
-from core.outbox import OutboxMessage
+from operations.outbox import OutboxMessage
 
 HOSTILE = "Eve\r\nBcc: evil@example.org"
 QUOTED = "Eve\\r\\nBcc: evil@example.org"

@@ -11,8 +11,8 @@ from sqlalchemy import select
 
 from accounts.models import User
 from accounts.services import RESET_LINK_GONE, issue_api_token, password_reset_token, user_for_token
-from core.audit import AuditEntry
 from core.db import db, utcnow
+from evidence.audit import AuditEntry
 from tests.conftest import login
 
 NEW = "a fresh long pass phrase 35"

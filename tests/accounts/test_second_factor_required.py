@@ -28,8 +28,8 @@ def _email(app, user_id: int) -> str:
 
 
 def _entries(app, action: str) -> list:
-    from core.audit import AuditEntry
     from core.db import db
+    from evidence.audit import AuditEntry
 
     with app.app_context():
         return list(db.session.scalars(select(AuditEntry).where(AuditEntry.action == action)

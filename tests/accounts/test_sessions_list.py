@@ -13,8 +13,8 @@ from sqlalchemy import select
 
 from accounts.models import User, UserSession
 from accounts.rules import browser_summary
-from core.audit import AuditEntry
 from core.db import db, utcnow
+from evidence.audit import AuditEntry
 from tests.conftest import DEMO_PASSWORD, login
 
 LAPTOP = ("Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chromium/120.0.0.0 Chrome/120.0.0.0 "

@@ -7,8 +7,8 @@ from sqlalchemy import select
 
 from accounts.models import ApiToken, User
 from accounts.services import revoke_all_tokens, user_for_token
-from core.audit import AuditEntry
 from core.db import db, utcnow
+from evidence.audit import AuditEntry
 from tests.conftest import DEMO_PASSWORD, login
 
 

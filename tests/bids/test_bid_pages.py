@@ -8,12 +8,12 @@ import pytest
 from sqlalchemy import select
 
 from bids.models import Bid, BidDocument, BidVersion
-from core.audit import AuditEntry
 from core.db import db, utcnow
 from core.federations import country_names
 from core.money import format_day, format_eur
 from events.models import Event
 from events.rules import SCHEDULE_SHOWN_BELOW_DAYS
+from evidence.audit import AuditEntry
 from tests.bids.factories import valid_bid
 from tests.bids.web import PDF, fill_bid, fill_section, revision, section_posts, start_bid, upload
 from tests.conftest import login

@@ -1,4 +1,4 @@
-"""A submitted version's SHA-256 is taken over its data and documents in one fixed form (core.hashing's plain form),
+"""A submitted version's SHA-256 is taken over its data and documents in one fixed form (evidence.hashing's plain form),
 whenever it was submitted: the dossier prints it and the audit log records it."""
 
 from __future__ import annotations

@@ -262,8 +262,8 @@ def test_a_stored_snapshot_with_the_withdrawn_window_keys_still_loads_with_its_h
     hash (a bid records the version that judged it)."""
     import hashlib
 
-    from core.hashing import canonical_json
     from events.regulation import regulation_from_snapshot
+    from evidence.hashing import canonical_json
     from tests.bids.factories import regulation
 
     data = json.loads(regulation().snapshot)

@@ -8,7 +8,7 @@ from sqlalchemy import select
 
 from bids.models import BidDocument
 from core.db import db
-from core.storage import display_name
+from evidence.storage import display_name
 from tests import pdfs
 from tests.bids.web import start_bid, upload
 

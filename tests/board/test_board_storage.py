@@ -7,8 +7,8 @@ from sqlalchemy import select
 
 from board.models import Decision, Dossier
 from board.queries import dossier_dir
-from core.audit import AuditEntry
 from core.db import db, utcnow
+from evidence.audit import AuditEntry
 from tests.conftest import login
 
 

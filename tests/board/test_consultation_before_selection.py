@@ -14,8 +14,8 @@ from sqlalchemy import select
 
 from bids.models import Bid
 from board.models import Decision
-from core.audit import AuditEntry
 from core.db import db
+from evidence.audit import AuditEntry
 from tests.board.test_board import vote
 from tests.conftest import login
 

@@ -9,9 +9,9 @@ import pytest
 from sqlalchemy import func, select
 
 from board.models import Decision
-from core import outbox
 from core.db import db
 from events.models import Event
+from operations import outbox
 from tests.board.conftest import complete
 from tests.board.test_board import vote
 from tests.conftest import login, utcnow

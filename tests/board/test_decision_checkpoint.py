@@ -9,8 +9,8 @@ from pypdf import PdfReader
 from sqlalchemy import delete, select, update
 
 from board.models import Decision
-from core.audit import AuditEntry, Checkpoint, verify_chain
 from core.db import db, utcnow
+from evidence.audit import AuditEntry, Checkpoint, verify_chain
 from tests.conftest import login
 
 pytestmark = pytest.mark.pdf_layout_once("dossier.html", "board_pack.html")

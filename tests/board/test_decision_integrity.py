@@ -19,8 +19,8 @@ from contracts import queries as contract_queries
 from contracts import services as contracts
 from contracts.models import Contract
 from core.db import db
-from core.signing import verify_issued
 from events.models import Event
+from evidence.signing import verify_issued
 from tests.board.test_board import vote
 from tests.conftest import login, utcnow
 from tests.contracts.factories_contracts import issued_contract

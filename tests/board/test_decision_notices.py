@@ -9,8 +9,8 @@ import pytest
 from sqlalchemy import select
 
 from board.models import Decision
-from core import outbox
 from core.db import db, utcnow
+from operations import outbox
 from tests.conftest import login
 from tests.mailservers import Inbox, free_port, smtp_server
 

@@ -15,8 +15,8 @@ import pytest
 from sqlalchemy import func, select
 
 from board.models import Dossier
-from core.audit import AuditEntry
 from core.db import db
+from evidence.audit import AuditEntry
 from tests.conftest import Factory, login
 from tests.faults import wait_for
 from tests.scheduling import REDIS, unique_prefix
@@ -52,9 +52,9 @@ def test_a_worker_killed_while_rendering_the_pack_leaves_it_to_the_next_which_ma
     from app import create_app
     from bids.models import Bid
     from board.services import ensure_dossier
-    from core import jobs
     from events.regulation import default_event_file, load_regulation_file
     from events.services import load_event
+    from operations import jobs
     from tests.board.conftest import scored_call
     from tests.conftest import utcnow
     from tests.scoring.factories_scoring import ScoringFactory

@@ -10,8 +10,8 @@ from html import unescape
 import pytest
 
 from board.rules import not_voted_sentence
-from core import outbox
 from core.db import utcnow
+from operations import outbox
 from tests.conftest import login
 
 CALL = "/board/fwwcm-2015"

@@ -1,5 +1,5 @@
 """What `flask audit verify` and a file's download say of evidence rows, finding by finding, word for word (the
-mutation run of core.audit, docs/mutation.md, found these sentences and counts unguarded): a row deleted, put
+mutation run of evidence.audit, docs/mutation.md, found these sentences and counts unguarded): a row deleted, put
 back, inserted, changed in several columns at once (long values cut), changed together with its recorded form, a
 row whose model's evidence columns changed since it was bound; an entry whose MAC no longer covers its binding; a
 stored file gone; the rows and files counted; a row written before digests among bound rows; and the entry that
@@ -17,10 +17,10 @@ from sqlalchemy import func, select, text, update
 
 from contracts import queries, services
 from contracts.models import Contract, MatchResult, Payment, Reminder
-from core import audit
-from core.audit import AuditEntry, evidence_problem, latest_binding, verify_evidence
 from core.db import db
-from core.evidence import DELETED, AuditRow, evidence_models, file_columns, row_digest
+from evidence import audit
+from evidence.audit import AuditEntry, evidence_problem, latest_binding, verify_evidence
+from evidence.rows import DELETED, AuditRow, evidence_models, file_columns, row_digest
 from tests.contracts.factories_contracts import milestone
 from tests.contracts.test_contracts_pages import as_user
 from tests.contracts.test_evidence_bound import PAID_AT, _pay, _verify

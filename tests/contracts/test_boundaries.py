@@ -244,7 +244,7 @@ def test_a_reminder_says_what_was_recorded_only_once_something_was_and_is_writte
     by one day with a part paid, and for one due today with nothing paid (no "recorded so far" line)."""
     from contracts.models import Contract
     from contracts.rules.reminders import ReminderKind
-    from core.outbox import OutboxMessage
+    from operations.outbox import OutboxMessage
 
     c = db.session.get(Contract, contract)
     fide_paid = [m for m in c.milestones if MilestoneKind(m.kind).organizer_pays and not m.is_cap

@@ -12,9 +12,9 @@ from accounts.models import User
 from bids.data import NO_GUARANTEE
 from contracts import queries
 from contracts.models import Contract, MatchResult, Payment
-from core.audit import AuditEntry, Checkpoint, verify_chain
 from core.db import db
 from core.money import format_day
+from evidence.audit import AuditEntry, Checkpoint, verify_chain
 from tests.conftest import login
 from tests.contracts.factories_contracts import milestone, selected_bid
 from tests.pdfs import valid_pdf

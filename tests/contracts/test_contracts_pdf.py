@@ -1,4 +1,4 @@
-"""The contract PDF, rendered by WeasyPrint through core.pdf and read back with pypdf: what it says, and that the
+"""The contract PDF, rendered by WeasyPrint through evidence.pdf and read back with pypdf: what it says, and that the
 issued file is stored once, hashed, and served only while its bytes still match."""
 
 import hashlib
@@ -11,8 +11,8 @@ from sqlalchemy import select, update
 
 from accounts.models import User
 from contracts import queries, services
-from core.audit import AuditEntry, Checkpoint, verify_chain
 from core.db import db
+from evidence.audit import AuditEntry, Checkpoint, verify_chain
 from tests.conftest import login
 from tests.contracts.factories_contracts import ISSUED_AT, issued_contract, selected_bid
 

@@ -12,7 +12,7 @@ from accounts.models import User
 from contracts import services
 from contracts.models import Contract, Reminder
 from core.db import db
-from core.outbox import OutboxMessage
+from operations.outbox import OutboxMessage
 from tests.contracts.factories_contracts import ISSUED_AT, milestone
 
 

@@ -15,8 +15,8 @@ from contracts import queries, services
 from contracts.models import Contract, FrozenRecordError, MatchResult, Milestone, Payment
 from contracts.rules.result import MatchOutcome
 from contracts.rules.tracker import MilestoneState
-from core.audit import AuditEntry
 from core.db import db
+from evidence.audit import AuditEntry
 from tests.contracts.factories_contracts import (
     ISSUED_AT,
     fake_render,
@@ -336,7 +336,7 @@ def test_the_countersigned_pdf_is_checked_stored_and_hashed(app, contract, admin
         services.sign_contract(contract, filename="scan.pdf", content=b"%PDF-" + b"0" * 2**20, max_bytes=2**20,
                                upload_dir=upload, actor=admin, now=LATER)
     content = sign(queries.pdf_path(upload, contract).read_bytes(), trusted_signer(signing_ca), field="Organizer")
-    from core import signing, trust
+    from evidence import signing, trust
 
     trust.add_certificate(signing.pem(signing_ca.ca), actor=admin, now=LATER)  # the organizer's CA is trusted
     services.sign_contract(contract, filename="../../etc/signed.pdf", content=content, max_bytes=10**6,

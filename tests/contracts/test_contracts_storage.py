@@ -6,8 +6,8 @@ from sqlalchemy import select
 
 from contracts import queries
 from contracts.models import Contract
-from core.audit import AuditEntry
 from core.db import db
+from evidence.audit import AuditEntry
 from tests.contracts.test_contracts_pages import as_user
 from tests.pdfs import javascript_pdf, valid_pdf
 from tests.signing import sign, trusted_signer

@@ -1,6 +1,6 @@
 """contracts.rules.countersigning as the secretariat reads it: each reason an upload is not the issued contract
 countersigned, and why an untrusted countersignature leaves it issued, word for word. The inspections are the
-values core.signing.inspect_pdf returns (its SignatureInfo and Inspection), one for each case an upload can be:
+values evidence.signing.inspect_pdf returns (its SignatureInfo and Inspection), one for each case an upload can be:
 Gambit's signature ends where the issued file ends (ISSUED bytes); the organizer's revision ends after it."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from datetime import UTC, datetime
 import pytest
 
 from contracts.rules.countersigning import countersign_problem, countersign_trust_problem
-from core.signing import Inspection, SignatureInfo
+from evidence.signing import Inspection, SignatureInfo
 
 ISSUED = 1000  # bytes of the issued PDF
 GAMBIT_KEY = "a" * 64

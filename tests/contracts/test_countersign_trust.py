@@ -10,9 +10,9 @@ from sqlalchemy import select
 
 from contracts import queries
 from contracts.models import Contract
-from core import signing, trust
-from core.audit import AuditEntry
 from core.db import db
+from evidence import signing, trust
+from evidence.audit import AuditEntry
 from tests.conftest import utcnow
 from tests.contracts.test_contracts_pages import as_user, get
 from tests.signing import sign, trusted_signer
@@ -124,7 +124,7 @@ def test_a_certificate_put_on_the_trust_list_or_taken_off_judges_a_countersigned
         app, event, cf, signing_ca):
     """The trust list changes through the secretariat's page: the stored judgement of a contract accepted as
     untrusted turns trusted once its authority is added, and untrusted again once it is removed (the hook
-    core.trust.recheck_signatures reaches the contracts' countersigned copies, not only the bids' letters)."""
+    evidence.trust.recheck_signatures reaches the contracts' countersigned copies, not only the bids' letters)."""
     admin_id = cf.admin()
     contract_id = cf.contract(event, owner_id=cf.organizer(), admin_id=admin_id)
     admin = as_user(app, admin_id)

@@ -9,9 +9,9 @@ from sqlalchemy import delete, select, text
 
 from contracts import queries, services
 from contracts.models import Contract, Payment
-from core.audit import AuditEntry, evidence_problem, latest_binding
 from core.db import db
-from core.evidence import AuditRow
+from evidence.audit import AuditEntry, evidence_problem, latest_binding
+from evidence.rows import AuditRow
 from tests.contracts.factories_contracts import ISSUED_AT, milestone
 from tests.contracts.test_contracts_pages import as_user
 from tests.pdfs import valid_pdf
@@ -98,7 +98,7 @@ def test_a_row_written_before_digests_is_reported_as_not_bound_not_as_tampering(
     result = _verify(app, runner)
     # The entry's rows were blanked to make the legacy case, so the chain breaks there: check the evidence alone.
     with app.app_context():
-        from core.audit import verify_evidence
+        from evidence.audit import verify_evidence
 
         report = verify_evidence(app.config["UPLOAD_DIR"])
     assert report.unbound == (f"payment {payment_id}: not bound (written before digests)",)
@@ -199,7 +199,7 @@ def test_the_trust_recheck_leaves_a_contract_changed_beneath_the_chain_as_it_was
     from cryptography.hazmat.primitives.serialization import Encoding
 
     from accounts.models import User
-    from core import trust
+    from evidence import trust
 
     admin_id, organizer_id = cf.admin(), cf.organizer()
     contract_id = cf.contract(event, owner_id=organizer_id, admin_id=admin_id)

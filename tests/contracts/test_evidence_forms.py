@@ -1,4 +1,4 @@
-"""What core.evidence promises, pinned one by one (its mutation run, docs/mutation.md, found them unguarded): the one
+"""What evidence.rows promises, pinned one by one (its mutation run, docs/mutation.md, found them unguarded): the one
 canonical form of an evidence row, word for word; the stored files a row names; which rows the next audit entry
 binds — a row deleted, a row changed by an UPDATE statement (a compare-and-swap) — and that a row written in the
 current transaction is not judged against a binding it has not been given yet, while any other row is."""
@@ -12,9 +12,9 @@ import pytest
 from sqlalchemy import select, text, update
 
 from contracts.models import Payment
-from core import audit
 from core.db import db
-from core.evidence import DELETED, AuditRow, file_columns, form_values, row_digest, row_form
+from evidence import audit
+from evidence.rows import DELETED, AuditRow, file_columns, form_values, row_digest, row_form
 from tests.contracts.test_evidence_bound import PAID_AT, _pay
 
 NOW = datetime(2015, 6, 1, 12, tzinfo=UTC)

@@ -17,8 +17,8 @@ from contracts import services
 from contracts.lifecycle import ContractAction
 from contracts.models import Payment, PrizeDeduction
 from contracts.rules.result import MatchOutcome
-from core.audit import AuditEntry
 from core.db import db
+from evidence.audit import AuditEntry
 from tests.contracts.factories_contracts import fake_render, issued_contract, milestone, selected_bid
 
 D = Decimal

@@ -9,8 +9,8 @@ from sqlalchemy import select
 
 from contracts.models import Contract, PrizeDeduction
 from contracts.queries import status_of
-from core.audit import AuditEntry
 from core.db import db
+from evidence.audit import AuditEntry
 from tests.contracts.factories_contracts import milestone
 from tests.contracts.test_contracts_pages import as_user, get, post
 

@@ -63,8 +63,8 @@ def test_a_countersignature_dated_before_the_call_existed_is_refused(app, practi
 
     from contracts import queries
     from contracts.models import Contract
-    from core import signing, trust
     from events.models import Event
+    from evidence import signing, trust
     from tests.signing import sign, trusted_signer
 
     contract_id = cf.contract(event, owner_id=people["organizer"], admin_id=people["admin"])

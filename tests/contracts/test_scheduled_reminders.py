@@ -9,8 +9,8 @@ from sqlalchemy import select
 from contracts.models import Reminder
 from contracts.queries import due_reminders
 from core.db import db, utcnow
-from core.outbox import deliver_due
-from core.scheduler import ScheduledRun
+from operations.outbox import deliver_due
+from operations.scheduler import ScheduledRun
 from tests.scheduling import finish, flask_env, start
 
 pytestmark = pytest.mark.no_db

@@ -8,9 +8,9 @@ import pytest
 from sqlalchemy import delete, select, update
 
 import config
-from core import audit
-from core.audit import AuditEntry, Checkpoint, checkpoint, verify_chain
 from core.db import db
+from evidence import audit
+from evidence.audit import AuditEntry, Checkpoint, checkpoint, verify_chain
 
 NOW = datetime(2015, 5, 1, 12, 0, tzinfo=UTC)
 

@@ -9,8 +9,8 @@ import pytest
 import sqlalchemy as sa
 from flask_migrate import upgrade
 
-from core.audit import verify_chain
 from core.db import db
+from evidence.audit import verify_chain
 
 OLD_HEAD = "b0a4d1c2e7f9"  # the revision before the keyed MAC
 
@@ -74,7 +74,7 @@ def test_upgrade_refuses_to_rekey_a_log_already_broken(migrated_app, capfd):
 def test_upgrade_marks_evidence_already_written_as_not_bound_rather_than_tampered(migrated_app, tmp_path):
     import sqlite3
 
-    from core.audit import verify_evidence
+    from evidence.audit import verify_evidence
 
     directory = os.path.join(migrated_app.root_path, "migrations")
     with migrated_app.app_context():

@@ -1,4 +1,4 @@
-"""The secretariat's audit log page (core.audit_views): a page at a time, newest first, filtered and sorted, each
+"""The secretariat's audit log page (evidence.audit_views): a page at a time, newest first, filtered and sorted, each
 entry a sentence naming who did what to which object (linked where the secretariat can open it), at a time written
 as people read one, sign-ins left out unless asked for, and the chain's head explained as a fingerprint to keep."""
 
@@ -17,9 +17,9 @@ from sqlalchemy import func, select
 from accounts.models import User
 from contracts import services as contract_services
 from contracts.models import Contract
-from core import audit
-from core.audit import AuditEntry
 from core.db import db
+from evidence import audit
+from evidence.audit import AuditEntry
 from tests.conftest import login
 from tests.contracts.factories_contracts import ContractFactory
 
@@ -38,7 +38,7 @@ def admin(app, client, make) -> int:
 
 def write(app, specs: list[tuple]) -> list[int]:
     """Append entries (action, object type, object id, actor's email or None for the system, when[, data]) through
-    core.audit.record, the one way entries are written; their sequence numbers. Without data, {"n": its place}."""
+    evidence.audit.record, the one way entries are written; their sequence numbers. Without data, {"n": its place}."""
     out = []
     with app.app_context():
         for action, otype, oid, email, at, *data in specs:
@@ -399,7 +399,7 @@ def written_actions() -> dict[str, list[tuple[str, set[str] | None]]]:
             tree = ast.parse(path.read_text(), str(path))
             for node in ast.walk(tree):
                 if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
-                        and node.func.attr == "record" and ast.unparse(node.func.value) in ("audit", "core.audit")):
+                        and node.func.attr == "record" and ast.unparse(node.func.value) in ("audit", "evidence.audit")):
                     continue
                 where = f"{path.relative_to(ROOT)}:{node.lineno}"
                 action = node.args[0] if node.args else next(k.value for k in node.keywords if k.arg == "action")
@@ -416,7 +416,7 @@ def test_every_action_the_code_writes_is_told_in_words_with_data_it_holds(app):
     """Walks the source for every call of audit.record and every action it can write (f-strings through DYNAMIC):
     each has a phrase registered with register_audit_actions, and each {key} of the phrase is in the data every
     such call writes (where the call's data can be read), so no sentence shows "…" for a key never recorded."""
-    from core.audit_views import ACTIONS, _fields
+    from evidence.audit_views import ACTIONS, _fields
     found = written_actions()
     assert sum(len(w) for w in found.values()) >= 50, found  # the walk found the calls (56 when written)
     untold = sorted(f"{a} ({found[a][0][0]})" for a in found if a not in ACTIONS)

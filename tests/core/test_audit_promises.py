@@ -1,4 +1,4 @@
-"""What core.audit promises of the chain itself, pinned one by one (its mutation run, docs/mutation.md, found them
+"""What evidence.audit promises of the chain itself, pinned one by one (its mutation run, docs/mutation.md, found them
 unguarded): the data column's one text form, which the audit page's sign-in filter compares whole; the MAC's exact
 input, so that a chain written on one machine verifies on another whatever its time zone; who and what an entry
 names when it names nobody; the report of each way a chain is cut, rewritten or renumbered, whole; the head after
@@ -20,9 +20,9 @@ import pytest
 import sqlalchemy as sa
 from sqlalchemy import delete, select, update
 
-from core import audit
-from core.audit import AuditEntry, ChainReport, Checkpoint, checkpoint, checkpoint_of, data_text, verify_chain
 from core.db import db
+from evidence import audit
+from evidence.audit import AuditEntry, ChainReport, Checkpoint, checkpoint, checkpoint_of, data_text, verify_chain
 from tests.core.test_audit import _entries, _rechain, _set
 from tests.faults import postgres_database
 

@@ -100,7 +100,7 @@ def test_a_backup_of_the_demo_verifies_and_restores_into_fresh_databases_showing
     assert any(n.startswith("files/") for n in names)
     assert not any("audit_key" in n or "secret_key" in n for n in names)  # the keys stay out of the archive
     with source.app_context():
-        from core.audit import checkpoint
+        from evidence.audit import checkpoint
 
         head = str(checkpoint())  # the archive's checkpoint: nothing has happened since the backup
     counts, pages = _counts(source), _pages(source)

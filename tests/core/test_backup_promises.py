@@ -55,11 +55,11 @@ def _fill(app) -> None:
     from bids.models import BidDocument, BidRoomRate
     from bids.services import create_bid
     from board.models import METHODS, Decision, Dossier
-    from core.scheduler import ScheduledRun
-    from core.trust import TrustedCertificate
     from demo.seed import practice_regulation
     from events.regulation import default_event_file, load_regulation_file
     from events.services import load_event
+    from evidence.trust import TrustedCertificate
+    from operations.scheduler import ScheduledRun
 
     with app.app_context():
         db.create_all()
@@ -244,7 +244,7 @@ def _holds_every_table_and_stored_file_with_their_sha256(small_backup):
     manifest, members, contents = _contents(archive)
     rows = _rows(app)
     with app.app_context():
-        from core.audit import checkpoint as head
+        from evidence.audit import checkpoint as head
 
         assert checkpoint == str(head())
     with app.app_context():
@@ -286,7 +286,7 @@ def paris_time(monkeypatch):
 
 
 def test_create_writes_its_time_in_utc_and_says_what_it_holds(tmp_path, small_backup, paris_time):
-    from core.backup import BackupError, create_backup
+    from operations.backup import BackupError, create_backup
 
     app, archive, checkpoint = small_backup
     now = datetime.fromisoformat("2031-01-02T05:04:05+02:00")

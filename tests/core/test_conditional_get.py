@@ -1,4 +1,4 @@
-"""Conditional GET on the versioned pages (core.page_cache): a 304 is given only where the same request without
+"""Conditional GET on the versioned pages (operations.page_cache): a 304 is given only where the same request without
 `If-None-Match` would answer 200, and only to the person whose current ETag it is.
 
 Every versioned page is asked, by every kind of person (logged out, the bid's owner, a rival bidder, a WCOC member

@@ -1,9 +1,9 @@
-"""Which columns of each evidence model are bound to the audit chain (core.evidence) is decided column by column."""
+"""Which columns of each evidence model are bound to the audit chain (evidence.rows) is decided column by column."""
 
 import pytest
 
 import app  # noqa: F401  (every model registered)
-from core.evidence import evidence_models, file_columns
+from evidence.rows import evidence_models, file_columns
 
 MODELS = evidence_models()
 

@@ -10,8 +10,8 @@ from sqlalchemy import func, select
 
 from bids.models import BidDocument
 from board.models import Dossier
-from core.audit import AuditEntry
 from core.db import db
+from evidence.audit import AuditEntry
 from tests.bids.web import start_bid, upload
 from tests.board.conftest import scored_call
 from tests.conftest import login

@@ -20,7 +20,7 @@ SCRIPT = textwrap.dedent("""
 
     import events.services
     import board.services
-    import core.trust
+    import evidence.trust
 
     # Only the modules that call the hooks are imported: neither is provided, and calling one says so instead of
     # silently doing nothing (an amendment recorded without its bids judged again).
@@ -37,9 +37,9 @@ SCRIPT = textwrap.dedent("""
     import bids.services
     import contracts.services
 
-    assert core.trust.recheck_signatures.provided is None, "the trust list's re-check was provided at import"
+    assert evidence.trust.recheck_signatures.provided is None, "the trust list's re-check was provided at import"
     try:
-        core.trust.recheck_all(actor=None, now=None, upload_dir=sys.argv[1])
+        evidence.trust.recheck_all(actor=None, now=None, upload_dir=sys.argv[1])
     except LookupError as exc:
         print("refused:", exc)
     else:
@@ -53,7 +53,7 @@ SCRIPT = textwrap.dedent("""
     assert board.services.after_correction.provided is contracts.services.close_for_correction
     import app
 
-    assert core.trust.recheck_signatures.provided is app._recheck_signatures
+    assert evidence.trust.recheck_signatures.provided is app._recheck_signatures
     print("wired by create_app")
 """)
 
@@ -67,7 +67,7 @@ def test_create_app_wires_the_amendment_and_correction_hooks_whatever_was_import
     assert result.stdout.splitlines() == [
         "refused: hook events.services.judge_again has not been provided (app.create_app provides it)",
         "refused: hook board.services.after_correction has not been provided (app.create_app provides it)",
-        "refused: hook core.trust.recheck_signatures has not been provided (app.create_app provides it)",
+        "refused: hook evidence.trust.recheck_signatures has not been provided (app.create_app provides it)",
         "wired by create_app",
     ]
 

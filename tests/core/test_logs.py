@@ -1,5 +1,5 @@
 """Logs: one JSON object per line in production, each record of a request carrying the id the response sends back
-in X-Request-ID (core.logs). The lines are read from stderr, where the app's handler writes them."""
+in X-Request-ID (operations.logs). The lines are read from stderr, where the app's handler writes them."""
 
 import json
 import logging
@@ -8,7 +8,7 @@ import pytest
 from flask import current_app
 
 from app import ConfigurationError
-from core.logs import REQUEST_ID
+from operations.logs import REQUEST_ID
 from tests.conftest import login
 
 
@@ -141,7 +141,7 @@ def test_a_newline_in_the_path_cannot_forge_a_text_line(another_app, capsys):
 def test_the_schedulers_lines_come_out_once_each_as_json(another_app):
     """`flask scheduler` writes through the app's handler: a second handler of its own wrote every line twice, the
     second time as text among the JSON lines."""
-    from core.scheduler import Daily, registry
+    from operations.scheduler import Daily, registry
     from tests.scheduling import working
 
     app = another_app(LOG_FORMAT="json")

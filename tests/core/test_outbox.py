@@ -4,6 +4,7 @@ never answers, one that refuses the recipient for good, and one that works."""
 from __future__ import annotations
 
 import logging
+import sys
 import threading
 from datetime import timedelta
 from email.utils import format_datetime
@@ -12,9 +13,9 @@ import pytest
 from sqlalchemy import select
 from sqlalchemy.orm import selectinload
 
-from core import jobs, outbox
-from core.audit import AuditEntry
 from core.db import db, utcnow
+from evidence.audit import AuditEntry
+from operations import jobs, outbox
 from tests.conftest import csrf_token_from
 from tests.mailservers import Inbox, Staller, free_port, smtp_server, wait_until
 
@@ -286,13 +287,41 @@ def test_with_redis_the_worker_delivers_from_the_mail_queue(live, redis_db):
 
 
 @pytest.mark.no_db
+def test_a_mail_job_queued_by_a_release_before_the_move_is_delivered_by_todays_worker(live, redis_db):
+    """Releases before 0.36.0 queued `core.outbox.deliver_job`; a worker started after the upgrade still runs it."""
+    from redis import Redis
+    from rq import Queue
+
+    port = free_port()
+    with smtp_server(port, Inbox()) as inbox:
+        live.config.update(MAIL_ENABLED=True, MAIL_SERVER="127.0.0.1", MAIL_PORT=port, REDIS_URL=redis_db,
+                           RATELIMIT_ENABLED=False, OUTBOX_DISPATCH="auto")
+        assert _register(live, "olena@example.org").status_code == 302
+        queue = Queue(jobs.MAIL, connection=Redis.from_url(redis_db))
+        [queued] = queue.jobs
+        assert queued.func_name == "operations.outbox.deliver_job"
+        queue.empty()
+        try:
+            with live.app_context():
+                jobs.enqueue("core.outbox.deliver_job", *queued.args, queue_=jobs.MAIL)
+                jobs.work(burst=True)
+                db.session.remove()
+        finally:  # the old paths stay unknown to the rest of the suite, so that no test leans on them
+            for old in jobs.MOVED_MODULES:
+                sys.modules.pop(old, None)
+        assert wait_until(lambda: inbox.messages), "the job queued under the old path was not run"
+    [received] = inbox.messages
+    assert received["Subject"] == "Confirm your address to open your Gambit account"
+
+
+@pytest.mark.no_db
 def test_with_redis_down_the_process_delivers_the_message_itself(live, caplog):
     closed = f"redis://127.0.0.1:{free_port()}/0"
     port = free_port()
     with smtp_server(port, Inbox()) as inbox:
         live.config.update(MAIL_ENABLED=True, MAIL_SERVER="127.0.0.1", MAIL_PORT=port, REDIS_URL=closed,
                            RATELIMIT_ENABLED=False, OUTBOX_DISPATCH="auto")
-        with caplog.at_level(logging.WARNING, logger="core.outbox"):
+        with caplog.at_level(logging.WARNING, logger="operations.outbox"):
             assert _register(live, "olena@example.org").status_code == 302
         assert any("the mail queue (Redis) cannot be reached" in r.getMessage() for r in caplog.records)
         assert wait_until(lambda: inbox.messages), "the process's own delivery thread sent nothing"

@@ -13,8 +13,8 @@ import pytest
 from sqlalchemy import select
 from sqlalchemy.orm import selectinload
 
-from core import outbox
 from core.db import db, utcnow
+from operations import outbox
 from tests.mailservers import Inbox, Scripted, free_port
 
 BODY = "Dear Olena,\nthe Board decided on your bid.\n"
@@ -129,7 +129,7 @@ def test_each_attempt_waits_its_own_delay_and_the_last_one_fails_the_message(app
     last; the operator's log says each one."""
     message_id = write(app)
     waited = []
-    with caplog.at_level(logging.WARNING, logger="core.outbox"), Scripted(mail, RCPT=b"450 4.2.0 Mailbox busy"):
+    with caplog.at_level(logging.WARNING, logger="operations.outbox"), Scripted(mail, RCPT=b"450 4.2.0 Mailbox busy"):
         after = timedelta(0)
         for _ in range(4):
             assert deliver(app, message_id, after) in ("queued", "failed")
@@ -195,7 +195,7 @@ def test_a_message_is_sent_the_moment_it_falls_due_and_its_attempt_says_so(app, 
     with app.app_context():
         message_id = outbox.queue(["olena@example.org"], "On time", BODY, kind="test.notice", now=at).id
         db.session.commit()
-    with caplog.at_level(logging.INFO, logger="core.outbox"), Scripted(mail):
+    with caplog.at_level(logging.INFO, logger="operations.outbox"), Scripted(mail):
         with app.app_context():
             assert outbox.deliver(message_id, now=lambda: at - timedelta(seconds=1)) is None
             assert outbox.deliver(message_id, now=lambda: at) == "sent"

@@ -7,8 +7,8 @@ from __future__ import annotations
 import pytest
 from sqlalchemy import func, select
 
-from core import outbox
 from core.db import db, utcnow
+from operations import outbox
 from tests.mailservers import Inbox, free_port, smtp_server
 
 pytestmark = pytest.mark.no_db

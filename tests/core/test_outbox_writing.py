@@ -16,9 +16,9 @@ import pytest
 from sqlalchemy import select
 
 from accounts.models import User
-from core import outbox
-from core.audit import AuditEntry
 from core.db import db, utcnow
+from evidence.audit import AuditEntry
+from operations import outbox
 from tests.mailservers import Scripted, free_port, wait_until
 
 AT = utcnow().replace(microsecond=0)
@@ -218,7 +218,7 @@ def mail_queue(live):
     url = "redis://127.0.0.1:6379/13"
     live.config.update(REDIS_URL=url, RQ_QUEUE_PREFIX=f"outbox-test-{uuid.uuid4().hex[:8]}:")
     with live.app_context():
-        from core import jobs
+        from operations import jobs
 
         queue = jobs.queue(jobs.MAIL, redis=Redis.from_url(url))
     yield queue
@@ -239,7 +239,7 @@ def test_with_the_worker_s_queue_a_commit_s_messages_are_one_job_given_time_for_
     assert outbox.dispatch(live, []) == "manual"  # nothing written: no job
     jobs_ = mail_queue.get_jobs()
     assert [(j.func_name, j.args, j.timeout) for j in jobs_] == [
-        ("core.outbox.deliver_job", ([3, 4],), 300), ("core.outbox.deliver_job", ([5],), 60)]
+        ("operations.outbox.deliver_job", ([3, 4],), 300), ("operations.outbox.deliver_job", ([5],), 60)]
     live.config["OUTBOX_DISPATCH"] = "manual"
     assert outbox.dispatch(live, [6]) == "manual"
     assert mail_queue.count == 2 and _threads() == []
@@ -265,9 +265,9 @@ def test_without_redis_a_command_leaves_the_delivery_to_the_scheduler_and_a_requ
 def test_with_redis_unreachable_a_request_s_messages_go_to_its_thread_and_the_log_says_why(live, caplog):
     port = free_port()
     live.config.update(OUTBOX_DISPATCH="auto", REDIS_URL=f"redis://127.0.0.1:{port}/0")
-    with caplog.at_level(logging.WARNING, logger="core.outbox"), live.test_request_context("/"):
+    with caplog.at_level(logging.WARNING, logger="operations.outbox"), live.test_request_context("/"):
         assert outbox.dispatch(live, [1]) == "thread"
-    [said] = [r.getMessage() for r in caplog.records if r.name == "core.outbox"]
+    [said] = [r.getMessage() for r in caplog.records if r.name == "operations.outbox"]
     assert re.fullmatch(rf"the mail queue \(Redis\) cannot be reached \(Error 111 connecting to 127\.0\.0\.1:{port}\."
                         r" Connection refused\.\): this process delivers the messages", said), said
 
@@ -286,13 +286,13 @@ def test_the_delivery_thread_wakes_up_when_the_next_retry_falls_due(live, caplog
         db.session.remove()
     with Scripted(port) as server:
         live.config["OUTBOX_DISPATCH"] = "auto"
-        with caplog.at_level(logging.ERROR, logger="core.outbox"):
+        with caplog.at_level(logging.ERROR, logger="operations.outbox"):
             with live.test_request_context("/"):
                 assert outbox.dispatch(live, [later]) == "thread"
             assert wait_until(lambda: server.messages, timeout=15), "the thread slept past the message's time"
             outbox.stop_dispatcher(live)  # after the round that sent it, and found nothing more queued
     assert _read(live, later).status == "sent"
-    assert [r.getMessage() for r in caplog.records if r.name == "core.outbox"] == []
+    assert [r.getMessage() for r in caplog.records if r.name == "operations.outbox"] == []
 
 
 @pytest.mark.no_db
@@ -306,13 +306,13 @@ def test_a_delivery_thread_that_fails_says_so_in_the_log_and_lives_on(live, capl
         db.session.commit()
         db.session.remove()
     live.config["OUTBOX_DISPATCH"] = "auto"
-    with caplog.at_level(logging.ERROR, logger="core.outbox"):
+    with caplog.at_level(logging.ERROR, logger="operations.outbox"):
         with live.test_request_context("/"):
             outbox.dispatch(live, [message_id])
-        assert wait_until(lambda: any(r.name == "core.outbox" for r in caplog.records))
+        assert wait_until(lambda: any(r.name == "operations.outbox" for r in caplog.records))
         [thread] = _threads()
         assert thread.is_alive()
         outbox.stop_dispatcher(live)
-    [record] = [r for r in caplog.records if r.name == "core.outbox"]
+    [record] = [r for r in caplog.records if r.name == "operations.outbox"]
     assert record.getMessage() == "the outbox's delivery thread failed; it tries again in a minute"
     assert record.exc_info[0] is ValueError

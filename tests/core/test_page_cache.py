@@ -1,4 +1,5 @@
-"""Versioned pages (core.page_cache): the ETag and 304, the copy kept per process, and what the version is made of.
+"""Versioned pages (operations.page_cache): the ETag and 304, the copy kept per process, and what the version is made
+of.
 That no state change of the flow is missed is tests/test_page_versions.py's."""
 
 from __future__ import annotations
@@ -14,8 +15,8 @@ from sqlalchemy.engine import Engine
 from accounts.models import User
 from bids.models import Bid
 from core.db import db, utcnow
-from core.page_cache import CACHE_CONTROL, page_key, store
 from events.models import Event
+from operations.page_cache import CACHE_CONTROL, page_key, store
 from tests.conftest import login
 from tests.scoring.factories_scoring import ScoringFactory
 

@@ -1,4 +1,5 @@
-"""What the key of a versioned page (core.page_cache.page_key) is made of, as a person's browsers see it: two browsers
+"""What the key of a versioned page (operations.page_cache.page_key) is made of, as a person's browsers see it: two
+browsers
 of one person never share a copy (each page carries its session's CSRF token), and a page that shows a message flashed
 while it was made is never kept nor answered 304."""
 
@@ -9,7 +10,7 @@ from flask import flash, get_flashed_messages, request
 
 from accounts.services import create_user
 from core.db import db, utcnow
-from core.page_cache import CACHE_CONTROL, versioned_page
+from operations.page_cache import CACHE_CONTROL, versioned_page
 from tests.conftest import csrf_token_from, login
 from tests.scoring.factories_scoring import ScoringFactory
 

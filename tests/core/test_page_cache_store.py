@@ -1,4 +1,5 @@
-"""What the copies kept in one process (core.page_cache) promise beyond their key: the least recently used copy is the
+"""What the copies kept in one process (operations.page_cache) promise beyond their key: the least recently used copy
+is the
 one let go when the store is full; the instants a page changes at (every call's bid deadline) are read again once
 the audit head moves, so a call added or moved changes the pages at its own deadline; and with
 PAGE_CACHE_WATCH_WRITES off (the walk of every state change, tests/test_page_versions.py) a copy follows the audit
@@ -14,9 +15,9 @@ from flask_login import login_user
 from accounts.models import User
 from bids.models import Bid
 from core.db import db, utcnow
-from core.page_cache import page_key, store
 from events.regulation import default_event_file, load_regulation_file
 from events.services import load_event
+from operations.page_cache import page_key, store
 from tests.conftest import login
 from tests.scoring.factories_scoring import ScoringFactory
 

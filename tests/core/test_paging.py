@@ -9,9 +9,9 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from core import outbox
 from core.db import db
 from core.paging import Page, PageRequest, list_page, page_request
+from operations import outbox
 from tests.conftest import login
 
 WRITTEN = datetime(2015, 6, 1, 9, 0, tzinfo=UTC)

@@ -3,7 +3,7 @@ import io
 import pytest
 from pypdf import PdfReader
 
-from core.pdf import PdfError, html_to_pdf, static_only_fetcher
+from evidence.pdf import PdfError, html_to_pdf, static_only_fetcher
 
 
 def test_a_pdf_is_rendered_with_page_numbers_and_the_footer(app):
@@ -46,11 +46,11 @@ def test_the_time_limit_is_enforced(app):
 
 def test_the_collector_is_held_off_while_a_pdf_renders_and_comes_back_after(app, monkeypatch):
     """WeasyPrint's objects would otherwise make each automatic collection walk the whole process (see
-    core.pdf.CollectorPause): the stylesheet is fetched in the middle of the render, and the collector is off
+    evidence.pdf.CollectorPause): the stylesheet is fetched in the middle of the render, and the collector is off
     then; it is on again once the render is done."""
     import gc
 
-    from core import pdf
+    from evidence import pdf
 
     seen = []
     fetch = pdf.StaticOnlyFetcher.fetch
@@ -71,7 +71,7 @@ def test_a_render_past_its_time_limit_does_not_keep_the_collector_off(app):
     """The render goes on in its thread after the caller gave up on it; the collector does not wait for it."""
     import gc
 
-    from core import pdf
+    from evidence import pdf
 
     html = "<html><body>" + "<p>x</p>" * 200 + "</body></html>"
     with app.app_context(), pytest.raises(PdfError, match="longer than"):
@@ -83,7 +83,7 @@ def test_the_collector_comes_back_only_when_the_last_of_two_renders_ends_and_sta
     import gc
     import threading
 
-    from core.pdf import CollectorPause
+    from evidence.pdf import CollectorPause
 
     first_in, second_done = threading.Event(), threading.Event()
     states = []

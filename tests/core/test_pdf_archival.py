@@ -4,7 +4,7 @@ the demo's uploaded letters. Each is read back with pypdf: the structure tree an
 order, tables with header cells, a Figure with alternative text for every chart bar), /MarkInfo, /Lang, the title in
 the document information and in the XMP, the PDF/A and PDF/UA identification; the dossier, the pack and the contract
 carry the data they were made from as associated JSON files whose bytes are the frozen data and whose hashes match;
-and Gambit's signature still verifies (`flask pdf verify`, pyHanko through core.signing).
+and Gambit's signature still verifies (`flask pdf verify`, pyHanko through evidence.signing).
 
 The demo (`flask seed --demo`) makes every kind the code issues, once for the whole run, in an app and database of
 its own; the tests only read it."""
@@ -287,7 +287,7 @@ def test_the_dossier_pack_and_contract_carry_the_data_they_were_made_from(issued
 @pytest.mark.parametrize("kind", [k for k in KINDS if k in ("dossier", "board pack", "minutes", "contract",
                                                              "countersigned contract")])
 def test_the_signed_pdfs_still_verify_with_flask_pdf_verify_and_pyhanko(issued, kind, tmp_path):
-    from core.signing import inspect_pdf, load_identity, verify_issued
+    from evidence.signing import inspect_pdf, load_identity, verify_issued
 
     pdf = issued[kind]
     app = issued["_app"]

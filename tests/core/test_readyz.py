@@ -10,7 +10,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from app import create_app
-from core import readiness
+from operations import readiness
 from tests.faults import fill, tmpfs
 
 FREE = re.compile(r"ok \(\d+ MB free; 100 MB required\)")
@@ -127,8 +127,8 @@ def test_healthz_stays_a_liveness_check_when_a_part_is_not_ready(another_app):
 def _queue(app, *, written: datetime, due: datetime | None = None, status: str = "queued", attempts: int = 0):
     """A message written at `written` (the change it reports), due at `due` (its next attempt; `written` unless
     said), in `status` after `attempts` attempts."""
-    from core import outbox
     from core.db import db
+    from operations import outbox
 
     with app.app_context():
         message = outbox.queue("federation@example.org", "Notice", "Body", kind="test", now=written)

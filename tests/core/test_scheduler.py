@@ -12,7 +12,7 @@ from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 
 from core.db import db
-from core.scheduler import Daily, Every, ScheduledRun, claim, registry, run_claimed
+from operations.scheduler import Daily, Every, ScheduledRun, claim, registry, run_claimed
 from tests.scheduling import FAILURE, REDIS, broken, finish, flask_env, start, working
 
 NOW = datetime(2026, 12, 3, 7, 0, 5, tzinfo=UTC)

@@ -1,5 +1,5 @@
-"""The one helper each for CSV cells, canonical hashing and storing a file (core.exports, core.hashing,
-core.storage.store_file)."""
+"""The one helper each for CSV cells, canonical hashing and storing a file (core.exports, evidence.hashing,
+evidence.storage.store_file)."""
 
 import hashlib
 import re
@@ -7,8 +7,8 @@ import re
 import pytest
 
 from core.exports import csv_cell
-from core.hashing import canonical_json, canonical_sha256
-from core.storage import store_file
+from evidence.hashing import canonical_json, canonical_sha256
+from evidence.storage import store_file
 
 
 @pytest.mark.parametrize(("value", "cell"), [
@@ -37,7 +37,7 @@ PLAIN_DIGEST = "c614f557046cfc1d2dacc96328b0af646841bb459c45c5ab39fdc5d3d0977f35
 
 
 def test_the_plain_form_is_the_one_bid_versions_were_always_fingerprinted_in():
-    # The digest below was computed with the code before core.hashing existed:
+    # The digest below was computed with the code before evidence.hashing existed:
     # hashlib.sha256(json.dumps(value, sort_keys=True).encode()).hexdigest()
     value = {"data": {"venue_city": "Kyiv–Lviv", "prize_fund_eur": "200000.00"}, "documents": [{"kind": "guarantee"}]}
     assert canonical_json(value, compact=False) == (

@@ -15,8 +15,8 @@ from pyhanko.pdf_utils.reader import PdfFileReader
 from pyhanko.sign.validation import SignatureCoverageLevel, validate_pdf_signature
 from pyhanko_certvalidator import ValidationContext
 
-from core import signing
-from core.pdf import html_to_pdf
+from evidence import signing
+from evidence.pdf import html_to_pdf
 from tests.pdfs import valid_pdf
 from tests.signing import (
     append_unsigned_revision,
@@ -170,8 +170,8 @@ def _letters(rendered_plain, signing_ca):
 
 @pytest.fixture
 def trusted_test_ca(app, signing_ca):
-    from core import trust
     from core.db import db, utcnow
+    from evidence import trust
 
     with app.app_context():
         trust.add_certificate(signing.pem(signing_ca.ca), actor=None, now=utcnow())

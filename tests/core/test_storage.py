@@ -7,9 +7,9 @@ import pytest
 from sqlalchemy import select
 
 from bids.models import BidDocument
-from core.audit import AuditEntry
 from core.db import db
-from core.storage import StoredFileError, read_verified
+from evidence.audit import AuditEntry
+from evidence.storage import StoredFileError, read_verified
 from tests.bids.web import start_bid, upload
 from tests.pdfs import valid_pdf
 

@@ -2,7 +2,7 @@
 
 import pytest
 
-from core import jobs
+from operations import jobs
 from tests.scheduling import REDIS, finish, flask_env, start
 
 

@@ -248,8 +248,8 @@ def _facts(app) -> dict[str, object]:
     from board.queries import current_decision
     from contracts.models import Contract
     from core.db import db
-    from core.outbox import OutboxMessage
     from events.services import get_event
+    from operations.outbox import OutboxMessage
     from scoring.models import Scorecard
 
     with app.app_context():

@@ -88,7 +88,7 @@ def seed(live) -> CallFacts:
 
 def make_pdf(live, title: str, body: str) -> bytes:
     """A real PDF, rendered by Gambit's own function (WeasyPrint)."""
-    from core.pdf import html_to_pdf
+    from evidence.pdf import html_to_pdf
 
     with live.app.app_context():
         return html_to_pdf(f"<html><body><h1>{title}</h1><p>{body}</p><p>Signed and stamped.</p></body></html>")

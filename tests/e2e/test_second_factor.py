@@ -95,8 +95,8 @@ def test_totp_enrolment_at_first_sign_in_and_sign_in_with_it_on_a_phone(browser,
 
 def test_passkey_enrolment_and_sign_in_with_a_virtual_authenticator(browser, required_site):
     from accounts.models import Passkey
-    from core.audit import AuditEntry
     from core.db import db
+    from evidence.audit import AuditEntry
 
     email = "wcoc@e2e.example.org"
     # WebAuthn wants a domain, not an address, as the relying party: the same server, named localhost.

@@ -8,11 +8,11 @@ from datetime import UTC, datetime
 
 from sqlalchemy import select
 
-from core.audit import AuditEntry
 from core.db import db
 from events.models import Event
 from events.regulation import default_event_file
 from events.upgrade import bring_forward_calls
+from evidence.audit import AuditEntry
 from tests.events.test_amendments import OPTIONS, _changed_file
 
 NOW = datetime(2026, 12, 5, 12, 0, tzinfo=UTC)

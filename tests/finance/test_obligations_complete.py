@@ -58,9 +58,9 @@ def test_the_signal_blocker_counts_only_when_the_secretariat_records_that_fide_r
     assert client.post("/events/fwwcm-2015/settings", data={"signal_blocker_required": "y"}).status_code == 302
     from sqlalchemy import select
 
-    from core.audit import AuditEntry
     from core.db import db
     from events.models import Event
+    from evidence.audit import AuditEntry
 
     with app.app_context():
         ev = db.session.get(Event, event)

@@ -2,10 +2,10 @@
 
 from sqlalchemy import func, select
 
-from core.audit import AuditEntry
 from core.db import db, utcnow
 from demo.scoring import seed_scoring_demo
 from events.services import get_event
+from evidence.audit import AuditEntry
 from scoring.queries import build_ranking, load_scoring
 from tests.conftest import login
 

@@ -17,10 +17,10 @@ from sqlalchemy import event as sa_event
 from sqlalchemy import func, select
 
 from accounts.models import User
-from core.audit import AuditEntry
 from core.db import db
 from core.money import format_day
 from events.models import Event
+from evidence.audit import AuditEntry
 from scoring.models import ConflictDeclaration, Scorecard
 from tests.conftest import run_twice, utcnow
 from tests.scoring.factories_scoring import SCORING_DAY

@@ -10,9 +10,9 @@ from sqlalchemy import select, text, update
 
 from accounts.models import User
 from bids.models import Bid
-from core.audit import AuditEntry
 from core.db import db
 from events.models import Event
+from evidence.audit import AuditEntry
 from scoring import services
 from scoring.models import ConflictDeclaration, Scorecard, ScorecardVersion, WeightsVersion
 from scoring.queries import build_ranking, load_scoring

@@ -199,9 +199,9 @@ def test_a_late_admission_racing_the_opening_of_scoring_is_made_before_it_or_ref
     from accounts.models import User
     from bids.models import Bid
     from bids.services import BidError, admit_late_bid
-    from core.audit import AuditEntry
     from events.models import Event
     from events.services import change_event_status
+    from evidence.audit import AuditEntry
     from tests.security.test_concurrency import _ready_bid
 
     bid_id, _ = _ready_bid(live)
@@ -236,9 +236,9 @@ def test_a_submission_racing_the_close_of_the_call_is_made_before_it_or_refused(
     from accounts.models import User
     from bids import services
     from bids.models import Bid
-    from core.audit import AuditEntry
     from events.models import Event
     from events.services import change_event_status
+    from evidence.audit import AuditEntry
     from tests.security.test_concurrency import _ready_bid
 
     bid_id, owner_id = _ready_bid(live)
@@ -324,8 +324,8 @@ def test_issuing_a_correction_and_countersigning_the_version_it_replaces_at_once
     from accounts.models import User
     from contracts import queries, services
     from contracts.models import Contract
-    from core import signing, trust
-    from core.audit import AuditEntry
+    from evidence import signing, trust
+    from evidence.audit import AuditEntry
     from tests.contracts.factories_contracts import fake_render, proposed_dates
     from tests.signing import sign, trusted_signer
 

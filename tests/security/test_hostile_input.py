@@ -22,8 +22,8 @@ from urllib.parse import quote
 import pytest
 from sqlalchemy import select
 
-from core import outbox
 from core.db import db, utcnow
+from operations import outbox
 from tests.conftest import DEMO_PASSWORD
 from tests.security.hostile import (
     ADMIN_EMAIL,
@@ -198,7 +198,7 @@ def no_weasyprint(monkeypatch):
     writer.add_blank_page(width=595, height=842)
     writer.write(out)
     blank = out.getvalue()
-    monkeypatch.setattr("core.pdf.html_to_pdf", lambda html, *a, **k: blank)
+    monkeypatch.setattr("evidence.pdf.html_to_pdf", lambda html, *a, **k: blank)
 
 
 @pytest.fixture

@@ -4,7 +4,7 @@ bomb: the peak of the memory Python allocates while the request runs stays a few
 unpacking it would take 300 MB.
 
 The bomb is built here with zlib: a page whose content stream is 300 MB of zeros, compressed to 300 kB (and the
-same compressed twice over, to 1 kB). core.pdf.inflation_problem counts what every stream unpacks to, a chunk at a
+same compressed twice over, to 1 kB). evidence.pdf.inflation_problem counts what every stream unpacks to, a chunk at a
 time, and refuses a file past INFLATE_LIMIT (256 MB), before pypdf or pyHanko reads it. Before issue 25 the bomb
 was accepted as a bid document (pypdf counts its pages without unpacking them: the reviewers' readers would), and
 an encrypted file on /verify was answered "Not signed" (pyHanko lists no signature of an encrypted file).
@@ -19,7 +19,7 @@ import zlib
 import pytest
 
 from core.db import db
-from core.pdf import INFLATE_LIMIT
+from evidence.pdf import INFLATE_LIMIT
 from tests import pdfs
 from tests.bids.web import upload
 from tests.security.hostile import ADMIN_EMAIL, OWNER_EMAIL, World
@@ -154,7 +154,7 @@ def test_a_bomb_or_an_encrypted_pdf_on_the_verify_page_is_answered_plainly(app, 
 
 
 def test_a_genuine_pdf_is_not_taken_for_a_bomb():
-    from core.pdf import inflation_problem
+    from evidence.pdf import inflation_problem
 
     assert inflation_problem(_one_page_pdf(_zeros_compressed(8 * 1024 * 1024), b"/FlateDecode")) is None
     assert inflation_problem(pdfs.valid_pdf(pages=3)) is None

@@ -1,6 +1,6 @@
 """Issue 25, "not yet tried": header injection through every field a person types that reaches an email.
 
-What reaches a message (every message goes through core.outbox.queue; core.outbox.build sets From from the
+What reaches a message (every message goes through operations.outbox.queue; operations.outbox.build sets From from the
 settings, To from the recipients, Subject, Date, Message-ID, Auto-Submitted):
 * registration: the email (To), the contact name and the organisation (body; a name is one line, so refused);
 * a rejection: the bid's contact email (To), its contact name (body), the rejection reason (body), the call's title
@@ -63,7 +63,7 @@ def test_registration_fields_reach_no_header(client, app, envelopes):
         "email": f"eve@example.org\r\nBcc: {EVIL}", "password": DEMO_PASSWORD, "confirm": DEMO_PASSWORD})
     assert response.status_code == 422  # an address with a line break is not an address
     with app.app_context():
-        from core.outbox import OutboxMessage
+        from operations.outbox import OutboxMessage
 
         assert db.session.scalars(select(OutboxMessage)).all() == []
     # A name or an organisation is one line (issue 35): refused on the form, nothing written to the outbox.
@@ -72,7 +72,7 @@ def test_registration_fields_reach_no_header(client, app, envelopes):
         "email": "eve@example.org", "password": DEMO_PASSWORD, "confirm": DEMO_PASSWORD})
     assert response.status_code == 422
     with app.app_context():
-        from core.outbox import OutboxMessage
+        from operations.outbox import OutboxMessage
 
         assert db.session.scalars(select(OutboxMessage)).all() == []
 
@@ -133,8 +133,8 @@ def test_a_call_title_with_a_line_break_reaches_no_header(app, make, runner, tmp
         assert "Traceback" not in result.output
         return
     from core.db import utcnow
-    from core.outbox import queue
     from events.models import Event
+    from operations.outbox import queue
 
     with app.app_context():
         event = db.session.scalars(select(Event).where(Event.slug == "fwwcm-hostile")).one()

@@ -44,7 +44,7 @@ def api_rows(app, make, event, practice, monkeypatch):
     writer = PdfWriter()
     writer.add_blank_page(width=595, height=842)
     writer.write(out)
-    monkeypatch.setattr("core.pdf.html_to_pdf", lambda html, *a, **k: out.getvalue())  # WeasyPrint: seconds
+    monkeypatch.setattr("evidence.pdf.html_to_pdf", lambda html, *a, **k: out.getvalue())  # WeasyPrint: seconds
 
     world = World(app, make, event, practice)
     bids = world.decided_call()

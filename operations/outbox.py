@@ -43,10 +43,11 @@ from flask import Blueprint, Flask, current_app, has_request_context
 from sqlalchemy import Boolean, ForeignKey, Index, Integer, String, Text, event, func, select
 from sqlalchemy.orm import Mapped, Session, mapped_column, relationship
 
-from core import audit, jobs
 from core.db import Model, db, swap_state, utcnow
 from core.lifecycle import Lifecycle
 from core.validators import is_email
+from evidence import audit
+from operations import jobs
 
 log = logging.getLogger(__name__)
 

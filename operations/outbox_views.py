@@ -7,13 +7,13 @@ from flask_login import current_user
 from sqlalchemy import select
 from sqlalchemy.orm import selectinload
 
-from core import outbox
-from core.audit_views import pages_of, register_audit_actions, register_audit_link
 from core.auth import Role, roles_required
 from core.db import db, utcnow
 from core.forms import BaseForm
 from core.paging import DESC, ordered, page_request, sql_page
 from core.templating import register_nav
+from evidence.audit_views import pages_of, register_audit_actions, register_audit_link
+from operations import outbox
 
 bp = Blueprint("outbox", __name__, url_prefix="/admin/outbox")
 

@@ -13,14 +13,14 @@ from flask_login import current_user
 from flask_wtf.file import FileField
 from werkzeug.exceptions import RequestEntityTooLarge
 
-from core import trust
-from core.audit_views import register_audit_actions, register_audit_link
 from core.auth import Role, roles_required
 from core.db import db, utcnow
 from core.forms import BaseForm
 from core.limiter import rate_limited
-from core.signing import SigningError, load_identity, verify_issued
-from core.storage import send_bytes
+from evidence import trust
+from evidence.audit_views import register_audit_actions, register_audit_link
+from evidence.signing import SigningError, load_identity, verify_issued
+from evidence.storage import send_bytes
 
 bp = Blueprint("signatures", __name__)
 cli = Blueprint("pdf_cli", __name__, cli_group="pdf")

@@ -11,10 +11,10 @@ from cryptography.hazmat.primitives.serialization import Encoding
 from sqlalchemy import ForeignKey, LargeBinary, String, select
 from sqlalchemy.orm import Mapped, mapped_column
 
-from core import audit
 from core.db import Model, db, utcnow
 from core.hooks import Hook
-from core.signing import describe_cert
+from evidence import audit
+from evidence.signing import describe_cert
 
 
 class TrustedCertificate(Model):
@@ -85,7 +85,7 @@ def trust_list() -> list[TrustedCertificate]:
 # Every stored upload whose signatures were judged against the trust list, judged again with the list as it now is:
 # the bids' signed letters and guarantees and the contracts' countersigned copies (core knows no domain). Provided by
 # app.py (create_app); it takes actor=, now= and upload_dir= and returns how many documents it checked.
-recheck_signatures: Hook[..., int] = Hook("core.trust.recheck_signatures")
+recheck_signatures: Hook[..., int] = Hook("evidence.trust.recheck_signatures")
 
 
 def recheck_all(*, actor, now: datetime, upload_dir: str) -> int:

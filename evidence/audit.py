@@ -27,9 +27,9 @@ from flask.cli import with_appcontext
 from sqlalchemy import ForeignKey, String, Text, inspect, select, text
 from sqlalchemy.orm import Mapped, defer, mapped_column
 
-from core import evidence
 from core.db import Model, db
-from core.evidence import DELETED, AuditRow, Binding
+from evidence import rows as evidence
+from evidence.rows import DELETED, AuditRow, Binding
 
 GENESIS = "0" * 64
 
@@ -49,7 +49,7 @@ class AuditEntry(Model):
     prev_hash: Mapped[str] = mapped_column(String(64), unique=True)
     hash: Mapped[str] = mapped_column(String(64), unique=True)
     # The evidence rows this entry created, changed or deleted, as canonical JSON {"Payment:12": digest}
-    # (core.evidence); None for an entry that bound none, and for every entry written before digests were kept.
+    # (evidence.rows); None for an entry that bound none, and for every entry written before digests were kept.
     rows: Mapped[str | None] = mapped_column(Text)
 
     @property
@@ -112,7 +112,7 @@ def record(action: str, obj: Any = None, *, actor, now: datetime, data: dict | N
     """Append one entry for a state change; flushes, never commits.
 
     `actor` is a user (or None for the system); `obj` a model instance whose class name and id are recorded.
-    The entry binds every evidence row the session wrote since its last entry (core.evidence): their digests
+    The entry binds every evidence row the session wrote since its last entry (evidence.rows): their digests
     are in its `rows`, under its MAC. Raises TypeError if `data` holds a value that cannot be written as JSON,
     ValueError if `now` has no time zone, RuntimeError if AUDIT_KEY is not set.
     """
@@ -215,7 +215,8 @@ def verify_chain(expect: Checkpoint | None = None) -> ChainReport:
 
 def walk_chain(entries: Iterable[Any], expect: Checkpoint | None = None, *, key: bytes | None = None) -> ChainReport:
     """verify_chain's walk over `entries` (rows with the audit entry's columns, in order), wherever they were read:
-    the database, or the audit part of a backup (core.backup). `key` None checks the links and the checkpoint only,
+    the database, or the audit part of a backup (operations.backup). `key` None checks the links and the checkpoint
+    only,
     not the MACs (for an archive checked where the audit key is not). Raises nothing of its own."""
     prev, prev_seq, count = GENESIS, 0, 0
     at_expected: Any = None

@@ -4,7 +4,8 @@ answer names every check that applies and what is wrong with the failing ones.
 A check takes the app and returns "ok" (or "ok" with a short note), None when it does not apply to this
 deployment (Redis without REDIS_URL), or raises when the part is not ready: NotReady with a short reason, or any
 other exception (named by its type; the details go to the log). The checks' answers are details (the mail backlog,
-the kind of signing identity, the free space): core.views gives them only to the secretariat and to callers on this
+the kind of signing identity, the free space): operations.health_views gives them only to the secretariat and to
+callers on this
 machine, anyone else is told "ok" or "unavailable". A later part adds its own check with one line:
 `CHECKS["outbox"] = outbox_check`.
 """
@@ -23,8 +24,8 @@ from flask import Flask
 from sqlalchemy import text
 
 from core.db import db, utcnow
-from core.outbox import backlog
-from core.signing import SigningError, load_identity
+from evidence.signing import SigningError, load_identity
+from operations.outbox import backlog
 
 log = logging.getLogger(__name__)
 

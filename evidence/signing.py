@@ -46,7 +46,7 @@ from pyhanko.sign.validation import SignatureCoverageLevel, validate_pdf_signatu
 from pyhanko.sign.validation.settings import KeyUsageConstraints
 from pyhanko_certvalidator import ValidationContext
 
-from core.pdf import PdfError, inflation_problem, looks_like_pdf
+from evidence.pdf import PdfError, inflation_problem, looks_like_pdf
 
 log = logging.getLogger(__name__)
 # An untrusted signer is an expected finding, reported in words; pyHanko would also log it as a warning each time.

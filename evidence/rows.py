@@ -121,7 +121,7 @@ def current_forms(model: Any, ids: Iterable[int] | None = None) -> dict[int, str
 
 def file_columns(model: Any) -> list[tuple[str, str]]:
     """(name column, SHA-256 column) of each stored file an evidence row names: `<x>stored_name` beside
-    `<x>sha256` or `<x>pdf_sha256` (the convention core.backup reads too), both evidence columns."""
+    `<x>sha256` or `<x>pdf_sha256` (the convention operations.backup reads too), both evidence columns."""
     columns = ("id", *model.__evidence__)
     out = []
     for column in columns:

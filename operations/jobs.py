@@ -10,6 +10,7 @@ a second at every start of a process that never uses it (the web workers, every 
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, cast
 
@@ -22,7 +23,7 @@ if TYPE_CHECKING:
     from rq.queue import Queue
 
 PDF = "gambit-pdf"  # dossiers and board packs (board.jobs)
-MAIL = "gambit-mail"  # the mail outbox, and the periodic jobs that write to it (core.scheduler)
+MAIL = "gambit-mail"  # the mail outbox, and the periodic jobs that write to it (operations.scheduler)
 QUEUES = (PDF, MAIL)
 
 cli = Blueprint("jobs_cli", __name__, cli_group=None)
@@ -90,12 +91,28 @@ def enqueue(func: Callable[..., Any] | str, *args: Any, queue_: str, job_id: str
                                                    **options)
 
 
+# RQ keeps a queued job's function as its dotted path. Releases before 0.36.0 kept mail and the scheduler in core/:
+# a job they queued and a worker of this release takes (queued before an upgrade, run after it) names the old path.
+MOVED_MODULES = {"core.outbox": "operations.outbox", "core.scheduler": "operations.scheduler"}
+
+
+def answer_to_moved_paths() -> None:
+    """Make the dotted paths of MOVED_MODULES import their modules' new homes in this process (and in the forks that
+    run its jobs), so that a job queued under an old path runs. Raises ImportError only if a new home is missing."""
+    import importlib
+
+    for old, new in MOVED_MODULES.items():
+        sys.modules.setdefault(old, importlib.import_module(new))
+
+
 def work(*, burst: bool = False) -> None:
     """Run an RQ worker over every queue of QUEUES, in this process's app context (each job runs in a fork of it,
-    so inside the app). Returns when `burst` and the queues are empty, or when the worker is told to stop (SIGTERM,
-    SIGINT: it finishes the job it is running first). Raises NoQueueError without REDIS_URL."""
+    so inside the app); jobs queued by an earlier release under a moved path run too (answer_to_moved_paths).
+    Returns when `burst` and the queues are empty, or when the worker is told to stop (SIGTERM, SIGINT: it finishes
+    the job it is running first). Raises NoQueueError without REDIS_URL."""
     from rq import Worker  # optional at runtime
 
+    answer_to_moved_paths()
     redis = connection()
     Worker([queue(name, redis=redis) for name in QUEUES], connection=redis).work(burst=burst)
 

@@ -3,7 +3,8 @@ page may show can have changed; a revisit while nothing changed is answered 304 
 person from another tab is answered from the copy kept, both without computing the page again.
 
 What the key holds (`page_key`), and why it is enough:
-- **The audit chain's head** (core.audit: sequence number and MAC of the last entry). Every state change goes through a
+- **The audit chain's head** (evidence.audit: sequence number and MAC of the last entry). Every state change goes
+through a
   service that writes an audit entry in the same transaction as the change (the stateful flow's invariant, and
   tests/core/test_page_cache.py walks every kind of change), so the head is a version of the whole database, in every
   process at once. It is read first, so what the page then reads is at least as new as the key it is kept under.
@@ -48,9 +49,9 @@ from flask_wtf.csrf import generate_csrf
 from sqlalchemy import event, select
 from sqlalchemy.engine import Engine
 
-from core.audit import AuditEntry
 from core.db import db, utcnow
 from core.hooks import Hook
+from evidence.audit import AuditEntry
 
 # The instants at which a page may change within a day (every call's bid deadline), read from the database once per
 # audit head (a deadline changes only through an audited change of the call's regulation).

@@ -31,8 +31,8 @@ from flask import Blueprint, current_app
 from sqlalchemy.engine import Connection
 from sqlalchemy.schema import sort_tables_and_constraints
 
-from core.audit import Checkpoint, verify_chain, walk_chain
 from core.db import db
+from evidence.audit import Checkpoint, verify_chain, walk_chain
 
 FORMAT = 1
 MANIFEST = "manifest.json"

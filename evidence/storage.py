@@ -1,6 +1,6 @@
 """Storing a file under a server-made name (store_file), and the one way to read a stored file: its bytes are
 served only if their SHA-256 is the one recorded when it was stored, and that record (the row naming the file)
-is the one the audit log bound when it was written (core.evidence). A missing or altered file, or a row whose hash
+is the one the audit log bound when it was written (evidence.rows). A missing or altered file, or a row whose hash
 column was changed beneath the audit log, is refused with a message saying so, and the refusal is written to the
 audit log, so a file swapped on disk, with or without its hash column, is noticed the first time anyone opens
 it."""
@@ -21,8 +21,8 @@ from sqlalchemy import event as sa_event
 from sqlalchemy.orm import Session
 from werkzeug.datastructures import Headers
 
-from core import audit
 from core.db import db
+from evidence import audit
 
 
 def display_name(filename: str | None, default: str) -> str:

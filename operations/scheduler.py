@@ -43,8 +43,8 @@ from sqlalchemy import CheckConstraint, String, Text, UniqueConstraint, select, 
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Mapped, mapped_column
 
-from core import jobs
 from core.db import Model, db, rowcount, utcnow
+from operations import jobs
 
 log = logging.getLogger("gambit.scheduler")
 
@@ -142,7 +142,7 @@ class Registry:
     def add(self, name: str, schedule: Schedule, func: Callable[[datetime], Any], *,
             queue: str = jobs.MAIL) -> PeriodicJob:
         """Register `func` to run once per period of `schedule` under `name`. Raises ValueError for a name already
-        registered, or a queue that is not one of core.jobs.QUEUES."""
+        registered, or a queue that is not one of operations.jobs.QUEUES."""
         if name in self._jobs:
             raise ValueError(f"a periodic job named {name!r} is already registered")
         if queue not in jobs.QUEUES:
@@ -254,7 +254,7 @@ def _queued(run: ScheduledRun, job: PeriodicJob) -> bool:
     reached (logged: the scheduler runs it itself then). Raises the database's errors."""
     if not jobs.enabled():
         return False
-    from redis.exceptions import RedisError  # optional at runtime: only with REDIS_URL (see core.jobs)
+    from redis.exceptions import RedisError  # optional at runtime: only with REDIS_URL (see operations.jobs)
 
     try:
         jobs.enqueue(run_claimed, run.id, queue_=job.queue, job_id=f"gambit-scheduled-{run.id}",
@@ -297,7 +297,8 @@ def scheduler_command(once: bool) -> None:
     """Run the periodic jobs (payment reminders, ...) on their schedules until stopped (SIGTERM, Ctrl-C); each
     period runs once however many schedulers run. With REDIS_URL set, `flask worker` runs the jobs."""
     app: Flask = current_app._get_current_object()  # type: ignore[attr-defined]
-    # What the scheduler does goes to stderr through the app's own handler (core.logs, on the root logger: JSON lines
+    # What the scheduler does goes to stderr through the app's own handler (operations.logs, on the root logger: JSON
+    # lines
     # in production, each line once); at INFO at least, since its lines are the record of what ran.
     log.setLevel(logging.INFO)
     _scheduler(app, once=once)

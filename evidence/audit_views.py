@@ -26,13 +26,13 @@ from typing import Any
 from flask import Blueprint, render_template, request
 from sqlalchemy import Select, and_, func, not_, or_, select
 
-from core.audit import AuditEntry, checkpoint, data_text
 from core.auth import Role, roles_required
 from core.db import db
 from core.money import format_eur
 from core.paging import DESC, Page, PageRequest, ordered, page_request, sql_page
 from core.templating import id_url, register_nav
 from core.validators import NotADateError, parse_day
+from evidence.audit import AuditEntry, checkpoint, data_text
 
 bp = Blueprint("audit", __name__, url_prefix="/admin/audit")
 register_nav(96, Role.ADMIN, "Audit log", "audit.index")
@@ -60,7 +60,7 @@ PEOPLE = _People()
 
 
 def register_audit_link(object_type: str, resolve: Callable[[list[int]], Mapping[int, str]]) -> None:
-    """Link the audit log's entries about `object_type` (a model's class name, as core.audit.record writes it) to
+    """Link the audit log's entries about `object_type` (a model's class name, as evidence.audit.record writes it) to
     their pages: `resolve` takes the ids of a page's objects of that type and returns the path of each that has a
     page the secretariat may open (leaving out the others), with one statement at most."""
     LINKS[object_type] = resolve
