@@ -15,7 +15,7 @@ import hmac
 import json
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from decimal import Decimal
 from pathlib import Path
@@ -358,15 +358,9 @@ def _bytes_sha(stored: dict[str, Path], name: str) -> str | None:
         return None
 
 
-def verify_evidence(upload_dir: Path | str | None = None) -> EvidenceReport:
-    """Recompute the digest of every evidence row from its table and compare it with the row's latest binding in
-    the audit log; check that each entry's bindings index (audit_row) is the one its MAC covers; and check every
-    stored file a row names against the SHA-256 the audit log recorded for it (its hash column, then its bytes in
-    `upload_dir`). Run verify_chain first: the entries' own MACs are checked there."""
-    problems: list[str] = []
-    unbound: list[str] = []
-    folder = Path(upload_dir) if upload_dir is not None else None
-    stored = _stored(folder)
+def _bindings() -> tuple[dict[int, dict[str, str]], set[tuple[str, str]], dict[tuple[str, str], Any]]:
+    """The bindings index (audit_row) read once: (each entry's bindings {"type:id": digest}, the rows bound before
+    digests were kept, each row's latest binding)."""
     indexed: dict[int, dict[str, str]] = {}
     legacy: set[tuple[str, str]] = set()
     latest: dict[tuple[str, str], Any] = {}
@@ -378,6 +372,12 @@ def verify_evidence(upload_dir: Path | str | None = None) -> EvidenceReport:
             continue
         indexed.setdefault(row.entry_id, {})[f"{row.object_type}:{row.object_id}"] = row.digest
         latest[key] = row
+    return indexed, legacy, latest
+
+
+def _index_problems(indexed: dict[int, dict[str, str]]) -> list[str]:
+    """Where the bindings index differs from what each entry binds under its MAC (`indexed` is consumed)."""
+    problems = []
     for entry_id, rows in db.session.execute(select(AuditEntry.id, AuditEntry.rows).where(
             AuditEntry.rows.is_not(None))):
         if json.loads(rows or "{}") != indexed.pop(entry_id, {}):
@@ -385,49 +385,85 @@ def verify_evidence(upload_dir: Path | str | None = None) -> EvidenceReport:
                             "index (audit_row) — the index was edited")
     problems += [f"audit_row binds rows to entry {e}, which binds none in the audit log — the index was edited"
                  for e in sorted(indexed)]
-    count = files = 0
-    for object_type, model in sorted(evidence.evidence_models().items()):
-        forms = evidence.current_forms(model)
-        count += len(forms)
-        present = {str(i) for i in forms}
-        for row_id, form in forms.items():
-            key, label = (object_type, str(row_id)), _label(object_type, str(row_id))
-            binding = latest.get(key)
-            if binding is None:
-                (unbound if key in legacy else problems).append(
-                    f"{label}: not bound (written before digests)" if key in legacy else
-                    f"{label}: no audit entry records it — inserted beneath the chain")
-                continue
-            problem = _row_problem(label, binding, form)
+    return problems
+
+
+@dataclass
+class _Tally:
+    """What verify_evidence found so far."""
+
+    stored: Any
+    folder: Path | None
+    count: int = 0
+    files: int = 0
+    problems: list[str] = field(default_factory=list)
+    unbound: list[str] = field(default_factory=list)
+
+
+def _check_files(tally: _Tally, label: str, binding: Any, model: Any, form: str, changed: bool) -> None:
+    """The stored files a row names, against the SHA-256 the audit log recorded for each: its hash column, then its
+    bytes in the upload folder (when one is given)."""
+    columns = evidence.file_columns(model)
+    if not columns:
+        return
+    now = evidence.form_values(form)
+    # The row as the log recorded it: the same as now unless it was changed (then read from the index).
+    logged = evidence.form_values(_recorded_form(binding) or "") if changed else now
+    for name_col, sha_col in columns:
+        if not now.get(name_col):
+            continue
+        tally.files += 1
+        if now.get(sha_col) != logged.get(sha_col):
+            tally.problems.append(f"{label}: its stored file {now[name_col]} has {sha_col} "
+                                  f"{_shown(now.get(sha_col))} in the table, but the audit log (entry "
+                                  f"{binding.entry_id}) recorded {_shown(logged.get(sha_col))} — the file's "
+                                  "hash was changed beneath the chain")
+        found = _bytes_sha(tally.stored, now[name_col])
+        if tally.folder is not None and found != logged.get(sha_col):
+            tally.problems.append(f"{label}: its stored file {now[name_col]} is missing" if found is None else
+                                  f"{label}: its stored file {now[name_col]} has SHA-256 {found[:16]}…, the "
+                                  f"audit log (entry {binding.entry_id}) recorded "
+                                  f"{_shown(logged.get(sha_col))[:16]}… — its bytes were changed")
+
+
+def _check_model(tally: _Tally, object_type: str, model: Any, legacy: set[tuple[str, str]],
+                 latest: dict[tuple[str, str], Any]) -> None:
+    """Every row of one evidence model against its latest binding (and its files), then every bound row of that
+    type that is gone from its table."""
+    forms = evidence.current_forms(model)
+    tally.count += len(forms)
+    for row_id, form in forms.items():
+        key, label = (object_type, str(row_id)), _label(object_type, str(row_id))
+        binding = latest.get(key)
+        if binding is None:
+            if key in legacy:
+                tally.unbound.append(f"{label}: not bound (written before digests)")
+            else:
+                tally.problems.append(f"{label}: no audit entry records it — inserted beneath the chain")
+            continue
+        problem = _row_problem(label, binding, form)
+        if problem:
+            tally.problems.append(problem)
+        _check_files(tally, label, binding, model, form, changed=problem is not None)
+    present = {str(i) for i in forms}
+    for (t, i), binding in latest.items():
+        if t == object_type and i not in present:
+            problem = _row_problem(_label(t, i), binding, None)
             if problem:
-                problems.append(problem)
-            columns = evidence.file_columns(model)
-            if not columns:
-                continue
-            now = evidence.form_values(form)
-            # The row as the log recorded it: the same as now unless it was changed (then read from the index).
-            logged = now if problem is None else evidence.form_values(_recorded_form(binding) or "")
-            for name_col, sha_col in columns:
-                if not now.get(name_col):
-                    continue
-                files += 1
-                if now.get(sha_col) != logged.get(sha_col):
-                    problems.append(f"{label}: its stored file {now[name_col]} has {sha_col} "
-                                    f"{_shown(now.get(sha_col))} in the table, but the audit log (entry "
-                                    f"{binding.entry_id}) recorded {_shown(logged.get(sha_col))} — the file's "
-                                    "hash was changed beneath the chain")
-                found = _bytes_sha(stored, now[name_col])
-                if folder is not None and found != logged.get(sha_col):
-                    problems.append(f"{label}: its stored file {now[name_col]} is missing" if found is None else
-                                    f"{label}: its stored file {now[name_col]} has SHA-256 {found[:16]}…, the "
-                                    f"audit log (entry {binding.entry_id}) recorded "
-                                    f"{_shown(logged.get(sha_col))[:16]}… — its bytes were changed")
-        for (t, i), binding in latest.items():
-            if t == object_type and i not in present:
-                problem = _row_problem(_label(t, i), binding, None)
-                if problem:
-                    problems.append(problem)
-    return EvidenceReport(count, files, tuple(problems), tuple(unbound))
+                tally.problems.append(problem)
+
+
+def verify_evidence(upload_dir: Path | str | None = None) -> EvidenceReport:
+    """Recompute the digest of every evidence row from its table and compare it with the row's latest binding in
+    the audit log; check that each entry's bindings index (audit_row) is the one its MAC covers; and check every
+    stored file a row names against the SHA-256 the audit log recorded for it (its hash column, then its bytes in
+    `upload_dir`). Run verify_chain first: the entries' own MACs are checked there."""
+    folder = Path(upload_dir) if upload_dir is not None else None
+    indexed, legacy, latest = _bindings()
+    tally = _Tally(_stored(folder), folder, problems=_index_problems(indexed))
+    for object_type, model in sorted(evidence.evidence_models().items()):
+        _check_model(tally, object_type, model, legacy, latest)
+    return EvidenceReport(tally.count, tally.files, tuple(tally.problems), tuple(tally.unbound))
 
 
 cli = Blueprint("audit_cli", __name__, cli_group="audit")

@@ -326,6 +326,84 @@ def file_problems(upload_dir: Path) -> list[str]:
     return problems
 
 
+def _prepare(manifest: dict, upload_dir: Path) -> list[str]:
+    """Judge the upload folder before anything is written, and give a database with no tables the archive's schema
+    (a refused folder leaves it without them). Returns the folder's refusals (raises BackupError when a database
+    with no tables would be given its schema for nothing)."""
+    with db.engine.connect() as conn:
+        no_tables = not sa.inspect(conn).get_table_names()
+    folder = _folder_refusals(upload_dir)
+    if no_tables and folder:
+        raise BackupError("Nothing was restored: " + "; ".join(folder) + ".")
+    if no_tables:
+        if manifest["schema_revision"]:
+            from flask_migrate import upgrade
+
+            upgrade(revision=manifest["schema_revision"])
+        else:
+            db.create_all()
+    return folder
+
+
+def _insert_rows(conn: sa.Connection, tables: list[sa.Table], later: set[tuple[str, str]],
+                 contents: dict[str, bytes]) -> None:
+    """Every table's rows in the order of their foreign keys; the columns that close a cycle (`later`) are set once
+    every row is in. Raises BackupError when the database refuses a table's rows."""
+    pending: list[tuple[sa.Table, list[sa.Column], list[dict]]] = []
+    for table in tables:
+        decode = {c.name: _decoder(c) for c in table.columns}
+        rows = [{k: decode[k](v) for k, v in json.loads(line).items()}
+                for line in contents[f"db/{table.name}.jsonl"].decode().splitlines()]
+        if not rows:
+            continue
+        deferred = [c for c in table.columns if (table.name, c.name) in later]
+        first = [{k: (None if (table.name, k) in later else v) for k, v in r.items()} for r in rows]
+        try:
+            for chunk in range(0, len(first), 500):
+                conn.execute(table.insert(), first[chunk:chunk + 500])
+        except sa.exc.DBAPIError as exc:
+            raise BackupError(f"Nothing was restored: the rows of {table.name} were refused by the "
+                              f"database ({exc.orig}).") from None
+        if deferred:
+            pending.append((table, deferred, rows))
+    for table, deferred, rows in pending:  # the columns that close a cycle, once every row is in
+        key = list(table.primary_key.columns)
+        for r in rows:
+            if any(r.get(c.name) is not None for c in deferred):
+                conn.execute(table.update().where(*[k == r[k.name] for k in key])
+                             .values({c.name: r[c.name] for c in deferred}))
+
+
+def _continue_sequences(conn: sa.Connection, tables: list[sa.Table]) -> None:
+    """On PostgreSQL, every serial key's sequence continues after the restored ids (SQLite needs nothing)."""
+    if conn.dialect.name != "postgresql":
+        return
+    for table in tables:
+        for column in table.primary_key.columns:
+            if column.autoincrement is True or (column.autoincrement == "auto" and
+                                                isinstance(column.type, sa.Integer)):
+                conn.execute(sa.text(
+                    f"SELECT setval(pg_get_serial_sequence('\"{table.name}\"', '{column.name}'), "
+                    f"COALESCE((SELECT MAX(\"{column.name}\") FROM \"{table.name}\"), 0) + 1, false)"))
+
+
+def _write_files(manifest: dict, contents: dict[str, bytes], upload_dir: Path) -> list[Path]:
+    """The archive's stored files into the upload folder. Raises BackupError (the rows are in) when one cannot be
+    written."""
+    written = []
+    try:
+        for name in manifest["files"]:
+            target = upload_dir / name.removeprefix("files/")
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(contents[name])
+            written.append(target)
+    except OSError as exc:
+        raise BackupError(f"The rows are restored but the stored files could not be written to {upload_dir}: "
+                          f"{exc.strerror or exc}. Empty the database and the folder, free space, and restore "
+                          "again.") from None
+    return written
+
+
 def restore_backup(archive: Path) -> Report:
     """Restore the archive into this instance's empty database and empty upload folder: every row, then every
     file, then the audit chain checked against the archive's checkpoint and every stored file against its row's
@@ -338,67 +416,16 @@ def restore_backup(archive: Path) -> Report:
     upload_dir = Path(current_app.config["UPLOAD_DIR"])
     tables, cyclic = _ordered()
     later = {(c.table.name, col.name) for c in cyclic for col in c.columns}
-    with db.engine.connect() as conn:
-        no_tables = not sa.inspect(conn).get_table_names()
-    # The upload folder is judged before anything is written: refused, a database with no tables stays without them.
-    folder = _folder_refusals(upload_dir)
-    if no_tables and folder:
-        raise BackupError("Nothing was restored: " + "; ".join(folder) + ".")
-    if no_tables:  # a database with no tables gets the archive's schema first
-        if manifest["schema_revision"]:
-            from flask_migrate import upgrade
-
-            upgrade(revision=manifest["schema_revision"])
-        else:
-            db.create_all()
+    folder = _prepare(manifest, upload_dir)
     with db.engine.connect() as conn:
         refusals = _refusals(conn, manifest) + folder
         if refusals:
             raise BackupError("Nothing was restored: " + "; ".join(refusals) + ".")
         conn.rollback()
-        pending: list[tuple[sa.Table, list[sa.Column], list[dict]]] = []
         with conn.begin():
-            for table in tables:
-                decode = {c.name: _decoder(c) for c in table.columns}
-                rows = [{k: decode[k](v) for k, v in json.loads(line).items()}
-                        for line in contents[f"db/{table.name}.jsonl"].decode().splitlines()]
-                if not rows:
-                    continue
-                deferred = [c for c in table.columns if (table.name, c.name) in later]
-                first = [{k: (None if (table.name, k) in later else v) for k, v in r.items()} for r in rows]
-                try:
-                    for chunk in range(0, len(first), 500):
-                        conn.execute(table.insert(), first[chunk:chunk + 500])
-                except sa.exc.DBAPIError as exc:
-                    raise BackupError(f"Nothing was restored: the rows of {table.name} were refused by the "
-                                      f"database ({exc.orig}).") from None
-                if deferred:
-                    pending.append((table, deferred, rows))
-            for table, deferred, rows in pending:  # the columns that close a cycle, once every row is in
-                key = list(table.primary_key.columns)
-                for r in rows:
-                    if any(r.get(c.name) is not None for c in deferred):
-                        conn.execute(table.update().where(*[k == r[k.name] for k in key])
-                                     .values({c.name: r[c.name] for c in deferred}))
-            if conn.dialect.name == "postgresql":  # the sequences continue after the restored ids
-                for table in tables:
-                    for column in table.primary_key.columns:
-                        if column.autoincrement is True or (column.autoincrement == "auto" and
-                                                            isinstance(column.type, sa.Integer)):
-                            conn.execute(sa.text(
-                                f"SELECT setval(pg_get_serial_sequence('\"{table.name}\"', '{column.name}'), "
-                                f"COALESCE((SELECT MAX(\"{column.name}\") FROM \"{table.name}\"), 0) + 1, false)"))
-    written = []
-    try:
-        for name in manifest["files"]:
-            target = upload_dir / name.removeprefix("files/")
-            target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_bytes(contents[name])
-            written.append(target)
-    except OSError as exc:
-        raise BackupError(f"The rows are restored but the stored files could not be written to {upload_dir}: "
-                          f"{exc.strerror or exc}. Empty the database and the folder, free space, and restore "
-                          "again.") from None
+            _insert_rows(conn, tables, later, contents)
+            _continue_sequences(conn, tables)
+    written = _write_files(manifest, contents, upload_dir)
     db.session.remove()
     chain = verify_chain(Checkpoint.parse(manifest["audit_checkpoint"]))
     problems = file_problems(upload_dir)
