@@ -81,11 +81,13 @@ SCOPE: dict[str, Scope] = {
         "tests/contracts/test_milestone_aggregates.py", "tests/contracts/test_countersign_trust.py",
         "tests/contracts/test_contracts_reminders.py", "tests/contracts/test_terms_golden.py",
         "tests/contracts/test_countersign_rule.py", "tests/contracts/test_rules_in_words.py")),
-    # The payment and deduction rules of contracts/services.py (the rest of it is the contract's lifecycle).
-    "contracts/services.py": Scope(_fn(
-        "contracts.services", "_check_day", "_check_in_force", "_check_key", "_received_on_problem",
-        "payment_problems", "record_payment", "reverse_payment", "prize_balance_milestone", "record_deduction",
-        "return_deduction"), (
+    # The payment and deduction rules (contracts/services.py's until 0.36.0, where this key was its path): payments.py,
+    # the deductions of results.py, and the sanity check of a day in guards.py.
+    "contracts/payments": Scope(
+        _fn("contracts.guards", "check_day")
+        + _fn("contracts.payments", "_check_in_force", "_check_key", "_received_on_problem", "payment_problems",
+              "record_payment", "reverse_payment")
+        + _fn("contracts.results", "prize_balance_milestone", "record_deduction", "return_deduction"), (
         "tests/contracts/test_boundaries.py", "tests/contracts/test_contracts_services.py",
         "tests/contracts/test_results_and_deductions.py", "tests/contracts/test_sane_dates.py",
         "tests/contracts/test_payment_rules.py")),

@@ -12,11 +12,15 @@ from datetime import date, datetime
 from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 
-from contracts import queries, services
-from contracts.models import Contract
+from contracts import queries
+from contracts.models import Contract, Milestone, Reminder
+from contracts.rules.reminders import ReminderKind, reminder_message
+from contracts.rules.tracker import MilestoneStatus
 from core.db import db, utcnow
 from core.money import format_eur
-from core.urls import external_url
+from core.urls import external_url, path_for
+from evidence import audit
+from operations import outbox
 
 
 @dataclass
@@ -43,7 +47,7 @@ def send_due_reminders(day: date, *, now: datetime) -> ReminderReport:
         url = external_url("contracts.view", contract_id=milestone.contract_id)
         try:
             with db.session.begin_nested():
-                services.send_reminder(milestone, kind, status, url=url, now=now)
+                send_reminder(milestone, kind, status, url=url, now=now)
         except IntegrityError:
             db.session.rollback()  # another run sent it meanwhile
             continue
@@ -60,3 +64,33 @@ def send_due_reminders(day: date, *, now: datetime) -> ReminderReport:
 def scheduled_reminders(now: datetime) -> str:
     """The scheduler's daily job: the reminders of `now`'s day (UTC). Returns the report's summary."""
     return send_due_reminders(now.date(), now=utcnow()).summary()
+
+
+def send_reminder(milestone: Milestone, kind: ReminderKind, status: MilestoneStatus, *, url: str, now: datetime,
+                  actor=None) -> Reminder:
+    """Write the reminder to the organizer's contact about a milestone falling due or overdue into the outbox, and
+    record it, in one transaction (once per kind and milestone: the unique constraint refuses a second). The outbox
+    delivers it (operations.outbox), marked Auto-Submitted.
+
+    Raises sqlalchemy IntegrityError when that reminder was already recorded; the caller runs this in a savepoint
+    and rolls it back then. Writes `payment.reminder` to the audit log.
+    """
+    contract = milestone.contract
+    bid = contract.bid
+    to = contract.inputs.contact_email or bid.contact_email or bid.owner.email
+    reminder = Reminder(milestone_id=milestone.id, kind=kind.value, as_of=status.as_of, sent_at=now, sent_to=to)
+    db.session.add(reminder)
+    db.session.flush()
+    subject, body = reminder_message(
+        kind=kind, event_title=contract.regulation.event.title, reference=contract.reference, title=milestone.title,
+        article=milestone.article, status=status, payee=milestone.payee_name,
+        bank=contract.regulation.fide_bank if milestone.payee_kind == "fide" else None,
+        contact_name=contract.inputs.contact_name, url=url)
+    message = outbox.queue([to], subject, body, kind=f"payment.{kind.value}", now=now, actor=actor,
+                           auto_submitted=True, user_id=bid.owner_id,
+                           about=outbox.About("contract", contract.id, f"Contract {contract.reference}",
+                                              path_for("contracts.view", contract_id=contract.id)))
+    audit.record("payment.reminder", reminder, actor=actor, now=now,
+                 data={"milestone": milestone.id, "kind": kind.value, "to": to, "as_of": status.as_of,
+                       "outstanding": status.outstanding, "message": message.id})
+    return reminder

@@ -1,6 +1,8 @@
-"""The only code that changes contracts, milestones, payments, reminders and the match result. Each function
-checks the rules, changes rows, flushes and writes the audit entry; none commits, none reads the request.
-Each takes the actor and the time."""
+"""The contract's own life: made from the selected bid, corrected, issued, countersigned, its signatures checked again,
+its calendar feed. The rest of what changes a contract's rows lives beside it: payments (contracts.payments), the
+match result and prize deductions (contracts.results), reminders (contracts.reminders); what all of them check first
+is contracts.guards. Each function checks the rules, changes rows, flushes and writes the audit entry; none commits,
+none reads the request. Each takes the actor and the time."""
 
 from __future__ import annotations
 
@@ -13,7 +15,7 @@ from datetime import date, datetime
 from decimal import Decimal
 from pathlib import Path
 
-from sqlalchemy import select, text
+from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 
 from accounts.models import User
@@ -21,17 +23,12 @@ from bids.lifecycle import BidStatus
 from bids.models import Bid
 from board import queries as board_queries
 from contracts import queries
+from contracts.guards import ContractError, bookkeeping, check_day, lock_contract, milestone_row
 from contracts.lifecycle import ContractAction, ContractStatus, next_status
-from contracts.models import Contract, MatchResult, Milestone, Payment, PrizeDeduction, Reminder
+from contracts.models import Contract, Milestone, Payment, Reminder
 from contracts.rules.countersigning import countersign_problem, countersign_trust_problem
-from contracts.rules.reminders import ReminderKind, reminder_message
 from contracts.rules.result import (
-    BOOKKEEPING,
     MatchOutcome,
-    check_deduction,
-    check_deduction_return,
-    check_result,
-    deduction_parts,
     result_milestones,
 )
 from contracts.rules.terms import (
@@ -44,32 +41,16 @@ from contracts.rules.terms import (
     missing_due_dates,
     past_due_dates,
 )
-from contracts.rules.tracker import MilestoneStatus, PaymentRefused, check_payment, outstanding_on_record
 from core.db import db, swap_state
 from core.money import format_day, format_eur
-from core.urls import path_for
-from core.validators import implausible_day
 from events.models import RegulationVersion
-from events.regulation import deduction_rule
-from events.services import lock_call
 from evidence import audit, trust
 from evidence.pdf import EmbeddedFile, looks_like_pdf, pdf_problem, render_pdf
 from evidence.signing import Inspection, SigningError, inspect_pdf, load_identity, sign_issued
 from evidence.storage import StoredFileError, display_name, read_verified, store_file
 from finance.rules import contract_article
-from operations import outbox
 
 Renderer = Callable[..., bytes]
-
-
-class ContractError(ValueError):
-    """A request about a contract or a payment that cannot be met; the message is for the person who asked.
-    `errors` maps form fields to messages when several fields are at fault."""
-
-    def __init__(self, message: str, field: str | None = None, errors: Mapping[str, str] | None = None):
-        super().__init__(message)
-        self.field = field
-        self.errors = dict(errors or {})
 
 
 def _transition(contract: Contract, action: ContractAction) -> ContractStatus:
@@ -90,29 +71,6 @@ def _move(contract: Contract, action: ContractAction, **values) -> ContractStatu
         raise ContractError(f"{contract.reference} changed at the same moment (it is now "
                             f"{contract.state.label.lower()}); reload the page.")
     return after
-
-
-def _lock_call(contract: Contract) -> None:
-    """Take the call's lock (events.services.lock_call) before a change to the contract, its payments or its
-    deductions, and read the contract again: what is checked next is the state as it now is (an issue and a
-    countersignature, two deductions, a payment and a deduction at once are made one after the other)."""
-    lock_call(contract.bid.event)
-    db.session.refresh(contract)
-
-
-def _check_day(contract: Contract, day: date, *, what: str, now: datetime, field: str,
-               days_ahead: int | None = None) -> None:
-    """Gambit's sanity check of a day entered for the contract (core.validators.implausible_day): not before the
-    call existed, not far in the future (`days_ahead`: the SANE_DATE_DAYS_AHEAD setting unless given). Raises
-    ContractError naming `field`."""
-    # The call existed from when it was loaded into Gambit, or, for a call loaded after the fact (an earlier
-    # season's), at the latest by its own bid deadline.
-    earliest = min(contract.bid.event.created_at.date(), contract.regulation.event.bid_deadline.date())
-    problem = implausible_day(day, what=what, earliest=earliest,
-                              earliest_is="this call existed", today=now.date(),
-                              days_ahead=queries.sane_days_ahead() if days_ahead is None else days_ahead)
-    if problem:
-        raise ContractError(problem, field, errors={field: problem})
 
 
 def _check_selected(bid: Bid) -> None:
@@ -272,7 +230,6 @@ def close_for_correction(decision, *, superseded, actor: User, now: datetime) ->
     return closed
 
 
-
 def prepare_correction(contract: Contract, *, reason: str, actor: User, now: datetime) -> Contract:
     """Start a correction of the contract in force: a new draft version that names the one it replaces and
     why. The replaced version stays in force until the correction is issued. The correction takes the call's
@@ -333,14 +290,6 @@ def _store(upload_dir: str, bid_id: int, content: bytes) -> str:
     return store_file(Path(upload_dir) / "contracts" / str(bid_id), content)
 
 
-def _milestone_row(contract: Contract, m: MilestoneTerm, position: int, now: datetime) -> Milestone:
-    return Milestone(contract_id=contract.id, key=m.key, position=position, kind=m.kind.value, title=m.title[:300],
-                     article=m.article, description=m.description, payer_kind=m.payer.kind.value,
-                     payer_name=m.payer.name[:200], payee_kind=m.payee.kind.value, payee_name=m.payee.name[:200],
-                     payee_federation=m.payee.federation or None, amount=m.amount, is_cap=m.is_cap, due=m.due,
-                     due_rule=m.due_rule, created_at=now)
-
-
 def issue_contract(contract: Contract, *, due_dates: Mapping[str, date | None], actor: User, now: datetime,
                    upload_dir: str, render: Renderer | None = None) -> Contract:
     """Issue a draft: fix its terms (snapshot), render and store its PDF with the SHA-256, create the milestones
@@ -393,7 +342,7 @@ def issue_contract(contract: Contract, *, due_dates: Mapping[str, date | None], 
     contract.pdf_stored_name = _store(upload_dir, bid.id, pdf)
     # The call's lock is taken once the PDF is made (no lock is held while it renders); the move and the
     # supersession below are checked against the state as it is inside it.
-    _lock_call(contract)
+    lock_contract(contract)
     if old is not None:
         db.session.refresh(old)
         if not old.state.in_force:
@@ -402,7 +351,7 @@ def issue_contract(contract: Contract, *, due_dates: Mapping[str, date | None], 
     _move(contract, ContractAction.ISSUE)
     rows = {}
     for i, m in enumerate(planned):
-        row = _milestone_row(contract, m, i, now)
+        row = milestone_row(contract, m, i, now)
         db.session.add(row)
         rows[m.key] = row
     db.session.flush()
@@ -427,18 +376,6 @@ def issue_contract(contract: Contract, *, due_dates: Mapping[str, date | None], 
 def kept_dates(old: Contract | None) -> dict[str, date | None]:
     """The due dates of the version a correction replaces, by milestone key ({} for a first contract)."""
     return {} if old is None else {m.key: m.due for m in old.milestones}
-
-
-def bookkeeping(contract: Contract) -> str:
-    """The label of Gambit's check of its own records of a contract (sanity_checks.bookkeeping): from the contract's
-    version of the call file, else the call's current one (a contract issued before the check was named), else the
-    plain words. Raises nothing."""
-    for reg in (contract.regulation, contract.event.regulation):
-        try:
-            return str(reg.citation("bookkeeping"))
-        except KeyError:
-            continue
-    return BOOKKEEPING
 
 
 def _carry_plan(old: Contract, planned: list[MilestoneTerm]) -> list[Payment]:
@@ -493,7 +430,7 @@ def sign_contract(contract: Contract, *, filename: str, content: bytes, max_byte
     keep and every showing of the signature repeats; its date must pass Gambit's sanity check of days. `seen`: the
     version of the contract the page showed (contract_version); refused when it changed since. Raises
     ContractError with a message for the person uploading. Writes `contract.sign` to the audit log."""
-    _lock_call(contract)
+    lock_contract(contract)
     if seen is not None and seen != contract_version(contract):
         raise ContractError(_changed_since(contract), "file")
     _transition(contract, ContractAction.SIGN)  # refuse early; the move itself is made below
@@ -540,8 +477,8 @@ def sign_contract(contract: Contract, *, filename: str, content: bytes, max_byte
             # The date the signer's software wrote: checked against the call's existence only. `now` is the time
             # the file is filed, which may be entered later than the signing (a paper trail keyed in afterwards),
             # so no upper bound is drawn from it.
-            _check_day(contract, s.signed_at.date(), what=f"the day {s.signer} signed", now=s.signed_at,
-                       field="file", days_ahead=0)
+            check_day(contract, s.signed_at.date(), what=f"the day {s.signer} signed", now=s.signed_at,
+                      field="file", days_ahead=0)
     trusted = any(s.trusted for s in theirs)
     contract.signature_accepted_reason = None if trusted else accepted
     contract.signature_accepted_at = None if trusted else now
@@ -611,311 +548,3 @@ def new_feed_token(contract: Contract, *, actor: User, now: datetime) -> str:
     db.session.flush()
     audit.record("contract.feed_token", contract, actor=actor, now=now, data={"reference": contract.reference})
     return token
-
-
-# ---------------------------------------------------------------------------------------------- payments
-
-
-def _check_in_force(milestone: Milestone, *, reversal: bool = False) -> None:
-    c = milestone.contract
-    if c.state is ContractStatus.CLOSED and not reversal:
-        raise ContractError(f"{c.reference} was closed on {format_day(c.closed_at)} because the Board's decision was "
-                            f"corrected ({c.closed_reason}). It takes no new payments; what was paid stays on record, "
-                            "and a refund is recorded by reversing the payment.")
-    if not (c.state.takes_reversals if reversal else c.state.in_force):
-        current = queries.in_force(c.bid_id)
-        where = f" Record it on {current.reference}, the version in force." if current else ""
-        raise ContractError(f"{c.reference} is {c.state.label.lower()}: its milestones take no more entries.{where}")
-
-
-def _lock(milestone: Milestone) -> None:
-    """Serialise writers on one milestone, so the outstanding amount read next is the one the insert relies on:
-    SELECT ... FOR UPDATE on PostgreSQL; on SQLite a write takes the database's single writer lock at once."""
-    if db.session.get_bind().dialect.name == "sqlite":
-        db.session.execute(text("UPDATE contract_milestone SET id = id WHERE id = :id"), {"id": milestone.id})
-    else:
-        db.session.execute(select(Milestone.id).where(Milestone.id == milestone.id).with_for_update())
-
-
-def _existing(milestone_id: int, key: str) -> Payment | None:
-    return queries.payment_by_key(milestone_id, key)
-
-
-def _check_key(key: str) -> str:
-    key = (key or "").strip()
-    if not key or len(key) > 64:
-        raise ContractError("The form is missing its one-time key; reload the page and enter the payment again.")
-    return key
-
-
-def _received_on_problem(milestone: Milestone, received_on: date, now: datetime) -> str | None:
-    if received_on > now.date():
-        return f"The day the money was received cannot be after today ({format_day(now.date())})."
-    earliest = min(milestone.contract.bid.event.created_at.date(),
-                   milestone.contract.regulation.event.bid_deadline.date())
-    return implausible_day(received_on, what="the day the money was received", earliest=earliest,
-                           earliest_is="this call existed", today=now.date(), days_ahead=queries.sane_days_ahead())
-
-
-def payment_problems(milestone: Milestone, *, amount: Decimal | None, received_on: date | None,
-                     now: datetime) -> dict[str, str]:
-    """Everything wrong with a payment about to be recorded, by form field ("received_on", "amount"), all at
-    once; a value None (not entered, or not readable) is not checked. Reads what is outstanding as it stands: the
-    service checks again under its lock. Raises nothing."""
-    problems = {}
-    if received_on is not None:
-        problem = _received_on_problem(milestone, received_on, now)
-        if problem:
-            problems["received_on"] = problem
-    if amount is not None:
-        # What the milestone calls for less what was paid: a prize balance is owed less its deductions.
-        outstanding = outstanding_on_record(queries.amount_owed(milestone), queries.recorded_total(milestone.id))
-        try:
-            check_payment(article=milestone.article, title=milestone.title, amount=amount, outstanding=outstanding,
-                          is_cap=milestone.is_cap, cap=milestone.amount)
-        except PaymentRefused as exc:
-            problems["amount"] = str(exc)
-    return problems
-
-
-def record_payment(milestone: Milestone, *, amount: Decimal, received_on: date, reference: str, note: str,
-                   idempotency_key: str, actor: User, now: datetime) -> tuple[Payment, bool]:
-    """Record money received against a milestone (Art. 15.6.2); part payments are allowed.
-
-    Returns (payment, created): a form sent twice with the same one-time key is recorded once, and the second
-    call returns the first payment with created=False. The milestone row is locked first, so two writers
-    cannot both fit under what is outstanding. Raises ContractError when the contract is not in force, or, with
-    every problem in its `errors` by field (`payment_problems`), when the date lies in the future or is
-    implausible and when the payment would exceed what is outstanding ("Art. 15.6.2: €X is outstanding on
-    <milestone>; a payment of €Y would exceed it."). Writes `payment.record` to the audit log.
-    """
-    key = _check_key(idempotency_key)
-    _check_in_force(milestone)
-    found = _existing(milestone.id, key)
-    if found is not None:
-        return found, False
-    _lock_call(milestone.contract)  # a deduction reads what is left of a prize balance inside the same lock
-    _lock(milestone)
-    found = _existing(milestone.id, key)  # the other writer we waited for may have been this same form
-    if found is not None:
-        return found, False
-    problems = payment_problems(milestone, amount=amount, received_on=received_on, now=now)
-    if problems:
-        field, message = next(iter(problems.items()))
-        raise ContractError(message, field, errors=problems)
-    # Tied to its milestone without loading the milestone's other entries (a collection not loaded stays so).
-    payment = Payment(milestone=milestone, kind="payment", amount=amount, received_on=received_on,
-                      reference=(reference or "").strip(), note=(note or "").strip(), idempotency_key=key,
-                      recorded_at=now, recorded_by_id=getattr(actor, "id", None))
-    db.session.add(payment)
-    db.session.flush()
-    audit.record("payment.record", payment, actor=actor, now=now,
-                 data={"milestone": milestone.id, "contract": milestone.contract_id, "amount": amount,
-                       "received_on": received_on, "reference": payment.reference})
-    return payment, True
-
-
-def reverse_payment(payment: Payment, *, reason: str, idempotency_key: str, actor: User, now: datetime
-                    ) -> tuple[Payment, bool]:
-    """Cancel a recorded payment with a reversing entry: the negative of its amount, dated like it, linked to
-    it, with a reason. The payment itself is never edited or deleted.
-
-    Returns (reversal, created) as record_payment does. Raises ContractError for a reversal, a payment already
-    reversed, a contract not in force or a missing reason. Writes `payment.reverse` to the audit log.
-    """
-    key = _check_key(idempotency_key)
-    milestone = payment.milestone
-    _check_in_force(milestone, reversal=True)
-    found = _existing(milestone.id, key)
-    if found is not None:
-        return found, False
-    if payment.is_reversal:
-        raise ContractError("A reversal cannot itself be reversed; record the payment again instead.")
-    reason = (reason or "").strip()
-    if not reason:
-        raise ContractError("Give the reason for the reversal; it stays on record with it.", "reason")
-    _lock_call(milestone.contract)
-    _lock(milestone)
-    found = _existing(milestone.id, key)
-    if found is not None:
-        return found, False
-    db.session.refresh(payment)
-    if payment.reversed_by is not None:
-        raise ContractError(f"This payment of {format_eur(payment.amount)} was already reversed on "
-                            f"{format_day(payment.reversed_by.recorded_at)}.")
-    reversal = Payment(milestone=milestone, kind="reversal", amount=-payment.amount, received_on=payment.received_on,
-                       reference=payment.reference, reason=reason, reverses_id=payment.id, idempotency_key=key,
-                       recorded_at=now, recorded_by_id=getattr(actor, "id", None))
-    db.session.add(reversal)
-    db.session.flush()
-    db.session.refresh(payment)
-    audit.record("payment.reverse", reversal, actor=actor, now=now,
-                 data={"reverses": payment.id, "milestone": milestone.id, "amount": reversal.amount,
-                       "reason": reason})
-    return reversal, True
-
-
-# ------------------------------------------------------------------------------------------ match result
-
-
-def record_result(contract: Contract, *, outcome: MatchOutcome, actor: User, now: datetime) -> MatchResult:
-    """Record the match result and add FIDE's payment of each player's prize balance to the contract in force
-    (Art. 13.1, 13.3, 13.4: due ten days after completion for 2015).
-
-    Raises ContractError when the contract is not in force, a result is already recorded, or the result does
-    not fit the schedule (`errors` names the fields). Writes `match.result` to the audit log.
-    """
-    _lock_call(contract)
-    if not contract.state.in_force:
-        raise ContractError(f"{contract.reference} is {contract.state.label.lower()}: record the result on the "
-                            "contract in force.")
-    existing = queries.match_result(contract.bid.event_id)
-    if existing is not None:
-        raise ContractError(f"The result was already recorded on {format_day(existing.recorded_at)}; it is entered "
-                            "once.")
-    reg = contract.regulation
-    inputs = contract.inputs
-    errors = check_result(reg, outcome, opening_date=inputs.opening_date, today=now.date())
-    if errors:
-        raise ContractError(next(iter(errors.values())), errors=errors)
-    try:
-        planned = result_milestones(reg, inputs, outcome)
-    except ValueError as exc:
-        raise ContractError(str(exc)) from None
-    result = MatchResult(event_id=contract.bid.event_id, winner_federation=outcome.winner_federation.upper(),
-                         decided_in=outcome.decided_in, completed_on=outcome.completed_on, recorded_at=now,
-                         recorded_by_id=getattr(actor, "id", None))
-    db.session.add(result)
-    start = max((m.position for m in contract.milestones), default=-1) + 1
-    for i, m in enumerate(planned):
-        db.session.add(_milestone_row(contract, m, start + i, now))
-    db.session.flush()
-    db.session.refresh(contract)
-    audit.record("match.result", result, actor=actor, now=now,
-                 data={"contract": contract.id, "winner": result.winner_federation, "decided_in": outcome.decided_in,
-                       "completed_on": outcome.completed_on,
-                       "balances": {m.key: m.amount for m in planned}})
-    return result
-
-
-def prize_balance_milestone(contract: Contract, federation: str) -> Milestone | None:
-    """The milestone of FIDE's payment of this player's prize balance (made when the result is recorded), or
-    None. Raises nothing."""
-    key = f"prize_balance_{(federation or '').strip().upper()}"
-    return next((m for m in contract.milestones if m.key == key), None)
-
-
-def record_deduction(contract: Contract, *, federation: str, rule_key: str, amount: Decimal | None, reason: str,
-                     decided_on: date, actor: User, now: datetime) -> PrizeDeduction:
-    """Record a deduction from a player's prize balance under one of the call's deduction rules (a fine of 3.8.4
-    or 4(b), a forfeit of 5.2, a protest fee of 7.3.1 for 2015), with its article and reason.
-
-    Raises ContractError (with `errors` by field) when the contract is not in force, no result is recorded yet,
-    the rule is unknown, or `contracts.rules.result.check_deduction` refuses the amount or the reason. Writes
-    `prize.deduction` to the audit log. Takes the call's lock first: what is left is read inside it."""
-    _lock_call(contract)
-    if not contract.state.in_force:
-        raise ContractError(f"{contract.reference} is {contract.state.label.lower()}: record deductions on the "
-                            "contract in force.")
-    _check_day(contract, decided_on, what="the day the deduction was decided", now=now, field="decided_on")
-    milestone = prize_balance_milestone(contract, federation)
-    if milestone is None:
-        raise ContractError("Record the match result first: a deduction is made from a player's prize balance, "
-                            "which exists once the result is known.", errors={"player": "No prize balance yet."})
-    reg = contract.regulation
-    try:
-        rule = deduction_rule(reg, rule_key)
-    except KeyError:
-        rule = None
-    done = sum((d.amount_in_effect for d in queries.deductions_of(milestone.id)), Decimal("0.00"))
-    prize = milestone.amount + reg.prize_split.advance_per_player
-    # What is left to take from: the balance less earlier deductions and less what FIDE has already paid of it.
-    left = milestone.amount - done - queries.recorded_total(milestone.id)
-    errors = check_deduction(rule, amount=amount, prize=prize, balance_left=left, reason=reason,
-                             bookkeeping=bookkeeping(contract))
-    if errors:
-        raise ContractError(next(iter(errors.values())), errors=errors)
-    assert rule is not None  # check_deduction refuses a deduction under no rule
-    parts = deduction_parts(rule, prize)
-    row = PrizeDeduction(milestone_id=milestone.id, rule_key=rule.key, article=rule.article, amount=amount,
-                         reason=reason.strip(), decided_on=decided_on, recorded_at=now,
-                         recorded_by_id=getattr(actor, "id", None),
-                         parts_json=json.dumps([p.as_dict() for p in parts]))
-    db.session.add(row)
-    db.session.flush()
-    audit.record("prize.deduction", row, actor=actor, now=now,
-                 data={"contract": contract.id, "milestone": milestone.key, "article": rule.article,
-                       "rule": rule.key, "amount": amount, "reason": row.reason, "decided_on": decided_on,
-                       "parts": [p.as_dict() for p in parts]})
-    return row
-
-
-def return_deduction(contract: Contract, deduction_id: int, *, decided_on: date | None, reason: str, actor: User,
-                     now: datetime) -> PrizeDeduction:
-    """Record that a deduction is returned to the player, when its rule says it is (`returned_if`: the protest
-    fee of 7.3.1 for 2015, when the protest is accepted): the balance FIDE pays the player is restored by its
-    amount. Once only, with a compare-and-swap on the deduction not yet returned.
-
-    Raises ContractError (with `errors` by field) when the contract is not in force, the deduction is not one of
-    its prize balances', its rule does not return it, it was already returned, or the day or the reason is
-    missing or wrong. Writes `prize.deduction_returned` to the audit log."""
-    _lock_call(contract)
-    if not contract.state.in_force:
-        raise ContractError(f"{contract.reference} is {contract.state.label.lower()}: record it on the contract in "
-                            "force.")
-    row = db.session.get(PrizeDeduction, deduction_id)
-    if row is None or row.milestone_id not in {m.id for m in contract.milestones}:
-        raise ContractError("No such deduction on this contract.", errors={"deduction": "No such deduction."})
-    try:
-        rule = deduction_rule(contract.regulation, row.rule_key)
-    except KeyError:
-        rule = None
-    errors = check_deduction_return(rule, returned=row.returned, deducted_on=row.decided_on, decided_on=decided_on,
-                                    reason=reason, bookkeeping=bookkeeping(contract))
-    if errors:
-        raise ContractError(next(iter(errors.values())), errors=errors)
-    assert rule is not None and decided_on is not None  # check_deduction_return refuses both
-    if not swap_state(row, expected=None, column="returned_on",
-                      values={"returned_on": decided_on, "return_reason": reason.strip(), "returned_at": now,
-                              "returned_by_id": getattr(actor, "id", None)}):
-        raise ContractError(f"{rule.title} (Art. {rule.article}) was returned at the same moment by "
-                            "someone else; reload the page.",
-                            errors={"deduction": "Already returned."})
-    audit.record("prize.deduction_returned", row, actor=actor, now=now,
-                 data={"contract": contract.id, "milestone": row.milestone.key, "article": rule.article,
-                       "rule": rule.key, "amount": row.amount, "decided_on": decided_on,
-                       "reason": row.return_reason})
-    return row
-
-
-# --------------------------------------------------------------------------------------------- reminders
-
-
-def send_reminder(milestone: Milestone, kind: ReminderKind, status: MilestoneStatus, *, url: str, now: datetime,
-                  actor=None) -> Reminder:
-    """Write the reminder to the organizer's contact about a milestone falling due or overdue into the outbox, and
-    record it, in one transaction (once per kind and milestone: the unique constraint refuses a second). The outbox
-    delivers it (operations.outbox), marked Auto-Submitted.
-
-    Raises sqlalchemy IntegrityError when that reminder was already recorded; the caller runs this in a savepoint
-    and rolls it back then. Writes `payment.reminder` to the audit log.
-    """
-    contract = milestone.contract
-    bid = contract.bid
-    to = contract.inputs.contact_email or bid.contact_email or bid.owner.email
-    reminder = Reminder(milestone_id=milestone.id, kind=kind.value, as_of=status.as_of, sent_at=now, sent_to=to)
-    db.session.add(reminder)
-    db.session.flush()
-    subject, body = reminder_message(
-        kind=kind, event_title=contract.regulation.event.title, reference=contract.reference, title=milestone.title,
-        article=milestone.article, status=status, payee=milestone.payee_name,
-        bank=contract.regulation.fide_bank if milestone.payee_kind == "fide" else None,
-        contact_name=contract.inputs.contact_name, url=url)
-    message = outbox.queue([to], subject, body, kind=f"payment.{kind.value}", now=now, actor=actor,
-                           auto_submitted=True, user_id=bid.owner_id,
-                           about=outbox.About("contract", contract.id, f"Contract {contract.reference}",
-                                              path_for("contracts.view", contract_id=contract.id)))
-    audit.record("payment.reminder", reminder, actor=actor, now=now,
-                 data={"milestone": milestone.id, "kind": kind.value, "to": to, "as_of": status.as_of,
-                       "outstanding": status.outstanding, "message": message.id})
-    return reminder

@@ -22,7 +22,8 @@ from werkzeug.exceptions import RequestEntityTooLarge
 from accounts.forms import EmptyForm
 from bids.lifecycle import BidStatus
 from bids.models import Bid
-from contracts import queries, services
+from contracts import payments as contract_payments
+from contracts import queries, results, services
 from contracts.exports import calendar_ics, milestones_csv, payments_csv
 from contracts.forms import (
     ContractOptionsForm,
@@ -424,13 +425,13 @@ def record_payment(contract_id: int, milestone_id: int):
     if not form.validate_on_submit():
         # What the form could read is checked too, so that every problem is reported at once.
         readable = {name: form[name].data if not form[name].errors else None for name in ("amount", "received_on")}
-        _field_errors(form, services.payment_problems(m, **readable, now=utcnow()))
+        _field_errors(form, contract_payments.payment_problems(m, **readable, now=utcnow()))
         return _milestone_page(contract, m, form=form, status=422)
     key = form.idempotency_key.data
     amount, received_on = form.amount.data, form.received_on.data
     assert amount is not None and received_on is not None  # the form's Present() refused a blank
     try:
-        payment, created = services.record_payment(
+        payment, created = contract_payments.record_payment(
             m, amount=amount, received_on=received_on, reference=form.reference.data,
             note=form.note.data, idempotency_key=key, actor=current_user, now=utcnow())
         db.session.commit()
@@ -473,9 +474,9 @@ def reverse_payment(contract_id: int, payment_id: int):
         message = " ".join(msg for errors in form.errors.values() for msg in errors)
         return _milestone_page(contract, m, status=422, refused=(payment.id, form.reason.data or "", message))
     try:
-        _, created = services.reverse_payment(payment, reason=form.reason.data,
-                                              idempotency_key=form.idempotency_key.data, actor=current_user,
-                                              now=utcnow())
+        _, created = contract_payments.reverse_payment(payment, reason=form.reason.data,
+                                                       idempotency_key=form.idempotency_key.data, actor=current_user,
+                                                       now=utcnow())
         db.session.commit()
     except services.ContractError as exc:
         db.session.rollback()
@@ -503,7 +504,7 @@ def result(contract_id: int):
             assert completed_on is not None  # the form's Present() refused a blank
             outcome = MatchOutcome(form.winner.data, form.decided_in.data, completed_on)
             try:
-                services.record_result(contract, outcome=outcome, actor=current_user, now=utcnow())
+                results.record_result(contract, outcome=outcome, actor=current_user, now=utcnow())
             except services.ContractError as exc:
                 db.session.rollback()
                 field_names = {"winner": "winner", "decided_in": "decided_in", "completed_on": "completed_on"}
@@ -525,7 +526,7 @@ def _result_page(contract, *, form=None, deduction_form=None, return_form=None, 
                  status: int = 200):
     reg = contract.regulation
     schedule = reg.schedule_for(contract.inputs.opening_date, contract.inputs.closing_date)
-    balances = [m for m in (services.prize_balance_milestone(contract, p.federation) for p in reg.players) if m]
+    balances = [m for m in (results.prize_balance_milestone(contract, p.federation) for p in reg.players) if m]
     deductions = [(m, d) for m in balances for d in queries.deductions_of(m.id)]
     returnable = {d.key for d in reg.deductions if d.returned_if}
     # A form for each deduction the regulations return and that is not returned yet (the one sent, with its errors).
@@ -551,9 +552,9 @@ def deduction(contract_id: int):
     amount, decided_on = form.amount.data, form.decided_on.data
     assert amount is not None and decided_on is not None  # the form's Present() refused a blank
     try:
-        services.record_deduction(contract, federation=form.player.data, rule_key=form.rule.data,
-                                  amount=amount, reason=form.reason.data or "",
-                                  decided_on=decided_on, actor=current_user, now=utcnow())
+        results.record_deduction(contract, federation=form.player.data, rule_key=form.rule.data,
+                                 amount=amount, reason=form.reason.data or "",
+                                 decided_on=decided_on, actor=current_user, now=utcnow())
     except services.ContractError as exc:
         db.session.rollback()
         for name, message in exc.errors.items():
@@ -575,8 +576,8 @@ def deduction_return(contract_id: int, deduction_id: int):
     if not form.validate_on_submit():
         return _result_page(contract, return_form=form, return_for=deduction_id, recorded=recorded, status=422)
     try:
-        services.return_deduction(contract, deduction_id, decided_on=form.decided_on.data,
-                                  reason=form.reason.data or "", actor=current_user, now=utcnow())
+        results.return_deduction(contract, deduction_id, decided_on=form.decided_on.data,
+                                 reason=form.reason.data or "", actor=current_user, now=utcnow())
     except services.ContractError as exc:
         db.session.rollback()
         for name, message in exc.errors.items():

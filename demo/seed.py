@@ -11,6 +11,7 @@ from flask import current_app
 
 from accounts import services as accounts
 from board.queries import current_decision
+from contracts import payments as contract_payments
 from contracts import queries, services
 from contracts.rules.terms import passed_regulation_dates
 from core.auth import Role
@@ -109,8 +110,8 @@ def seed_contract_demo(bid, *, admin, now: datetime) -> list[str]:
         if day > today or at(day).date() > today:
             return
         amount = (m.amount * share).quantize(Decimal("0.01"))
-        services.record_payment(m, amount=amount, received_on=day, reference=f"DEMO-{key.upper()}", note="demo",
-                                idempotency_key=f"demo-{key}", actor=admin, now=at(day))
+        contract_payments.record_payment(m, amount=amount, received_on=day, reference=f"DEMO-{key.upper()}",
+                                         note="demo", idempotency_key=f"demo-{key}", actor=admin, now=at(day))
         out.append(f"demo payment: {amount} on {key} ({day.isoformat()})")
 
     first = next((m for m in contract.milestones if m.kind == "to_fide"), None)

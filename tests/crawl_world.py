@@ -92,7 +92,8 @@ def _contract_in_force():
 
 
 def _contract_activity(*, now: datetime) -> list[str]:
-    from contracts import services
+    from contracts import payments as contract_payments
+    from contracts import results
     from contracts.models import Payment
     from contracts.rules.result import MatchOutcome
     from core.db import db
@@ -102,17 +103,17 @@ def _contract_activity(*, now: datetime) -> list[str]:
     reg = event.regulation
     payment = db.session.scalars(sa.select(Payment).join(Payment.milestone)
                                  .where(Payment.reverses_id.is_(None)).order_by(Payment.id)).first()
-    services.reverse_payment(payment, reason="Recorded on the wrong milestone.", idempotency_key="crawl-reverse",
-                             actor=admin, now=now)
+    contract_payments.reverse_payment(payment, reason="Recorded on the wrong milestone.",
+                                      idempotency_key="crawl-reverse", actor=admin, now=now)
     days = reg.schedule_for(contract.bid.opening_date)
     last_game = [d.on for d in days if d.kind == "game"][-1]
     winner = reg.players[0].federation
-    services.record_result(contract, outcome=MatchOutcome(winner, "regular", last_game), actor=admin,
-                           now=datetime.combine(last_game + timedelta(days=1), datetime.min.time(), tzinfo=UTC))
+    results.record_result(contract, outcome=MatchOutcome(winner, "regular", last_game), actor=admin,
+                          now=datetime.combine(last_game + timedelta(days=1), datetime.min.time(), tzinfo=UTC))
     rule = next(r for r in reg.deductions if r.amount is not None)
-    services.record_deduction(contract, federation=winner, rule_key=rule.key, amount=rule.amount,
-                              reason="Decision of the Chief Arbiter.", decided_on=last_game + timedelta(days=2),
-                              actor=admin, now=now)
+    results.record_deduction(contract, federation=winner, rule_key=rule.key, amount=rule.amount,
+                             reason="Decision of the Chief Arbiter.", decided_on=last_game + timedelta(days=2),
+                             actor=admin, now=now)
     return [f"payment {payment.id} reversed", f"result: {winner} won", f"deduction: {rule.key}"]
 
 

@@ -52,7 +52,7 @@ def _contract(app, owner_id: int, event_id: int, *, pay: bool = False) -> dict[s
     from decimal import Decimal
 
     from accounts.models import User
-    from contracts import services
+    from contracts import payments
     from core.db import db
     from tests.contracts.factories_contracts import ISSUED_AT, issued_contract, selected_bid
 
@@ -61,7 +61,7 @@ def _contract(app, owner_id: int, event_id: int, *, pay: bool = False) -> dict[s
         bid = selected_bid(event_id, owner_id)
         contract = issued_contract(bid, admin=admin, upload_dir=app.config["UPLOAD_DIR"])
         first = contract.milestones[0]
-        payment = services.record_payment(first, amount=Decimal("1000.00"), received_on=date(2015, 6, 10),
+        payment = payments.record_payment(first, amount=Decimal("1000.00"), received_on=date(2015, 6, 10),
                                           reference="T-1", note="", idempotency_key="matrix", actor=admin,
                                           now=ISSUED_AT)[0] if pay else None
         db.session.commit()

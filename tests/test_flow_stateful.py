@@ -56,6 +56,7 @@ from board import queries as board_queries
 from board import services as board
 from board.models import Decision, Dossier, Vote
 from board.rules import DecisionError
+from contracts import payments as contract_payments
 from contracts import queries as contract_queries
 from contracts import services as contracts
 from contracts.models import Contract, Milestone, Payment
@@ -814,7 +815,7 @@ class FlowMachine(RuleBasedStateMachine):
                                if any(m.outstanding >= 1 for m in c.milestones)]
             db.session.remove()
             for contract_id, mid in open_milestones:
-                paid, _ = self.step("pay the old winner's contract", lambda mid=mid: contracts.record_payment(
+                paid, _ = self.step("pay the old winner's contract", lambda mid=mid: contract_payments.record_payment(
                     db.session.get(Milestone, mid), amount=Decimal("1.00"), received_on=self.now.date(),
                     reference="SWIFT", note="", idempotency_key=f"old-{self.steps}",
                     actor=self.user(self.admin), now=self.now))
@@ -956,7 +957,7 @@ class FlowMachine(RuleBasedStateMachine):
     def pay(self, milestone: Milestone, share: str) -> None:
         base = milestone.outstanding if milestone.outstanding > 0 else milestone.amount
         amount = max((base * Decimal(share)).quantize(Decimal("0.01")), Decimal("0.01"))
-        ok, _ = self.step("record_payment", lambda: contracts.record_payment(
+        ok, _ = self.step("record_payment", lambda: contract_payments.record_payment(
             milestone, amount=amount, received_on=self.now.date(), reference="SWIFT", note="",
             idempotency_key=f"pay-{self.steps}", actor=self.user(self.admin), now=self.now))
         if ok:
@@ -997,7 +998,7 @@ class FlowMachine(RuleBasedStateMachine):
     def reverse_payment_id(self, payment_id: int) -> None:
         payment = db.session.get(Payment, payment_id)
         closed = payment.milestone.contract.status == "closed"
-        ok, _ = self.step("reverse_payment", lambda: contracts.reverse_payment(
+        ok, _ = self.step("reverse_payment", lambda: contract_payments.reverse_payment(
             payment, reason="Entered twice.", idempotency_key=f"rev-{self.steps}", actor=self.user(self.admin),
             now=self.now))
         if ok and closed:
@@ -1075,9 +1076,9 @@ class FlowMachine(RuleBasedStateMachine):
                     continue
                 probe = db.session.begin_nested()
                 try:
-                    contracts.record_payment(milestone, amount=Decimal("0.01"), received_on=self.now.date(),
-                                             reference="probe", note="", idempotency_key="probe",
-                                             actor=self.user(self.admin), now=self.now)
+                    contract_payments.record_payment(milestone, amount=Decimal("0.01"), received_on=self.now.date(),
+                                                     reference="probe", note="", idempotency_key="probe",
+                                                     actor=self.user(self.admin), now=self.now)
                     accepting.append(f"{contract.reference} (bid {contract.bid_id}, {contract.status})")
                 except REFUSALS:
                     pass

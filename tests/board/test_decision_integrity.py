@@ -15,6 +15,7 @@ from bids.models import Bid
 from board import queries, services
 from board.models import Decision
 from board.rules import DecisionError
+from contracts import payments as contract_payments
 from contracts import queries as contract_queries
 from contracts import services as contracts
 from contracts.models import Contract
@@ -188,9 +189,10 @@ def test_a_correction_closes_the_old_winners_contract_before_a_new_one(app, scor
         contract = issued_contract(db.session.get(Bid, scored["lviv"]), admin=db.session.get(User, admin),
                                    upload_dir=app.config["UPLOAD_DIR"], now=NOW)
         milestone = contract.milestones[0]
-        payment, _ = contracts.record_payment(milestone, amount=Decimal("1000.00"), received_on=date(2015, 6, 25),
-                                              reference="T-1", note="", idempotency_key="k1",
-                                              actor=db.session.get(User, admin), now=NOW)
+        payment, _ = contract_payments.record_payment(milestone, amount=Decimal("1000.00"),
+                                                      received_on=date(2015, 6, 25),
+                                                      reference="T-1", note="", idempotency_key="k1",
+                                                      actor=db.session.get(User, admin), now=NOW)
         contract_id, milestone_id, payment_id = contract.id, milestone.id, payment.id
         db.session.commit()
         with pytest.raises(contracts.ContractError, match="with another bid of this call is issued"):
@@ -221,8 +223,8 @@ def test_a_correction_closes_the_old_winners_contract_before_a_new_one(app, scor
         assert old.status == "closed" and f"Decision {first} was corrected by decision {decisions[1].id}" in \
             old.closed_reason
         with pytest.raises(contracts.ContractError) as exc:
-            contracts.record_payment(old.milestones[0], amount=Decimal("10.00"), received_on=date(2015, 6, 25),
-                                     reference="T-2", note="", idempotency_key="k2", actor=None, now=utcnow())
+            contract_payments.record_payment(old.milestones[0], amount=Decimal("10.00"), received_on=date(2015, 6, 25),
+                                             reference="T-2", note="", idempotency_key="k2", actor=None, now=utcnow())
         assert str(exc.value).startswith(f"{old.reference} was closed on ")
         assert "It takes no new payments; what was paid stays on record, and a refund is recorded by reversing " \
                "the payment." in str(exc.value)

@@ -15,7 +15,7 @@ from decimal import Decimal
 import pytest
 from sqlalchemy import func, select, text, update
 
-from contracts import queries, services
+from contracts import payments, queries
 from contracts.models import Contract, MatchResult, Payment, Reminder
 from core.db import db
 from evidence import audit
@@ -288,7 +288,7 @@ def test_an_entry_binds_its_rows_under_its_mac_as_sorted_compact_json(app, event
         # One transaction deletes the reminder and records a payment: its entry binds both.
         db.session.delete(db.session.get(Reminder, reminder_id))
         target = next(m for m in contract.milestones if m.amount >= Decimal("4000.00") and m.due is not None)
-        payment, _ = services.record_payment(
+        payment, _ = payments.record_payment(
             milestone(contract, target.key), amount=Decimal("4000.00"), received_on=PAID_AT.date(),
             reference="wire 1", note="", idempotency_key="k" * 32, actor=db.session.get(User, admin_id),
             now=PAID_AT)

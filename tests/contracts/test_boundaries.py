@@ -11,7 +11,8 @@ from decimal import Decimal
 import pytest
 
 from accounts.models import User
-from contracts import services
+from contracts import payments as contract_payments
+from contracts import reminders, results, services
 from contracts.queries import amount_owed, recorded_total, status_of
 from contracts.rules.result import MatchOutcome
 from contracts.rules.terms import DueSetBy, MilestoneKind
@@ -93,8 +94,8 @@ def contract(app, event, people):
 
 
 def _pay(m, amount, *, received_on, now, key):
-    return services.record_payment(m, amount=Decimal(amount), received_on=received_on, reference="R", note="",
-                                   idempotency_key=key, actor=None, now=now)
+    return contract_payments.record_payment(m, amount=Decimal(amount), received_on=received_on, reference="R", note="",
+                                            idempotency_key=key, actor=None, now=now)
 
 
 def test_a_payment_may_take_exactly_what_is_outstanding_and_not_a_cent_more(app, ctx, contract):
@@ -160,16 +161,16 @@ def test_a_deduction_may_take_exactly_the_balance_left_and_not_a_cent_more(app, 
     c = db.session.get(Contract, contract)
     completed = date(2015, 10, 28)
     now = datetime(2015, 11, 1, 9, 0, tzinfo=UTC)
-    services.record_result(c, outcome=MatchOutcome("CHN", "tiebreak", completed), actor=None, now=now)
-    balance = services.prize_balance_milestone(c, "CHN")
+    results.record_result(c, outcome=MatchOutcome("CHN", "tiebreak", completed), actor=None, now=now)
+    balance = results.prize_balance_milestone(c, "CHN")
     assert balance is not None
     # FIDE has paid all of the balance but €300.00: €300.00 is what a fine can still take.
     _pay(balance, balance.amount - Decimal("300.00"), received_on=now.date(), now=now, key="most")
 
     def deduct(amount: str):
-        return services.record_deduction(c, federation="CHN", rule_key="fine_playing_conditions",
-                                         amount=Decimal(amount), reason="Phone in the playing area.",
-                                         decided_on=now.date(), actor=None, now=now)
+        return results.record_deduction(c, federation="CHN", rule_key="fine_playing_conditions",
+                                        amount=Decimal(amount), reason="Phone in the playing area.",
+                                        decided_on=now.date(), actor=None, now=now)
 
     with pytest.raises(services.ContractError) as refused:
         deduct("300.01")
@@ -183,7 +184,7 @@ def test_a_deduction_may_take_exactly_the_balance_left_and_not_a_cent_more(app, 
 
 
 def _result(c, now):
-    services.record_result(c, outcome=MatchOutcome("CHN", "tiebreak", date(2015, 10, 28)), actor=None, now=now)
+    results.record_result(c, outcome=MatchOutcome("CHN", "tiebreak", date(2015, 10, 28)), actor=None, now=now)
 
 
 def test_a_fine_of_not_more_than_an_amount_may_be_that_amount_and_not_zero(app, ctx, contract):
@@ -194,9 +195,9 @@ def test_a_fine_of_not_more_than_an_amount_may_be_that_amount_and_not_zero(app, 
     _result(c, now)
 
     def fine(amount: str, reason: str = "Phone in the playing area."):
-        return services.record_deduction(c, federation="CHN", rule_key="fine_playing_conditions",
-                                         amount=Decimal(amount), reason=reason, decided_on=now.date(), actor=None,
-                                         now=now)
+        return results.record_deduction(c, federation="CHN", rule_key="fine_playing_conditions",
+                                        amount=Decimal(amount), reason=reason, decided_on=now.date(), actor=None,
+                                        now=now)
 
     with pytest.raises(services.ContractError) as refused:
         fine("0.00", reason=" ")
@@ -219,12 +220,12 @@ def test_a_withheld_protest_fee_may_be_returned_on_the_day_it_was_withheld_not_b
     now = datetime(2015, 11, 1, 9, 0, tzinfo=UTC)
     _result(c, now)
     withheld_on = date(2015, 10, 30)
-    fee = services.record_deduction(c, federation="CHN", rule_key="protest_fee", amount=Decimal("3000.00"),
-                                    reason="Protest against the pairing of game 8.", decided_on=withheld_on,
-                                    actor=None, now=now)
+    fee = results.record_deduction(c, federation="CHN", rule_key="protest_fee", amount=Decimal("3000.00"),
+                                   reason="Protest against the pairing of game 8.", decided_on=withheld_on,
+                                   actor=None, now=now)
 
     def give_back(day: date, reason: str = "The Appeals Committee accepted the protest."):
-        return services.return_deduction(c, fee.id, decided_on=day, reason=reason, actor=None, now=now)
+        return results.return_deduction(c, fee.id, decided_on=day, reason=reason, actor=None, now=now)
 
     with pytest.raises(services.ContractError) as refused:
         give_back(withheld_on - timedelta(days=1))
@@ -255,8 +256,8 @@ def test_a_reminder_says_what_was_recorded_only_once_something_was_and_is_writte
     late = status_of(first, first.due + timedelta(days=1), 14)
     soon = status_of(second, second.due, 14)
     assert (late.state, soon.state) == (MilestoneState.OVERDUE, MilestoneState.DUE_SOON)
-    services.send_reminder(first, ReminderKind.OVERDUE, late, url="http://gambit.test/contracts/1", now=day)
-    services.send_reminder(second, ReminderKind.DUE_SOON, soon, url="http://gambit.test/contracts/1", now=day)
+    reminders.send_reminder(first, ReminderKind.OVERDUE, late, url="http://gambit.test/contracts/1", now=day)
+    reminders.send_reminder(second, ReminderKind.DUE_SOON, soon, url="http://gambit.test/contracts/1", now=day)
     overdue, due_soon = db.session.scalars(db.select(OutboxMessage).order_by(OutboxMessage.id)).all()[-2:]
     bank = c.regulation.fide_bank
     title, event_title = c.regulation.event.title, first.title

@@ -39,10 +39,10 @@ def _pay(milestone_id, admin_id, amount, key):
     from datetime import UTC, datetime
 
     from accounts.models import User
-    from contracts import services
+    from contracts import payments as contract_payments
     from contracts.models import Milestone
 
-    payment, created = services.record_payment(
+    payment, created = contract_payments.record_payment(
         db.session.get(Milestone, milestone_id), amount=Decimal(amount), received_on=date(2015, 6, 20),
         reference="UBS", note="", idempotency_key=key, actor=db.session.get(User, admin_id),
         now=datetime(2015, 6, 21, tzinfo=UTC))
@@ -87,7 +87,7 @@ def test_a_reversal_sent_twice_at_once_is_recorded_once_and_both_get_it(live):
     from datetime import UTC, datetime
 
     from accounts.models import User
-    from contracts import services
+    from contracts import payments as contract_payments
     from contracts.models import Payment
 
     milestone_id, admin_id = _milestone(live)
@@ -96,7 +96,7 @@ def test_a_reversal_sent_twice_at_once_is_recorded_once_and_both_get_it(live):
         db.session.commit()
 
     def reverse(i):
-        reversal, created = services.reverse_payment(
+        reversal, created = contract_payments.reverse_payment(
             db.session.get(Payment, payment_id), reason="Recorded against the wrong milestone.",
             idempotency_key="the-same-reversal", actor=db.session.get(User, admin_id),
             now=datetime(2015, 6, 22, tzinfo=UTC))

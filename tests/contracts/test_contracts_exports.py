@@ -11,6 +11,7 @@ import pytest
 from icalendar import Calendar
 
 from accounts.models import User
+from contracts import payments as contract_payments
 from contracts import services
 from contracts.models import Contract
 from core.db import db
@@ -27,12 +28,13 @@ def setup(app, cf, event):
         admin = db.session.get(User, admin_id)
         m = milestone(db.session.get(Contract, contract_id), "instalment_1")
         now = ISSUED_AT + timedelta(days=20)
-        services.record_payment(m, amount=Decimal("60000.00"), received_on=date(2015, 6, 20),
-                                reference="=HYPERLINK(\"x\")", note="first part", idempotency_key="a", actor=admin,
-                                now=now)
-        wrong, _ = services.record_payment(m, amount=Decimal("500.00"), received_on=date(2015, 6, 21),
-                                           reference="typo", note="", idempotency_key="b", actor=admin, now=now)
-        services.reverse_payment(wrong, reason="keyed twice", idempotency_key="c", actor=admin, now=now)
+        contract_payments.record_payment(m, amount=Decimal("60000.00"), received_on=date(2015, 6, 20),
+                                         reference="=HYPERLINK(\"x\")", note="first part", idempotency_key="a",
+                                         actor=admin, now=now)
+        wrong, _ = contract_payments.record_payment(m, amount=Decimal("500.00"), received_on=date(2015, 6, 21),
+                                                    reference="typo", note="", idempotency_key="b", actor=admin,
+                                                    now=now)
+        contract_payments.reverse_payment(wrong, reason="keyed twice", idempotency_key="c", actor=admin, now=now)
         db.session.commit()
     return {"admin": admin_id, "owner": owner_id, "contract": contract_id}
 

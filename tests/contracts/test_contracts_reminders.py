@@ -9,7 +9,7 @@ from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 
 from accounts.models import User
-from contracts import services
+from contracts import payments as contract_payments
 from contracts.models import Contract, Reminder
 from core.db import db
 from operations.outbox import OutboxMessage
@@ -64,9 +64,9 @@ def test_a_paid_milestone_and_fides_own_payments_are_not_reminded(app, runner, s
     with app.app_context():
         contract = db.session.get(Contract, contract_id)
         admin = db.session.scalars(select(User).where(User.email.like("secretariat%"))).first()
-        services.record_payment(milestone(contract, "instalment_1"), amount=Decimal("100000.00"),
-                                received_on=date(2015, 6, 15), reference="UBS", note="", idempotency_key="k",
-                                actor=admin, now=ISSUED_AT.replace(month=6, day=16))
+        contract_payments.record_payment(milestone(contract, "instalment_1"), amount=Decimal("100000.00"),
+                                         received_on=date(2015, 6, 15), reference="UBS", note="", idempotency_key="k",
+                                         actor=admin, now=ISSUED_AT.replace(month=6, day=16))
         db.session.commit()
     assert "0 reminder(s) queued in the outbox" in remind(runner, "2015-06-20").output
     # late August: the second instalment and the three payments to the players fall due; FIDE's advances

@@ -11,7 +11,8 @@ from sqlalchemy import select, text
 from sqlalchemy.exc import IntegrityError
 
 from accounts.models import User
-from contracts import queries, services
+from contracts import payments as contract_payments
+from contracts import queries, results, services
 from contracts.models import Contract, FrozenRecordError, MatchResult, Milestone, Payment
 from contracts.rules.result import MatchOutcome
 from contracts.rules.tracker import MilestoneState
@@ -47,8 +48,8 @@ def contract(app, bid, admin):
 
 
 def pay(m, amount, on, *, admin, key=None, now=LATER):
-    return services.record_payment(m, amount=D(amount), received_on=on, reference="UBS-1", note="",
-                                   idempotency_key=key or f"k-{amount}-{on}", actor=admin, now=now)
+    return contract_payments.record_payment(m, amount=D(amount), received_on=on, reference="UBS-1", note="",
+                                            idempotency_key=key or f"k-{amount}-{on}", actor=admin, now=now)
 
 
 def actions():
@@ -246,20 +247,20 @@ def test_the_database_itself_refuses_a_second_entry_with_the_same_key(contract, 
 def test_a_reversal_cancels_a_payment_without_touching_it(contract, admin):
     m = milestone(contract, "instalment_1")
     payment, _ = pay(m, "100000.00", date(2015, 6, 20), admin=admin)
-    reversal, created = services.reverse_payment(payment, reason="Recorded against the wrong milestone",
-                                                 idempotency_key="rev-1", actor=admin, now=LATER)
+    reversal, created = contract_payments.reverse_payment(payment, reason="Recorded against the wrong milestone",
+                                                          idempotency_key="rev-1", actor=admin, now=LATER)
     assert created and reversal.amount == D("-100000.00") and reversal.reverses_id == payment.id
     assert reversal.received_on == payment.received_on and reversal.kind == "reversal"
     assert payment.amount == D("100000.00") and payment.is_reversed
     assert m.paid_total == 0 and m.outstanding == D("100000.00")
     assert queries.status_of(m, date(2015, 7, 1), 14).state is MilestoneState.OVERDUE
     with pytest.raises(services.ContractError, match="already reversed"):
-        services.reverse_payment(payment, reason="again", idempotency_key="rev-2", actor=admin, now=LATER)
+        contract_payments.reverse_payment(payment, reason="again", idempotency_key="rev-2", actor=admin, now=LATER)
     with pytest.raises(services.ContractError, match="cannot itself be reversed"):
-        services.reverse_payment(reversal, reason="undo", idempotency_key="rev-3", actor=admin, now=LATER)
+        contract_payments.reverse_payment(reversal, reason="undo", idempotency_key="rev-3", actor=admin, now=LATER)
     with pytest.raises(services.ContractError, match="Give the reason"):
-        services.reverse_payment(pay(m, "5.00", date(2015, 6, 21), admin=admin)[0], reason=" ",
-                                 idempotency_key="rev-4", actor=admin, now=LATER)
+        contract_payments.reverse_payment(pay(m, "5.00", date(2015, 6, 21), admin=admin)[0], reason=" ",
+                                          idempotency_key="rev-4", actor=admin, now=LATER)
     assert actions().count("payment.reverse") == 1
 
 
@@ -284,7 +285,7 @@ def test_a_correction_is_a_new_version_that_names_what_it_replaces_and_carries_t
     first = milestone(contract, "instalment_1")
     kept, _ = pay(first, "30000.00", date(2015, 6, 20), admin=admin)
     wrong, _ = pay(first, "500.00", date(2015, 6, 21), admin=admin)
-    services.reverse_payment(wrong, reason="typo", idempotency_key="r", actor=admin, now=LATER)
+    contract_payments.reverse_payment(wrong, reason="typo", idempotency_key="r", actor=admin, now=LATER)
     contract.bid.event.signal_blocker_required = False  # the secretariat records the call's new answer (Art. 14.3)
     draft = services.prepare_correction(contract, reason="FIDE no longer requires the signal blocker",
                                         actor=admin, now=LATER)
@@ -383,11 +384,11 @@ def test_a_countersigned_upload_while_the_signing_identity_is_broken_is_refused_
 def test_the_result_adds_each_players_balance_for_fide_to_pay(contract, admin):
     now = datetime(2015, 10, 27, 18, 0, tzinfo=UTC)
     with pytest.raises(services.ContractError) as exc:
-        services.record_result(contract, outcome=MatchOutcome("CHN", "tiebreak", date(2015, 10, 27)), actor=admin,
-                               now=now)
+        results.record_result(contract, outcome=MatchOutcome("CHN", "tiebreak", date(2015, 10, 27)), actor=admin,
+                              now=now)
     assert "completed_on" in exc.value.errors
-    services.record_result(contract, outcome=MatchOutcome("CHN", "regular", date(2015, 10, 26)), actor=admin,
-                           now=now)
+    results.record_result(contract, outcome=MatchOutcome("CHN", "regular", date(2015, 10, 26)), actor=admin,
+                          now=now)
     # Lviv is Muzychuk's home: Hou Yifan gets 5% first (13.3); 190,000 split 60/40; advances deducted (13.4)
     chn, ukr = milestone(contract, "prize_balance_CHN"), milestone(contract, "prize_balance_UKR")
     assert chn.amount == D("10000.00") + D("114000.00") - D("50000.00")
@@ -395,8 +396,8 @@ def test_the_result_adds_each_players_balance_for_fide_to_pay(contract, admin):
     assert chn.due == ukr.due == date(2015, 11, 5) and chn.payer_name == "World Chess Federation (FIDE)"
     assert db.session.scalars(select(MatchResult)).one().winner_federation == "CHN"
     with pytest.raises(services.ContractError, match="entered once"):
-        services.record_result(contract, outcome=MatchOutcome("CHN", "regular", date(2015, 10, 26)), actor=admin,
-                               now=now)
+        results.record_result(contract, outcome=MatchOutcome("CHN", "regular", date(2015, 10, 26)), actor=admin,
+                              now=now)
 
 
 # ------------------------------------------------------------------------------ no payment overdue at issue

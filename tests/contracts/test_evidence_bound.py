@@ -7,7 +7,7 @@ from decimal import Decimal
 
 from sqlalchemy import delete, select, text
 
-from contracts import queries, services
+from contracts import payments, queries
 from contracts.models import Contract, Payment
 from core.db import db
 from evidence.audit import AuditEntry, evidence_problem, latest_binding
@@ -26,7 +26,7 @@ def _pay(app, contract_id: int, admin_id: int, amount: str = "4000.00") -> int:
     with app.app_context():
         contract = db.session.get(Contract, contract_id)
         target = next(m for m in contract.milestones if m.amount >= Decimal(amount) and m.due is not None)
-        payment, _ = services.record_payment(
+        payment, _ = payments.record_payment(
             milestone(contract, target.key), amount=Decimal(amount), received_on=PAID_AT.date(), reference="wire 1",
             note="", idempotency_key="k" * 32, actor=db.session.get(User, admin_id), now=PAID_AT)
         db.session.commit()

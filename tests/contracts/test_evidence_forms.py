@@ -110,14 +110,14 @@ def test_a_row_changed_by_an_update_statement_is_bound_by_the_entry_about_it_and
 
 def _pay_with(app, contract_id: int, admin_id: int, amount: str, key: str) -> int:
     from accounts.models import User
-    from contracts import services
+    from contracts import payments
     from contracts.models import Contract
     from tests.contracts.factories_contracts import milestone
 
     with app.app_context():
         contract = db.session.get(Contract, contract_id)
         target = next(m for m in contract.milestones if m.amount >= Decimal(amount) and m.due is not None)
-        payment, _ = services.record_payment(
+        payment, _ = payments.record_payment(
             milestone(contract, target.key), amount=Decimal(amount), received_on=PAID_AT.date(), reference=key,
             note="", idempotency_key=key * 32, actor=db.session.get(User, admin_id), now=PAID_AT)
         db.session.commit()

@@ -13,7 +13,8 @@ import pytest
 from sqlalchemy import select, text
 
 from accounts.models import User
-from contracts import services
+from contracts import payments as contract_payments
+from contracts import results, services
 from contracts.lifecycle import ContractAction
 from contracts.models import Payment, PrizeDeduction
 from contracts.rules.result import MatchOutcome
@@ -41,8 +42,8 @@ def contract(app, ctx, event, make, admin):
 
 
 def pay(m, amount, on, *, admin, key, now=LATER, reference="UBS-1", note=""):
-    return services.record_payment(m, amount=D(amount), received_on=on, reference=reference, note=note,
-                                   idempotency_key=key, actor=admin, now=now)
+    return contract_payments.record_payment(m, amount=D(amount), received_on=on, reference=reference, note=note,
+                                            idempotency_key=key, actor=admin, now=now)
 
 
 def entries(action: str) -> list[dict]:
@@ -64,15 +65,15 @@ def superseded(app, contract, admin):
 
 
 def with_result(contract, admin):
-    services.record_result(contract, outcome=MatchOutcome("CHN", "tiebreak", date(2015, 10, 28)), actor=admin,
-                           now=AFTER)
+    results.record_result(contract, outcome=MatchOutcome("CHN", "tiebreak", date(2015, 10, 28)), actor=admin,
+                          now=AFTER)
 
 
 def deduct(contract, admin, *, rule="fine_playing_conditions", amount="100.00", federation="CHN",
            reason="Phone in the playing area.", on=date(2015, 10, 30), now=AFTER):
-    return services.record_deduction(contract, federation=federation, rule_key=rule,
-                                     amount=None if amount is None else D(amount), reason=reason, decided_on=on,
-                                     actor=admin, now=now)
+    return results.record_deduction(contract, federation=federation, rule_key=rule,
+                                    amount=None if amount is None else D(amount), reason=reason, decided_on=on,
+                                    actor=admin, now=now)
 
 
 # ------------------------------------------------------------------------------------------ the form's key
@@ -90,7 +91,7 @@ def test_the_one_time_key_is_up_to_64_characters_its_spaces_ignored_and_never_bl
     again, created_again = pay(m, "20.00", date(2015, 6, 20), admin=admin, key="form-1")
     assert created and not created_again and again.id == first.id and first.idempotency_key == "form-1"
     with pytest.raises(services.ContractError) as refused:
-        services.reverse_payment(first, reason="typo", idempotency_key=" ", actor=admin, now=LATER)
+        contract_payments.reverse_payment(first, reason="typo", idempotency_key=" ", actor=admin, now=LATER)
     assert str(refused.value) == KEY_MISSING
 
 
@@ -123,19 +124,20 @@ def test_money_may_be_dated_from_the_day_the_call_existed_and_not_the_day_before
                "that is before this call existed (1 March 2015). Check the date.")
     assert (str(refused.value), refused.value.field, refused.value.errors) == (
         problem, "received_on", {"received_on": problem})
-    assert services.payment_problems(m, amount=None, received_on=day_before, now=LATER) == {"received_on": problem}
+    assert contract_payments.payment_problems(m, amount=None, received_on=day_before,
+                                              now=LATER) == {"received_on": problem}
     assert pay(m, "10.00", CALL_EXISTED, admin=admin, key="first-day")[1]
 
 
 def test_every_problem_of_a_payment_is_named_at_once_by_its_field(contract, admin):
     m = milestone(contract, "instalment_1")
-    problems = services.payment_problems(m, amount=D("100000.01"), received_on=date(2015, 7, 16), now=LATER)
+    problems = contract_payments.payment_problems(m, amount=D("100000.01"), received_on=date(2015, 7, 16), now=LATER)
     assert problems == {
         "received_on": "The day the money was received cannot be after today (15 July 2015).",
         "amount": ("Art. 15.6.2: €100,000.00 is outstanding on instalment 1, due 30 June 2015; a payment of "
                    "€100,000.01 would exceed it.")}
-    assert services.payment_problems(m, amount=None, received_on=None, now=LATER) == {}
-    assert services.payment_problems(m, amount=D("100000.00"), received_on=LATER.date(), now=LATER) == {}
+    assert contract_payments.payment_problems(m, amount=None, received_on=None, now=LATER) == {}
+    assert contract_payments.payment_problems(m, amount=D("100000.00"), received_on=LATER.date(), now=LATER) == {}
     with pytest.raises(services.ContractError) as refused:
         pay(m, "100000.01", date(2015, 7, 16), admin=admin, key="both")
     assert (str(refused.value), refused.value.field, refused.value.errors) == (
@@ -146,10 +148,10 @@ def test_every_problem_of_a_payment_is_named_at_once_by_its_field(contract, admi
 def test_a_reversal_is_recorded_once_with_its_reason_and_its_audit_entry(contract, admin):
     m = milestone(contract, "instalment_1")
     payment, _ = pay(m, "500.00", date(2015, 6, 21), admin=admin, key="p", reference="UBS 9")
-    reversal, created = services.reverse_payment(payment, reason="  Recorded twice. ", idempotency_key="r1",
-                                                 actor=admin, now=LATER)
-    again, created_again = services.reverse_payment(payment, reason="Recorded twice.", idempotency_key="r1",
-                                                    actor=admin, now=LATER)
+    reversal, created = contract_payments.reverse_payment(payment, reason="  Recorded twice. ", idempotency_key="r1",
+                                                          actor=admin, now=LATER)
+    again, created_again = contract_payments.reverse_payment(payment, reason="Recorded twice.", idempotency_key="r1",
+                                                             actor=admin, now=LATER)
     assert created and not created_again and again.id == reversal.id
     db.session.expire_all()
     row = db.session.get(Payment, reversal.id)
@@ -161,16 +163,16 @@ def test_a_reversal_is_recorded_once_with_its_reason_and_its_audit_entry(contrac
                                            "reason": "Recorded twice."}]
     assert entry_of("payment.reverse") == (admin.id, LATER, "Payment", str(reversal.id))
     with pytest.raises(services.ContractError) as refused:
-        services.reverse_payment(db.session.get(Payment, payment.id), reason="Again.", idempotency_key="r2",
-                                 actor=admin, now=LATER)
+        contract_payments.reverse_payment(db.session.get(Payment, payment.id), reason="Again.", idempotency_key="r2",
+                                          actor=admin, now=LATER)
     assert str(refused.value) == "This payment of €500.00 was already reversed on 15 July 2015."
     with pytest.raises(services.ContractError) as refused:
-        services.reverse_payment(row, reason="Undo.", idempotency_key="r3", actor=admin, now=LATER)
+        contract_payments.reverse_payment(row, reason="Undo.", idempotency_key="r3", actor=admin, now=LATER)
     assert str(refused.value) == "A reversal cannot itself be reversed; record the payment again instead."
     other, _ = pay(m, "5.00", date(2015, 6, 22), admin=admin, key="p2")
     for blank in (" \n", None):
         with pytest.raises(services.ContractError) as refused:
-            services.reverse_payment(other, reason=blank, idempotency_key="r4", actor=admin, now=LATER)
+            contract_payments.reverse_payment(other, reason=blank, idempotency_key="r4", actor=admin, now=LATER)
         assert (str(refused.value), refused.value.field) == (
             "Give the reason for the reversal; it stays on record with it.", "reason")
     assert len(entries("payment.reverse")) == 1
@@ -186,7 +188,7 @@ def test_a_superseded_contract_takes_no_payment_nor_reversal_and_names_the_versi
         pay(m, "1.00", date(2015, 6, 22), admin=admin, key="late")
     assert str(refused.value) == said
     with pytest.raises(services.ContractError) as refused:
-        services.reverse_payment(payment, reason="Refund.", idempotency_key="r", actor=admin, now=LATER)
+        contract_payments.reverse_payment(payment, reason="Refund.", idempotency_key="r", actor=admin, now=LATER)
     assert str(refused.value) == said
     with pytest.raises(services.ContractError) as refused:
         deduct(contract, admin)
@@ -211,8 +213,8 @@ def test_a_closed_contract_takes_no_new_payment_but_refunds_by_reversal(contract
         f"{contract.reference} was closed on 15 July 2015 because the Board's decision was corrected (Decision 1 "
         "was corrected by decision 2 on 15 July 2015). It takes no new payments; what was paid stays on record, "
         "and a refund is recorded by reversing the payment.")
-    refund, created = services.reverse_payment(payment, reason="Refunded.", idempotency_key="r", actor=admin,
-                                               now=LATER)
+    refund, created = contract_payments.reverse_payment(payment, reason="Refunded.", idempotency_key="r", actor=admin,
+                                                        now=LATER)
     assert created and refund.amount == D("-100.00")
 
 
@@ -226,8 +228,8 @@ def test_a_deduction_needs_the_result_a_known_rule_and_a_sane_day(contract, admi
         "Record the match result first: a deduction is made from a player's prize balance, which exists once the "
         "result is known.", {"player": "No prize balance yet."})
     with_result(contract, admin)
-    assert services.prize_balance_milestone(contract, " chn ") is milestone(contract, "prize_balance_CHN")
-    assert services.prize_balance_milestone(contract, "") is None
+    assert results.prize_balance_milestone(contract, " chn ") is milestone(contract, "prize_balance_CHN")
+    assert results.prize_balance_milestone(contract, "") is None
     with pytest.raises(services.ContractError) as refused:
         deduct(contract, admin, rule="fine_for_nothing")
     assert (str(refused.value), refused.value.errors) == (
@@ -281,8 +283,8 @@ def test_a_returned_deduction_no_longer_counts_against_the_balance_left(contract
         deduct(contract, admin, amount="1000.01")
     assert refused.value.errors == {"amount": (f"{BOOKKEEPING}: the deductions cannot exceed the prize balance "
                                                "still due, €1,000.00 (you entered €1,000.01).")}
-    services.return_deduction(contract, fee.id, decided_on=date(2015, 10, 31), reason="Protest accepted.",
-                              actor=admin, now=AFTER)
+    results.return_deduction(contract, fee.id, decided_on=date(2015, 10, 31), reason="Protest accepted.",
+                             actor=admin, now=AFTER)
     with pytest.raises(services.ContractError) as refused:
         deduct(contract, admin, amount="4000.01")
     assert refused.value.errors["amount"].endswith("still due, €4,000.00 (you entered €4,000.01).")
@@ -292,9 +294,9 @@ def test_a_returned_deduction_no_longer_counts_against_the_balance_left(contract
 def test_a_deduction_is_returned_once_with_its_reason_and_recorder_and_its_audit_entry(contract, admin):
     with_result(contract, admin)
     fee = deduct(contract, admin, rule="protest_fee", amount="3000.00", reason="Protest against game 8.")
-    returned = services.return_deduction(contract, fee.id, decided_on=date(2015, 10, 31),
-                                         reason=" The Appeals Committee accepted the protest. ", actor=admin,
-                                         now=AFTER)
+    returned = results.return_deduction(contract, fee.id, decided_on=date(2015, 10, 31),
+                                        reason=" The Appeals Committee accepted the protest. ", actor=admin,
+                                        now=AFTER)
     db.session.expire_all()
     row = db.session.get(PrizeDeduction, returned.id)
     assert (row.returned_on, row.return_reason, row.returned_at, row.returned_by_id) == (
@@ -311,8 +313,8 @@ def test_only_a_deduction_of_this_contract_is_returned_and_never_twice_at_the_sa
     fee = deduct(contract, admin, rule="protest_fee", amount="3000.00", reason="Protest against game 8.")
     for deduction_id in (fee.id + 1, -1):
         with pytest.raises(services.ContractError) as refused:
-            services.return_deduction(contract, deduction_id, decided_on=date(2015, 10, 31), reason="Accepted.",
-                                      actor=admin, now=AFTER)
+            results.return_deduction(contract, deduction_id, decided_on=date(2015, 10, 31), reason="Accepted.",
+                                     actor=admin, now=AFTER)
         assert (str(refused.value), refused.value.errors) == (
             "No such deduction on this contract.", {"deduction": "No such deduction."})
     # Another person returned it after this session read it: the compare-and-swap refuses the second return.
@@ -321,8 +323,8 @@ def test_only_a_deduction_of_this_contract_is_returned_and_never_twice_at_the_sa
                             "returned_at = '2015-11-01 09:00:00' "
                             "WHERE id = :id"), {"id": fee.id})
     with pytest.raises(services.ContractError) as refused:
-        services.return_deduction(contract, fee.id, decided_on=date(2015, 10, 31), reason="Accepted too.",
-                                  actor=admin, now=AFTER)
+        results.return_deduction(contract, fee.id, decided_on=date(2015, 10, 31), reason="Accepted too.",
+                                 actor=admin, now=AFTER)
     assert (str(refused.value), refused.value.errors) == (
         "Protest deposit fee withheld from the prize money (Art. 7.3.1) was returned at the same moment by someone "
         "else; reload the page.", {"deduction": "Already returned."})
@@ -334,13 +336,13 @@ def test_a_superseded_contract_returns_no_deduction(app, contract, admin):
     fee = deduct(contract, admin, rule="protest_fee", amount="3000.00", reason="Protest against game 8.")
     correction = superseded(app, contract, admin)
     with pytest.raises(services.ContractError) as refused:
-        services.return_deduction(contract, fee.id, decided_on=date(2015, 10, 31), reason="Accepted.",
-                                  actor=admin, now=AFTER)
+        results.return_deduction(contract, fee.id, decided_on=date(2015, 10, 31), reason="Accepted.",
+                                 actor=admin, now=AFTER)
     assert str(refused.value) == (f"{contract.reference} is superseded by a correction: record it on the contract "
                                   "in force.")
     # The version in force has balances of its own: the deduction from the old version's is not one of them.
     with pytest.raises(services.ContractError) as refused:
-        services.return_deduction(correction, fee.id, decided_on=date(2015, 10, 31), reason="Accepted.",
-                                  actor=admin, now=AFTER)
+        results.return_deduction(correction, fee.id, decided_on=date(2015, 10, 31), reason="Accepted.",
+                                 actor=admin, now=AFTER)
     assert (str(refused.value), refused.value.errors) == (
         "No such deduction on this contract.", {"deduction": "No such deduction."})

@@ -15,7 +15,7 @@ import pytest
 from sqlalchemy import func, select
 
 from accounts.models import User
-from contracts import services as contract_services
+from contracts import payments
 from contracts.models import Contract
 from core.db import db
 from evidence import audit
@@ -200,7 +200,7 @@ def test_each_object_links_to_its_page_where_the_secretariat_can_open_one(app, c
         m = next(m for m in contract.milestones if m.milestone_kind.organizer_pays and not m.is_cap)
         milestone_id, bid_id = m.id, contract.bid_id
         actor = db.session.get(User, admin)
-        payment, _ = contract_services.record_payment(
+        payment, _ = payments.record_payment(
             m, amount=Decimal("10.00"), received_on=date(2015, 7, 1), reference="Audit link", note="",
             idempotency_key="audit-link-1", actor=actor, now=datetime(2015, 7, 2, tzinfo=UTC))
         db.session.commit()

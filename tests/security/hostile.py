@@ -247,15 +247,15 @@ class World:
         """A contract in force with its match result recorded, so deductions from the prize balances can be made;
         returns its result page."""
         from accounts.models import User
-        from contracts import services
+        from contracts import results
         from contracts.models import Contract
         from contracts.rules.result import MatchOutcome
 
         contract_id, _ = self.contract()
         with self.app.app_context():
-            services.record_result(db.session.get(Contract, contract_id),
-                                   outcome=MatchOutcome("CHN", "regular", date(2015, 10, 26)),
-                                   actor=db.session.get(User, self.admin_id), now=utcnow())
+            results.record_result(db.session.get(Contract, contract_id),
+                                  outcome=MatchOutcome("CHN", "regular", date(2015, 10, 26)),
+                                  actor=db.session.get(User, self.admin_id), now=utcnow())
             db.session.commit()
         return f"/contracts/{contract_id}/result"
 
@@ -263,7 +263,7 @@ class World:
         """`result_contract` with a deduction its rule returns (the protest fee withheld from a prize balance), so
         its return can be recorded; returns the result page."""
         from accounts.models import User
-        from contracts import services
+        from contracts import results
         from contracts.models import Contract
 
         page = self.result_contract()
@@ -271,10 +271,10 @@ class World:
         with self.app.app_context():
             contract = db.session.get(Contract, contract_id)
             rule = next(d for d in contract.regulation.deductions if d.returned_if)
-            services.record_deduction(contract, federation="UKR", rule_key=rule.key, amount=rule.amount,
-                                      reason="A protest after game 6; the fee withheld at her request.",
-                                      decided_on=date(2015, 10, 20), actor=db.session.get(User, self.admin_id),
-                                      now=utcnow())
+            results.record_deduction(contract, federation="UKR", rule_key=rule.key, amount=rule.amount,
+                                     reason="A protest after game 6; the fee withheld at her request.",
+                                     decided_on=date(2015, 10, 20), actor=db.session.get(User, self.admin_id),
+                                     now=utcnow())
             db.session.commit()
         return page
 
@@ -305,7 +305,7 @@ class World:
         """A contract of a selected bid of the 2015 call (or of `event`: one selected bid per call), issued unless
         `issue=False`; returns (contract id, first milestone id), with a payment on that milestone when `pay`."""
         from accounts.models import User
-        from contracts import services
+        from contracts import payments
         from contracts.models import Contract
 
         contract_id = self.cf.contract(event or self.event, admin_id=self.admin_id, issue=issue)
@@ -313,7 +313,7 @@ class World:
             contract = db.session.get(Contract, contract_id)
             first = contract.milestones[0].id if contract.milestones else 0
             if pay:
-                services.record_payment(contract.milestones[0], amount=Decimal("1000.00"),
+                payments.record_payment(contract.milestones[0], amount=Decimal("1000.00"),
                                         received_on=date(2015, 6, 10), reference="T-1", note="", idempotency_key="h1",
                                         actor=db.session.get(User, self.admin_id), now=utcnow())
                 db.session.commit()

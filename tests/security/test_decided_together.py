@@ -267,7 +267,8 @@ def _signed_off_result(app):
     """An issued contract in the 2015 call with the match result recorded (so each player has a prize balance);
     returns (contract id, admin id, federation of a player)."""
     from accounts.services import create_user
-    from contracts import services
+    from contracts import payments as contract_payments
+    from contracts import results
     from contracts.rules.result import MatchOutcome
     from events.regulation import default_event_file, load_regulation_file
     from events.services import load_event
@@ -280,13 +281,14 @@ def _signed_off_result(app):
                              actor=None, now=now) for r in ("admin", "bidder")]
         bid = selected_bid(event.id, users[1].id)
         contract = issued_contract(bid, admin=users[0], upload_dir=app.config["UPLOAD_DIR"])
-        services.record_result(contract, outcome=MatchOutcome("CHN", "regular", date(2015, 10, 26)),
-                               actor=users[0], now=datetime(2015, 10, 27, 18, tzinfo=UTC))
+        results.record_result(contract, outcome=MatchOutcome("CHN", "regular", date(2015, 10, 26)),
+                              actor=users[0], now=datetime(2015, 10, 27, 18, tzinfo=UTC))
         # FIDE has paid all of Muzychuk's balance but €6,000: one fine of €5,000 fits, two do not
-        balance = services.prize_balance_milestone(contract, "UKR")
-        services.record_payment(balance, amount=balance.amount - Decimal("6000.00"), received_on=date(2015, 11, 5),
-                                reference="FIDE", note="", idempotency_key="most", actor=users[0],
-                                now=datetime(2015, 11, 5, 12, tzinfo=UTC))
+        balance = results.prize_balance_milestone(contract, "UKR")
+        contract_payments.record_payment(balance, amount=balance.amount - Decimal("6000.00"),
+                                         received_on=date(2015, 11, 5),
+                                         reference="FIDE", note="", idempotency_key="most", actor=users[0],
+                                         now=datetime(2015, 11, 5, 12, tzinfo=UTC))
         db.session.commit()
         return contract.id, users[0].id, "UKR"
 
@@ -295,17 +297,17 @@ def test_two_deductions_at_once_cannot_together_exceed_what_is_left(live):
     """record_deduction read what is left of the balance without a lock: two at once both fitted, and together
     took more than the balance. Now the second waits and sees what the first took."""
     from accounts.models import User
-    from contracts import services
+    from contracts import results, services
     from contracts.models import Contract, PrizeDeduction
 
     contract_id, admin_id, player = _signed_off_result(live)
 
     def deduct():
-        return services.record_deduction(db.session.get(Contract, contract_id), federation=player,
-                                         rule_key="fine_playing_conditions", amount=Decimal("5000.00"),
-                                         reason="A fine decided by the Chief Arbiter.",
-                                         decided_on=date(2015, 11, 20), actor=db.session.get(User, admin_id),
-                                         now=datetime(2015, 12, 2, tzinfo=UTC)).id
+        return results.record_deduction(db.session.get(Contract, contract_id), federation=player,
+                                        rule_key="fine_playing_conditions", amount=Decimal("5000.00"),
+                                        reason="A fine decided by the Chief Arbiter.",
+                                        decided_on=date(2015, 11, 20), actor=db.session.get(User, admin_id),
+                                        now=datetime(2015, 12, 2, tzinfo=UTC)).id
 
     first, second = race(live, deduct, deduct,
                          stop_before=lambda s: s.lstrip().startswith("INSERT INTO prize_deduction"))
