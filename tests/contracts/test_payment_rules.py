@@ -1,4 +1,5 @@
-"""The payment and deduction rules of contracts/services.py, word for word: the one-time key of a form, what a
+"""The payment and deduction rules (contracts/payments.py, contracts/results.py), word for word: the one-time key of
+a form, what a
 payment, a reversal, a deduction and its return write (their rows and audit entries), the contract that takes them
 (in force, superseded, closed), the days they may carry (from the day the call existed to SANE_DATE_DAYS_AHEAD days
 after today, both ends included), and the prize balance a deduction is taken from (a returned deduction no longer
