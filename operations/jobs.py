@@ -93,16 +93,22 @@ def enqueue(func: Callable[..., Any] | str, *args: Any, queue_: str, job_id: str
 
 # RQ keeps a queued job's function as its dotted path. Releases before 0.36.0 kept mail and the scheduler in core/:
 # a job they queued and a worker of this release takes (queued before an upgrade, run after it) names the old path.
-MOVED_MODULES = {"core.outbox": "operations.outbox", "core.scheduler": "operations.scheduler"}
+MOVED_JOBS = {"core.outbox.deliver_job": "operations.outbox.deliver_job",
+              "core.scheduler.run_claimed": "operations.scheduler.run_claimed"}
 
 
 def answer_to_moved_paths() -> None:
-    """Make the dotted paths of MOVED_MODULES import their modules' new homes in this process (and in the forks that
-    run its jobs), so that a job queued under an old path runs. Raises ImportError only if a new home is missing."""
+    """Make each old path of MOVED_JOBS name its job's function in this process (and in the forks that run its
+    jobs), so that a job queued under an old path runs: the old module is a stand-in holding those functions only.
+    Raises ImportError only if a new home is missing."""
     import importlib
+    import types
 
-    for old, new in MOVED_MODULES.items():
-        sys.modules.setdefault(old, importlib.import_module(new))
+    for old, new in MOVED_JOBS.items():
+        old_module, name = old.rsplit(".", 1)
+        new_module, new_name = new.rsplit(".", 1)
+        stand_in = sys.modules.setdefault(old_module, types.ModuleType(old_module, "moved: " + new_module))
+        setattr(stand_in, name, getattr(importlib.import_module(new_module), new_name))
 
 
 def work(*, burst: bool = False) -> None:

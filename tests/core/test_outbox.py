@@ -307,8 +307,8 @@ def test_a_mail_job_queued_by_a_release_before_the_move_is_delivered_by_todays_w
                 jobs.work(burst=True)
                 db.session.remove()
         finally:  # the old paths stay unknown to the rest of the suite, so that no test leans on them
-            for old in jobs.MOVED_MODULES:
-                sys.modules.pop(old, None)
+            for old in jobs.MOVED_JOBS:
+                sys.modules.pop(old.rsplit(".", 1)[0], None)
         assert wait_until(lambda: inbox.messages), "the job queued under the old path was not run"
     [received] = inbox.messages
     assert received["Subject"] == "Confirm your address to open your Gambit account"

@@ -139,3 +139,28 @@ def test_with_redis_the_scheduler_queues_the_run_and_the_worker_runs_it(live, an
     assert code == 0, out
     run, = runs(live, "payments.remind")
     assert run.outcome == "ok" and run.detail == f"0 reminder(s) queued in the outbox, as of {today}"
+
+
+@pytest.mark.no_db
+def test_a_run_queued_by_a_release_before_the_move_is_run_by_todays_worker(live, another_app, tmp_path, queue_prefix):
+    """Releases before 0.36.0 queued `core.scheduler.run_claimed`; the worker started after the upgrade still runs
+    it (operations.jobs.MOVED_JOBS)."""
+    from operations import jobs
+
+    app = another_app(SQLALCHEMY_DATABASE_URI=live.config["SQLALCHEMY_DATABASE_URI"], REDIS_URL=REDIS,
+                      RQ_QUEUE_PREFIX=queue_prefix, BASE_URL="http://gambit.test")
+    result = app.test_cli_runner().invoke(args=["scheduler", "--once"])
+    assert result.exit_code == 0, result.output
+    run, = runs(live, "payments.remind")
+    with app.app_context():
+        [(name, queued)] = [(name, job) for name in jobs.QUEUES for job in jobs.queue(name).jobs
+                            if job.args == (run.id,)]
+        assert queued.func_name == "operations.scheduler.run_claimed"
+        queued.delete()
+        jobs.enqueue("core.scheduler.run_claimed", run.id, queue_=name)
+    code, out = finish(start(["worker", "--burst"], flask_env(live, tmp_path, REDIS_URL=REDIS,
+                                                              RQ_QUEUE_PREFIX=queue_prefix)))
+    assert code == 0, out
+    run, = runs(live, "payments.remind")
+    today = datetime.now(UTC).date().isoformat()
+    assert run.outcome == "ok" and run.detail == f"0 reminder(s) queued in the outbox, as of {today}"
