@@ -65,11 +65,11 @@ from evidence.signature_views import bp as signatures_bp
 from evidence.signature_views import cli as pdf_cli
 from evidence.storage import StorageError
 from operations.backup import cli as backup_cli
+from operations.delivery import cli as mail_cli
+from operations.delivery import scheduled_delivery
 from operations.health_views import HEALTH_PATHS, health_answer_after_failure
 from operations.jobs import cli as jobs_cli
 from operations.logs import FORMATS, init_logging
-from operations.outbox import cli as mail_cli
-from operations.outbox import scheduled_delivery
 from operations.outbox_views import bp as outbox_bp
 from operations.page_cache import init_page_cache
 from operations.page_cache import instants as page_instants

@@ -43,7 +43,7 @@ def _fn(module: str, *names: str) -> tuple[str, ...]:
 
 
 SCOPE: dict[str, Scope] = {
-    "operations/outbox.py": Scope(("operations.outbox.*",), (
+    "operations/outbox.py": Scope(("operations.outbox.*", "operations.delivery.*"), (
         "tests/core/test_outbox.py", "tests/core/test_outbox_promises.py", "tests/core/test_readyz.py",
         "tests/core/test_health_details.py", "tests/accounts/test_confirm_by_secretariat.py",
         "tests/board/test_decision_notices.py", "tests/core/test_outbox_conversation.py",

@@ -93,7 +93,7 @@ def enqueue(func: Callable[..., Any] | str, *args: Any, queue_: str, job_id: str
 
 # RQ keeps a queued job's function as its dotted path. Releases before 0.36.0 kept mail and the scheduler in core/:
 # a job they queued and a worker of this release takes (queued before an upgrade, run after it) names the old path.
-MOVED_JOBS = {"core.outbox.deliver_job": "operations.outbox.deliver_job",
+MOVED_JOBS = {"core.outbox.deliver_job": "operations.delivery.deliver_job",
               "core.scheduler.run_claimed": "operations.scheduler.run_claimed"}
 
 

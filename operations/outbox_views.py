@@ -13,7 +13,7 @@ from core.forms import BaseForm
 from core.paging import DESC, ordered, page_request, sql_page
 from core.templating import register_nav
 from evidence.audit_views import pages_of, register_audit_actions, register_audit_link
-from operations import outbox
+from operations import delivery, outbox
 
 bp = Blueprint("outbox", __name__, url_prefix="/admin/outbox")
 
@@ -106,7 +106,7 @@ def send_due():
         flash(f"{len(due)} message(s) are due; this server delivers them with `flask mail send` or the scheduler.",
               "info")
     else:
-        outbox.dispatch(current_app._get_current_object(), list(due))  # type: ignore[attr-defined]
+        delivery.dispatch(current_app._get_current_object(), list(due))  # type: ignore[attr-defined]
         flash(f"{len(due)} message(s) due are being sent; reload the page to see how it went.", "success")
     return redirect(url_for("outbox.index"))
 

@@ -356,7 +356,7 @@ def smtp(app):
 
         def deliver(self) -> list:
             """Deliver what the outbox holds (what the worker would do), and return every message received."""
-            from operations.outbox import deliver_due
+            from operations.delivery import deliver_due
 
             with app.app_context():
                 deliver_due()
@@ -434,7 +434,7 @@ def live(tmp_path, database_url):
         db.create_all()
     yield application
     join_render_threads()
-    from operations.outbox import stop_dispatcher
+    from operations.delivery import stop_dispatcher
 
     stop_dispatcher(application)
     with application.app_context():

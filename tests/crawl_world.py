@@ -140,7 +140,7 @@ def _late_admission(*, now: datetime) -> list[str]:
 def _mail(app) -> list[str]:
     """Every message the flow queued, delivered to a real SMTP server."""
     from core.db import db
-    from operations import outbox
+    from operations import delivery
     from tests.mailservers import Inbox, free_port, smtp_server
 
     port = free_port()
@@ -149,7 +149,7 @@ def _mail(app) -> list[str]:
     app.config.update(settings)
     try:
         with smtp_server(port, Inbox()) as inbox:
-            sent = outbox.deliver_due(lambda: datetime.now(UTC))
+            sent = delivery.deliver_due(lambda: datetime.now(UTC))
     finally:
         app.config.update(saved)
     db.session.remove()

@@ -10,7 +10,7 @@ from sqlalchemy import select
 
 from board.models import Decision
 from core.db import db, utcnow
-from operations import outbox
+from operations import delivery
 from tests.conftest import login
 from tests.mailservers import Inbox, free_port, smtp_server
 
@@ -45,14 +45,14 @@ def test_notices_written_while_the_mail_server_is_down_reach_every_bidder_once_i
 
         # The worker's first attempt: the server refuses; nothing is lost.
         with app.app_context():
-            assert outbox.deliver_due() == 0
+            assert delivery.deliver_due() == 0
         listed = admin.get(f"/admin/outbox/?about=decision:{decision.id}").get_data(as_text=True)
         assert listed.count("Connection refused") == 3 and "Messages 1–3 of 3 about Decision on the" in listed
 
         with smtp_server(port, Inbox()) as inbox:
             with app.app_context():
-                assert outbox.deliver_due(lambda: utcnow() + timedelta(minutes=2)) == 3
-                assert outbox.deliver_due(lambda: utcnow() + timedelta(hours=6)) == 0  # exactly once
+                assert delivery.deliver_due(lambda: utcnow() + timedelta(minutes=2)) == 3
+                assert delivery.deliver_due(lambda: utcnow() + timedelta(hours=6)) == 0  # exactly once
         assert sorted(m["Subject"].rsplit(": ", 1)[1] for m in inbox.messages) == [
             "the decision on your bid", "the decision on your bid", "your bid is selected"]
         for bid_id in (scored["lviv"], scored["tbilisi"], scored["madrid"]):

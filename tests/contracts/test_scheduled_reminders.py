@@ -9,7 +9,7 @@ from sqlalchemy import select
 from contracts.models import Reminder
 from contracts.queries import due_reminders
 from core.db import db, utcnow
-from operations.outbox import deliver_due
+from operations.delivery import deliver_due
 from operations.scheduler import ScheduledRun
 from tests.scheduling import finish, flask_env, start
 

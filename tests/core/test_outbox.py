@@ -15,7 +15,7 @@ from sqlalchemy.orm import selectinload
 
 from core.db import db, utcnow
 from evidence.audit import AuditEntry
-from operations import jobs, outbox
+from operations import delivery, jobs, outbox
 from tests.conftest import csrf_token_from
 from tests.mailservers import Inbox, Staller, free_port, smtp_server, wait_until
 
@@ -50,7 +50,7 @@ def row(app, message_id: int) -> outbox.OutboxMessage:
 
 def deliver_due(app, after: timedelta = timedelta(0)) -> int:
     with app.app_context():
-        return outbox.deliver_due(lambda: utcnow() + after)
+        return delivery.deliver_due(lambda: utcnow() + after)
 
 
 def test_a_refused_connection_keeps_the_message_and_it_goes_out_once_when_the_server_is_back(app, mail):
@@ -176,7 +176,7 @@ def test_two_deliverers_at_once_send_a_message_once(live):
         def deliver():
             with live.app_context():
                 barrier.wait()
-                results.append(outbox.deliver(message_id))
+                results.append(delivery.deliver(message_id))
                 db.session.remove()
 
         threads = [threading.Thread(target=deliver) for _ in range(2)]
@@ -242,15 +242,15 @@ def test_the_request_returns_at_once_while_the_mail_server_hangs_and_the_link_ar
         assert staller.still_held()
     finally:
         staller.close()  # the hanging server goes away: the attempt fails, the message waits for the next
-    outbox.stop_dispatcher(live)
+    delivery.stop_dispatcher(live)
     with live.app_context():
         [message] = db.session.scalars(select(outbox.OutboxMessage)).all()
         assert message.status == "queued" and message.attempts == 1 and message.kind == "account.confirm"
         db.session.remove()
     with smtp_server(port, Inbox()) as inbox:
         with live.app_context():
-            assert outbox.deliver_due(lambda: utcnow() + timedelta(minutes=2)) == 1
-            assert outbox.deliver_due(lambda: utcnow() + timedelta(hours=2)) == 0
+            assert delivery.deliver_due(lambda: utcnow() + timedelta(minutes=2)) == 1
+            assert delivery.deliver_due(lambda: utcnow() + timedelta(hours=2)) == 0
             db.session.remove()
     [received] = inbox.messages
     assert "https://gambit.fide.example/register/confirm/" in received.get_content()
@@ -299,7 +299,7 @@ def test_a_mail_job_queued_by_a_release_before_the_move_is_delivered_by_todays_w
         assert _register(live, "olena@example.org").status_code == 302
         queue = Queue(jobs.MAIL, connection=Redis.from_url(redis_db))
         [queued] = queue.jobs
-        assert queued.func_name == "operations.outbox.deliver_job"
+        assert queued.func_name == "operations.delivery.deliver_job"
         queue.empty()
         try:
             with live.app_context():

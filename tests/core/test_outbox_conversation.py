@@ -14,7 +14,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import selectinload
 
 from core.db import db, utcnow
-from operations import outbox
+from operations import delivery, outbox
 from tests.mailservers import Inbox, Scripted, free_port
 
 BODY = "Dear Olena,\nthe Board decided on your bid.\n"
@@ -51,7 +51,7 @@ def row(app, message_id: int) -> outbox.OutboxMessage:
 
 def deliver(app, message_id: int, after: timedelta = timedelta(0)) -> str | None:
     with app.app_context():
-        return outbox.deliver(message_id, now=lambda: utcnow() + after)
+        return delivery.deliver(message_id, now=lambda: utcnow() + after)
 
 
 # --------------------------------------------------------------------------------- refusals, and what they lead to
@@ -197,8 +197,8 @@ def test_a_message_is_sent_the_moment_it_falls_due_and_its_attempt_says_so(app, 
         db.session.commit()
     with caplog.at_level(logging.INFO, logger="operations.outbox"), Scripted(mail):
         with app.app_context():
-            assert outbox.deliver(message_id, now=lambda: at - timedelta(seconds=1)) is None
-            assert outbox.deliver(message_id, now=lambda: at) == "sent"
+            assert delivery.deliver(message_id, now=lambda: at - timedelta(seconds=1)) is None
+            assert delivery.deliver(message_id, now=lambda: at) == "sent"
     sent = row(app, message_id)
     [attempt] = sent.attempt_rows
     assert (attempt.number, attempt.phase, attempt.outcome, attempt.started_at, attempt.finished_at) == (
@@ -339,7 +339,7 @@ def test_a_claim_is_stale_only_past_outbox_stale_seconds_and_its_attempt_says_wh
     _claimed(app, stale, at=at - timedelta(seconds=601), phase="envelope")
     with Scripted(mail, greeting=b"421 4.3.2 busy"):  # the message swept is tried at once, and refused
         with app.app_context():
-            assert outbox.deliver_due(lambda: at) == 0
+            assert delivery.deliver_due(lambda: at) == 0
     assert row(app, fresh).status == "sending"
     found = row(app, stale)
     assert (found.status, found.attempts) == ("queued", 2)
@@ -354,7 +354,7 @@ def test_a_claim_left_without_an_attempt_is_taken_over_as_one_before_the_body(ap
     _claimed(app, message_id, at=utcnow() - timedelta(hours=1), phase=None)
     with Scripted(mail) as server:
         with app.app_context():
-            assert outbox.deliver_due() == 1
+            assert delivery.deliver_due() == 1
     assert row(app, message_id).status == "sent" and len(server.messages) == 1
 
 
@@ -370,8 +370,8 @@ def test_what_is_due_goes_out_oldest_first_up_to_the_limit_and_nothing_before_it
         db.session.commit()
     with Scripted(mail) as server:
         with app.app_context():
-            assert outbox.deliver_due(lambda: at, limit=2) == 2
-            assert outbox.deliver_due(lambda: at) == 1
+            assert delivery.deliver_due(lambda: at, limit=2) == 2
+            assert delivery.deliver_due(lambda: at) == 1
     subjects = [raw.split(b"Subject: ", 1)[1].split(b"\r\n", 1)[0].decode() for raw in server.messages]
     assert subjects == ["first", "second", "third"]
     assert row(app, ids["later"]).status == "queued" and row(app, ids["given up"]).status == "failed"
@@ -386,7 +386,7 @@ def test_a_message_taken_over_from_a_stopped_deliverer_is_due_again_after_those_
         stalled_id, waiting_id = stalled.id, waiting.id
     _claimed(app, stalled_id, at=at - timedelta(hours=1), phase="connect")
     with Scripted(mail) as server, app.app_context():
-        assert outbox.deliver_due(lambda: at, limit=1) == 1
+        assert delivery.deliver_due(lambda: at, limit=1) == 1
     assert row(app, waiting_id).status == "sent" and len(server.messages) == 1
     taken = row(app, stalled_id)
     assert (taken.status, taken.next_attempt_at) == ("queued", at)
@@ -396,15 +396,15 @@ def test_the_workers_job_and_the_schedulers_summary_count_what_was_sent(app, mai
     one, two, refused = write(app), write(app, to=("oleg@example.org",)), write(app, to=("nobody@example.org",))
     with Scripted(mail) as server:
         with app.app_context():
-            assert outbox.deliver_job([one, two]) == 2
+            assert delivery.deliver_job([one, two]) == 2
     assert len(server.messages) == 2
     with Scripted(mail, RCPT=b"550 5.1.1 No such user"), app.app_context():
-        assert outbox.scheduled_delivery(utcnow()) == "0 message(s) sent"
+        assert delivery.scheduled_delivery(utcnow()) == "0 message(s) sent"
     assert row(app, refused).status == "failed"
     three = write(app)
     with Scripted(mail), app.app_context():
-        assert outbox.scheduled_delivery(utcnow()) == "1 message(s) sent"
+        assert delivery.scheduled_delivery(utcnow()) == "1 message(s) sent"
     assert row(app, three).status == "sent"
     app.config["MAIL_ENABLED"] = False
     with app.app_context():
-        assert outbox.scheduled_delivery(utcnow()) == "mail is off (MAIL_ENABLED is not set): nothing sent"
+        assert delivery.scheduled_delivery(utcnow()) == "mail is off (MAIL_ENABLED is not set): nothing sent"

@@ -8,7 +8,7 @@ import pytest
 from sqlalchemy import func, select
 
 from core.db import db, utcnow
-from operations import outbox
+from operations import delivery, outbox
 from tests.mailservers import Inbox, free_port, smtp_server
 
 pytestmark = pytest.mark.no_db
@@ -30,11 +30,11 @@ def test_of_two_deliverers_that_read_one_queued_message_only_the_first_claim_sen
             db.session.expunge(late)  # kept as read, its transaction ended (SQLite: no lock held meanwhile)
             db.session.rollback()
             with live.app_context():  # the first deliverer, a session of its own, claims and sends it
-                assert outbox.deliver(message_id) == "sent"
+                assert delivery.deliver(message_id) == "sent"
                 db.session.remove()
             db.session.add(late)  # the late deliverer goes on from what it read
             try:
-                second = outbox.deliver(message_id)
+                second = delivery.deliver(message_id)
             except outbox.OutboxError as exc:  # a claim not checked: it sends, then cannot mark a sent message
                 second = exc
             db.session.remove()

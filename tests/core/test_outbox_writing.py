@@ -18,7 +18,7 @@ from sqlalchemy import select
 from accounts.models import User
 from core.db import db, utcnow
 from evidence.audit import AuditEntry
-from operations import outbox
+from operations import delivery, outbox
 from tests.mailservers import Scripted, free_port, wait_until
 
 AT = utcnow().replace(microsecond=0)
@@ -233,30 +233,30 @@ def _threads() -> list[threading.Thread]:
 @pytest.mark.no_db
 def test_with_the_worker_s_queue_a_commit_s_messages_are_one_job_given_time_for_its_attempts(live, mail_queue):
     live.config.update(OUTBOX_DISPATCH="auto", MAIL_TIMEOUT=30)
-    assert outbox.dispatch(live, [3, 4]) == "rq"
+    assert delivery.dispatch(live, [3, 4]) == "rq"
     live.config["MAIL_TIMEOUT"] = 2
-    assert outbox.dispatch(live, [5]) == "rq"
-    assert outbox.dispatch(live, []) == "manual"  # nothing written: no job
+    assert delivery.dispatch(live, [5]) == "rq"
+    assert delivery.dispatch(live, []) == "manual"  # nothing written: no job
     jobs_ = mail_queue.get_jobs()
     assert [(j.func_name, j.args, j.timeout) for j in jobs_] == [
-        ("operations.outbox.deliver_job", ([3, 4],), 300), ("operations.outbox.deliver_job", ([5],), 60)]
+        ("operations.delivery.deliver_job", ([3, 4],), 300), ("operations.delivery.deliver_job", ([5],), 60)]
     live.config["OUTBOX_DISPATCH"] = "manual"
-    assert outbox.dispatch(live, [6]) == "manual"
+    assert delivery.dispatch(live, [6]) == "manual"
     assert mail_queue.count == 2 and _threads() == []
 
 
 @pytest.mark.no_db
 def test_without_redis_a_command_leaves_the_delivery_to_the_scheduler_and_a_request_to_its_thread(live):
     live.config.update(OUTBOX_DISPATCH="auto", REDIS_URL="")
-    assert outbox.dispatch(live, [1]) == "manual" and _threads() == []
+    assert delivery.dispatch(live, [1]) == "manual" and _threads() == []
     with live.test_request_context("/"):
-        assert outbox.dispatch(live, [1]) == "thread"
-        assert outbox.dispatch(live, [2]) == "thread"
+        assert delivery.dispatch(live, [1]) == "thread"
+        assert delivery.dispatch(live, [2]) == "thread"
     [thread] = _threads()  # one thread per app and process, woken again
     assert thread.daemon  # it never keeps the process from ending
     live.extensions["gambit_outbox"].stop()  # a thread that ended is replaced by the next dispatch
     with live.test_request_context("/"):
-        assert outbox.dispatch(live, [3]) == "thread"
+        assert delivery.dispatch(live, [3]) == "thread"
     [again] = _threads()
     assert again is not thread and again.is_alive()
 
@@ -266,7 +266,7 @@ def test_with_redis_unreachable_a_request_s_messages_go_to_its_thread_and_the_lo
     port = free_port()
     live.config.update(OUTBOX_DISPATCH="auto", REDIS_URL=f"redis://127.0.0.1:{port}/0")
     with caplog.at_level(logging.WARNING, logger="operations.outbox"), live.test_request_context("/"):
-        assert outbox.dispatch(live, [1]) == "thread"
+        assert delivery.dispatch(live, [1]) == "thread"
     [said] = [r.getMessage() for r in caplog.records if r.name == "operations.outbox"]
     assert re.fullmatch(rf"the mail queue \(Redis\) cannot be reached \(Error 111 connecting to 127\.0\.0\.1:{port}\."
                         r" Connection refused\.\): this process delivers the messages", said), said
@@ -288,9 +288,9 @@ def test_the_delivery_thread_wakes_up_when_the_next_retry_falls_due(live, caplog
         live.config["OUTBOX_DISPATCH"] = "auto"
         with caplog.at_level(logging.ERROR, logger="operations.outbox"):
             with live.test_request_context("/"):
-                assert outbox.dispatch(live, [later]) == "thread"
+                assert delivery.dispatch(live, [later]) == "thread"
             assert wait_until(lambda: server.messages, timeout=15), "the thread slept past the message's time"
-            outbox.stop_dispatcher(live)  # after the round that sent it, and found nothing more queued
+            delivery.stop_dispatcher(live)  # after the round that sent it, and found nothing more queued
     assert _read(live, later).status == "sent"
     assert [r.getMessage() for r in caplog.records if r.name == "operations.outbox"] == []
 
@@ -308,11 +308,11 @@ def test_a_delivery_thread_that_fails_says_so_in_the_log_and_lives_on(live, capl
     live.config["OUTBOX_DISPATCH"] = "auto"
     with caplog.at_level(logging.ERROR, logger="operations.outbox"):
         with live.test_request_context("/"):
-            outbox.dispatch(live, [message_id])
+            delivery.dispatch(live, [message_id])
         assert wait_until(lambda: any(r.name == "operations.outbox" for r in caplog.records))
         [thread] = _threads()
         assert thread.is_alive()
-        outbox.stop_dispatcher(live)
+        delivery.stop_dispatcher(live)
     [record] = [r for r in caplog.records if r.name == "operations.outbox"]
     assert record.getMessage() == "the outbox's delivery thread failed; it tries again in a minute"
     assert record.exc_info[0] is ValueError

@@ -134,7 +134,7 @@ def serving(config: dict):
         server.shutdown()
         server.server_close()
         thread.join(timeout=10)
-        from operations.outbox import stop_dispatcher
+        from operations.delivery import stop_dispatcher
 
         stop_dispatcher(app)  # its delivery thread would go on using `db.session` in the tests after this one
         with app.app_context():
