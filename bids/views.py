@@ -55,6 +55,11 @@ from evidence.audit_views import pages_of, register_audit_actions, register_audi
 from evidence.storage import send_verified
 from operations.page_cache import versioned_page
 
+# The bid pages (the list and a bid) show the bid, its checks, scores and decision, and only a link to its contract:
+# nothing of the contract's own changes and its money, of mail or of the trust list, so those keep their versions
+# (tests/test_page_versions.py holds them to that after every kind of step).
+NOT_SHOWN = ("contract", "payment", "match", "prize", "mail", "trust")
+
 bp = Blueprint("bids", __name__)
 register_nav(10, None, "Bids", "bids.index")
 
@@ -98,7 +103,8 @@ def load_own_bid(bid_id: int) -> Bid:
 
 @bp.route("/bids/")
 @login_required
-@versioned_page(access=None)  # every logged-in caller has a list: of the bids they may see
+# every logged-in caller has a list: of the bids they may see
+@versioned_page(access=None, not_shown=NOT_SHOWN)
 def index():
     ask = page_request(request.args, list(SORTS), default_sort="updated", default_dirs={"updated": "desc"})
     query = services.bids_visible_to(current_user)
@@ -140,7 +146,7 @@ def bid_page_access(bid_id: int):
 
 @bp.route("/bids/<int:bid_id>")
 @login_required
-@versioned_page(access=bid_page_access)
+@versioned_page(access=bid_page_access, not_shown=NOT_SHOWN)
 def view(bid_id: int):
     bid = load_bid(bid_id, for_page=True)
     return declaration_gate(bid) or _render_view(bid)

@@ -95,7 +95,8 @@ def call_page_access(slug: str) -> None:
 @bp.route("/<slug>")
 @writes_on_get
 @roles_required(*BOARD)
-@versioned_page(access=call_page_access)
+# The Board's page of a call: nothing of the contract and its money, of mail or of the trust list.
+@versioned_page(access=call_page_access, not_shown=("contract", "payment", "match", "prize", "mail", "trust"))
 def call(slug: str):
     event = event_or_404(slug)
     _require_no_stake(event)

@@ -3,16 +3,19 @@ page may show can have changed; a revisit while nothing changed is answered 304 
 person from another tab is answered from the copy kept, both without computing the page again.
 
 What the key holds (`page_key`), and why it is enough:
-- **The audit chain's head** (evidence.audit: sequence number and MAC of the last entry). Every state change goes
-through a
-  service that writes an audit entry in the same transaction as the change (the stateful flow's invariant, and
-  tests/core/test_page_cache.py walks every kind of change), so the head is a version of the whole database, in every
-  process at once. It is read first, so what the page then reads is at least as new as the key it is kept under.
+- **The audit chain's head as the page sees it** (evidence.audit: sequence number and MAC of the newest entry whose
+  action is not of a family the page says it does not show, `not_shown`: the ranking shows no payment, so a payment
+  leaves it as it was). Every state change goes through a service that writes an audit entry in the same
+  transaction as the change (the stateful flow's invariant, and tests/core/test_page_cache.py walks every kind of
+  change), so the head is a version of the whole database, and the page's head a version of what it shows, in every
+  process at once (tests/test_page_versions.py asks every versioned page after every kind of step, payments
+  included). It is read first, so what the page then reads is at least as new as the key it is kept under.
 - **The person**: the session's user id (with its session nonce: a log-out everywhere or a new password changes it),
   roles, President flag and federation; and a digest of the session's CSRF secret, because the page's forms carry a
   token signed for it.
 - **Time**: the day (UTC), and how many of the instants at which a page changes within a day have passed (every
-  call's bid deadline: `instants`, a hook app.py provides, read once per head).
+  call's bid deadline: `instants`, a hook app.py provides, read once per head: a call's own changes are never
+  among what a page may leave out).
 - **The request** (path and query string, host) and **this app** (a token made when the app is made: new code or
   settings after a restart give new keys).
 - **In this process only**, a count of the writes it made that were not committed (`_local_writes`): a write outside
@@ -109,12 +112,12 @@ event.listen(Engine, "commit", _after_commit)
 @dataclass
 class _Store:
     """One app's copies: {key: (body, mimetype)}, least recently used first; the app's token; the instants read for
-    the last head."""
+    the last head of each set of families left out."""
 
     token: str
     entries: int
     pages: OrderedDict[str, tuple[bytes, str]] = field(default_factory=OrderedDict)
-    instants_for: tuple[tuple[int, str], tuple[datetime, ...]] | None = None
+    instants_for: dict[frozenset[str], tuple[tuple[int, str], tuple[datetime, ...]]] = field(default_factory=dict)
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     def get(self, key: str) -> tuple[bytes, str] | None:
@@ -134,7 +137,7 @@ class _Store:
     def clear(self) -> None:
         with self.lock:
             self.pages.clear()
-            self.instants_for = None
+            self.instants_for.clear()
 
 
 def init_page_cache(app: Flask) -> None:
@@ -150,23 +153,32 @@ def store(app: Flask | None = None) -> _Store:
 
 # ----------------------------------------------------------------------------------------------- the key
 
-def audit_head() -> tuple[int, str]:
-    """(sequence number, MAC) of the audit chain's last entry, (0, "") for an empty log: one indexed statement, read
-    once per request."""
-    if "audit_head" not in g:
-        row = db.session.execute(select(AuditEntry.id, AuditEntry.hash).order_by(AuditEntry.id.desc())
-                                 .limit(1)).first()
-        g.audit_head = (row[0], row[1]) if row else (0, "")
-    return g.audit_head
+# A family is the first word of an audit action ("payment" of "payment.record"). A call's own changes (its
+# regulation, deadlines, amendments) are never left out: every page and the instants it changes at depend on them.
+NEVER_LEFT_OUT = frozenset({"event"})
 
 
-def _instants(head: tuple[int, str]) -> tuple[datetime, ...]:
+def audit_head(not_shown: frozenset[str] = frozenset()) -> tuple[int, str]:
+    """(sequence number, MAC) of the newest audit entry whose action is of no family in `not_shown` (the chain's
+    head when it is empty), (0, "") when there is none: one statement walking the index back from the head, read
+    once per request and set of families."""
+    heads = g.setdefault("audit_heads", {})
+    if not_shown not in heads:
+        query = select(AuditEntry.id, AuditEntry.hash)
+        for family in sorted(not_shown):
+            query = query.where(~AuditEntry.action.startswith(f"{family}.", autoescape=True))
+        row = db.session.execute(query.order_by(AuditEntry.id.desc()).limit(1)).first()
+        heads[not_shown] = (row[0], row[1]) if row else (0, "")
+    return heads[not_shown]
+
+
+def _instants(head: tuple[int, str], not_shown: frozenset[str]) -> tuple[datetime, ...]:
     kept = store()
-    found = kept.instants_for
+    found = kept.instants_for.get(not_shown)
     if found is not None and found[0] == head:
         return found[1]
     times = tuple(sorted(instants()))  # the hook: create_app provides it; unprovided, it says so (LookupError)
-    kept.instants_for = (head, times)
+    kept.instants_for[not_shown] = (head, times)
     return times
 
 
@@ -179,17 +191,18 @@ class PageKey:
     local: str
 
 
-def page_key(now: datetime | None = None) -> PageKey:
-    """The key of the page this request asks for, at `now` (the clock by default). Reads the audit head (one
-    statement) and, once per head, the instants. Raises nothing of its own."""
+def page_key(now: datetime | None = None, not_shown: frozenset[str] = frozenset()) -> PageKey:
+    """The key of the page this request asks for, at `now` (the clock by default), for a page that shows nothing of
+    the audit families `not_shown`. Reads the page's audit head (one statement) and, once per head, the instants.
+    Raises nothing of its own."""
     now = now or utcnow()
-    head = audit_head()
-    passed = sum(1 for t in _instants(head) if t < now)
+    head = audit_head(not_shown)
+    passed = sum(1 for t in _instants(head, not_shown) if t < now)
     user = current_user
     csrf = session.get(current_app.config.get("WTF_CSRF_FIELD_NAME", "csrf_token"), "")
     parts = (
         store().token, request.host, request.full_path,
-        head,
+        head, sorted(not_shown),
         user.get_id(), tuple(sorted(r.value for r in user.role_set)), bool(getattr(user, "is_president", False)),
         getattr(user, "federation", None),
         hashlib.sha256(str(csrf).encode()).hexdigest(),
@@ -228,7 +241,8 @@ def _versioned(response: Response, etag: str) -> Response:
 Access = Callable[..., Any]
 
 
-def versioned_page(*, access: Access | None) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+def versioned_page(*, access: Access | None, not_shown: Iterable[str] = ()) -> Callable[[Callable[..., Any]],
+                                                                                      Callable[..., Any]]:
     """Decorator (innermost: under the route's role checks) of an expensive page: answered 304 when the browser
     holds this version, from the copy kept when this process made it, else computed and kept. See the module.
 
@@ -237,7 +251,15 @@ def versioned_page(*, access: Access | None) -> Callable[[Callable[..., Any]], C
     exist or is not the caller's to see, a gate to pass first), else None. The route's decorators check roles; what
     only the view knows (this bid is the caller's) is checked here, so that a 304 is given only where the same
     request without If-None-Match would answer 200, however the version came to match. None states that the
-    route's decorators are the whole check (a page every caller they let in may see). Raises what `access` raises."""
+    route's decorators are the whole check (a page every caller they let in may see). Raises what `access` raises.
+
+    `not_shown`: the audit families (the first word of an action: "payment", "contract") of which the page shows
+    nothing, so that their changes keep its version; tests/test_page_versions.py proves each page's list against
+    every kind of step. Raises ValueError for a family that is never left out (NEVER_LEFT_OUT)."""
+    left_out = frozenset(not_shown)
+    if left_out & NEVER_LEFT_OUT:
+        raise ValueError(f"a page cannot leave out {', '.join(sorted(left_out & NEVER_LEFT_OUT))}: every page "
+                         "depends on its call")
 
     def decorate(view: Callable[..., Any]) -> Callable[..., Any]:
         @wraps(view)
@@ -246,7 +268,8 @@ def versioned_page(*, access: Access | None) -> Callable[[Callable[..., Any]], C
                     or not current_user.is_authenticated or _flashes_pending()):
                 return view(*args, **kwargs)
             generate_csrf()  # the session's CSRF secret exists before the key is made of it (forms are signed for it)
-            key = page_key()  # the head first: what the access step then reads is at least as new as the key
+            # The head first: what the access step then reads is at least as new as the key.
+            key = page_key(not_shown=left_out)
             if access is not None:
                 refused = access(*args, **kwargs)
                 if refused is not None:

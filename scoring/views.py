@@ -347,7 +347,10 @@ def ranking_page_access(slug: str) -> None:
 @bp.route("/events/<slug>/scoring/ranking")
 @reads_first  # writes only the first showing, briefly (record_first_showing)
 @scoring_roles(*REVIEWERS)
-@versioned_page(access=ranking_page_access)
+# The ranking shows the bids, their scores and the call: nothing of the contract and its money, of mail, the trust
+# list, the dossiers or the Board's votes (tests/test_page_versions.py holds it to that after every kind of step).
+@versioned_page(access=ranking_page_access,
+                not_shown=("contract", "payment", "match", "prize", "mail", "trust", "dossier", "board"))
 def ranking(slug: str):
     event = _event(slug)
     data = load_scoring(event)

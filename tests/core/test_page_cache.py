@@ -195,3 +195,36 @@ def test_without_the_cache_the_pages_are_not_stored_by_the_browser(app, sf, even
     monkeypatch.setitem(app.config, "PAGE_CACHE", False)
     page = secretariat.get(f"/bids/{sf.bid(event)}")
     assert page.status_code == 200 and "ETag" not in page.headers and page.headers["Cache-Control"] == "no-store"
+
+
+def test_a_change_a_page_does_not_show_keeps_its_version_and_one_it_shows_changes_it(app, sf, event, secretariat):
+    """Each versioned page names the audit families it shows nothing of (a bid's page: the contract's payments,
+    mail, the trust list): an entry of one of those leaves its ETag as it was (304), and a change of the bid itself
+    gives a new one. Writes of this process are left out of the comparison (PAGE_CACHE_WATCH_WRITES off), as in
+    another process."""
+    from evidence import audit
+
+    app.config["PAGE_CACHE_WATCH_WRITES"] = False
+    try:
+        bid = sf.bid(event)
+        first = secretariat.get(f"/bids/{bid}")
+        assert first.status_code == 200
+        with app.app_context():
+            for action in ("payment.record", "contract.issue", "mail.resent", "trust.add", "prize.deduction"):
+                audit.record(action, None, actor=None, now=utcnow(), object_type="contract", object_id="1")
+            db.session.commit()
+        kept = secretariat.get(f"/bids/{bid}", headers={"If-None-Match": first.headers["ETag"]})
+        assert kept.status_code == 304
+        reject(app, bid)
+        changed = secretariat.get(f"/bids/{bid}", headers={"If-None-Match": first.headers["ETag"]})
+        assert changed.status_code == 200 and changed.headers["ETag"] != first.headers["ETag"]
+        assert "Rejected" in changed.get_data(as_text=True)
+    finally:
+        app.config["PAGE_CACHE_WATCH_WRITES"] = True
+
+
+def test_a_page_cannot_leave_out_the_changes_of_its_call():
+    from operations.page_cache import versioned_page
+
+    with pytest.raises(ValueError, match="a page cannot leave out event: every page depends on its call"):
+        versioned_page(access=None, not_shown=("payment", "event"))
