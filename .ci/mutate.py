@@ -64,7 +64,8 @@ SCOPE: dict[str, Scope] = {
         "tests/contracts/test_evidence_forms.py")),
     # Who sees what: bids.services.can_see and every *_visible / may_* rule (and the stake they ask about).
     "access": Scope(
-        _fn("bids.services", "can_see", "bids_visible_to", "_opened_by_roles", "has_stake", "_staked_events")
+        _fn("bids.services", "can_see", "bids_visible_to", "_opened_by_roles", "has_stake", "_staked_events",
+            "kept_from_rivals")
         + _fn("bids.views", "may_edit")
         + _fn("scoring.visibility", "may_see_scores_on_bid", "declaration_gate",
               "reads_the_decision_record")

@@ -432,6 +432,12 @@ def has_stake(user, event: Event) -> bool:
     return db.session.scalar(_staked_events(user).where(Bid.event_id == event.id).limit(1)) is not None
 
 
+def kept_from_rivals(user, event: Event) -> bool:
+    """Whether the user is kept from the rivals' bids, dossiers and scores of the call: they own or entered a bid in
+    it (`has_stake`) and are not the secretariat, which runs the call and sees it all. Raises nothing."""
+    return Role.ADMIN not in user.role_set and has_stake(user, event)
+
+
 def record_consultation(bid: Bid, *, outcome: str, note: str, actor: User, now: datetime,
                         fide_accepts: bool = False) -> None:
     """Record the host federation's answer to FIDE's consultation on a sponsor's bid (Art. 15.1: "FIDE shall
@@ -620,4 +626,4 @@ def can_see(user, bid: Bid) -> bool:
     everything, reviewed = _opened_by_roles(user)
     if everything or bid.owner_id == user.id:
         return True
-    return reviewed and bid.state.visible_to_reviewers and not has_stake(user, bid.event)
+    return reviewed and bid.state.visible_to_reviewers and not kept_from_rivals(user, bid.event)

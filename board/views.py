@@ -15,7 +15,7 @@ from bids.consultation import RULING_GROUNDS
 from bids.lifecycle import BidStatus
 from bids.models import Bid
 from bids.presenters import consultation_of
-from bids.services import BidError, has_stake
+from bids.services import BidError, kept_from_rivals
 from board import jobs, queries, services
 from board.documents import tally_names
 from board.forms import (
@@ -54,8 +54,8 @@ def _upload_dir() -> str:
 
 
 def _require_no_stake(event):
-    """Whoever owns or entered a bid in the call reads no rival's dossier (the secretariat aside: it runs the call)."""
-    if Role.ADMIN not in current_user.role_set and has_stake(current_user, event):
+    """Whoever owns or entered a bid in the call reads no rival's dossier (bids.services.kept_from_rivals)."""
+    if kept_from_rivals(current_user, event):
         abort(403, description="You own or entered a bid in this call: you neither read its dossiers nor vote in it.")
 
 

@@ -400,7 +400,8 @@ def ranking(slug: str):
     return render_template("scoring/ranking.html", event=event, reg=reg, report=report, data=data,
                            details=details, rows=rows, page=page, details_kept=kept, short=report.short_of_scorecards,
                            verdict=reading.verdict(report), first_places_svg=places_chart, first_places=first_places,
-                           criterion_names={c.key: f"({c.key}) {c.label}" for c in reg.criteria})
+                           criterion_names={c.key: f"({c.key}) {c.label}" for c in reg.criteria},
+                           csv_offered=bool(_me().role_set & set(CSV_READERS)))
 
 
 RANKING_SORTS = ("rank", "bid")
@@ -432,9 +433,13 @@ def _bid_links() -> Callable[[int], str]:
         return lambda bid_id: f"/bids/{bid_id}"
 
 
+# Who downloads every score and comment: the WCOC and the secretariat (the ranking's link is offered to them alone).
+CSV_READERS = (Role.WCOC, Role.ADMIN)
+
+
 @bp.route("/events/<slug>/scoring/scores.csv")
 @reads_first  # writes only the first showing, briefly (record_first_showing)
-@scoring_roles(Role.WCOC, Role.ADMIN)
+@scoring_roles(*CSV_READERS)
 def export_csv(slug: str):
     event = _event(slug)
     data = load_scoring(event)
