@@ -79,7 +79,8 @@ SCOPE: dict[str, Scope] = {
         "tests/contracts/test_results_and_deductions.py", "tests/contracts/test_sane_dates.py",
         "tests/contracts/test_milestone_aggregates.py", "tests/contracts/test_countersign_trust.py",
         "tests/contracts/test_contracts_reminders.py", "tests/contracts/test_terms_golden.py",
-        "tests/contracts/test_countersign_rule.py", "tests/contracts/test_rules_in_words.py")),
+        "tests/contracts/test_countersign_rule.py", "tests/contracts/test_rules_in_words.py",
+        "tests/contracts/test_contracts_state_groups.py")),
     # The payment and deduction rules of contracts/services.py (the rest of it is the contract's lifecycle).
     "contracts/services.py": Scope(_fn(
         "contracts.services", "_check_day", "_check_in_force", "_check_key", "_received_on_problem",
