@@ -81,7 +81,8 @@ SCOPE: dict[str, Scope] = {
         "tests/contracts/test_results_and_deductions.py", "tests/contracts/test_sane_dates.py",
         "tests/contracts/test_milestone_aggregates.py", "tests/contracts/test_countersign_trust.py",
         "tests/contracts/test_contracts_reminders.py", "tests/contracts/test_terms_golden.py",
-        "tests/contracts/test_countersign_rule.py", "tests/contracts/test_rules_in_words.py")),
+        "tests/contracts/test_countersign_rule.py", "tests/contracts/test_rules_in_words.py",
+        "tests/contracts/test_contracts_state_groups.py")),
     # The payment and deduction rules (contracts/services.py's until 0.36.0, where this key was its path): payments.py,
     # the deductions of results.py, and the sanity check of a day in guards.py.
     "contracts/payments": Scope(

@@ -90,3 +90,19 @@ def test_one_date_fills_each_blank_payment_date_the_contract_sets_and_nothing_el
     assert all(filled[key] is None for key in optional)
     assert fill_blank_due_dates(milestones, dates, None) == dates
     assert dates[contract_set[1]] is None  # the form's dates are not changed in place
+
+
+def test_for_a_contract_issued_late_one_date_also_fills_each_blank_date_the_regulations_fixed_that_has_passed():
+    # Issued on 10 September 2015 with a guarantee: instalment 1 (30 June), instalment 2 and the payments to the
+    # players (31 August) have passed, so the contract sets them; the advances (10 October) have not, and keep the
+    # regulations' date; the signal blocker's date stays optional; a date given is kept.
+    milestones = contract_terms(REG, inputs()).milestones
+    given, same = date(2015, 9, 20), date(2015, 9, 15)
+    dates = {"instalment_2": given, "signal_blocker": None, "travel_1": None}
+    filled = fill_blank_due_dates(milestones, dates, same, today=date(2015, 9, 10))
+    stipends = [m.key for m in milestones if m.due_set_by is DueSetBy.CONTRACT]
+    assert len(stipends) == 7
+    assert filled == {"instalment_2": given, "signal_blocker": None} | dict.fromkeys(
+        ["instalment_1", "home_compensation", "travel_1", "travel_2", *stipends], same)
+    # The day before the first of them, nothing has passed: only the dates the contract sets are filled.
+    assert fill_blank_due_dates(milestones, {}, same, today=date(2015, 6, 30)) == dict.fromkeys(stipends, same)

@@ -2,7 +2,9 @@
 result's refusals, of a deduction and its return, of a milestone's status and of the bank guarantee's warnings, the
 prize balances' parts, the totals and the schedule's glance, and the boundaries between them (a match completed
 today, a cent of a payment, a guarantee lapsing on the last due day, a payment taken back and made again the same
-day)."""
+day); and the contract's own: what a bid lacks for a contract, the dates a contract issued late cannot keep (a
+correction keeping those already in force), the dates that cannot make a contract, the schedule of days it states,
+and why a fully paid milestone takes no payment."""
 
 from __future__ import annotations
 
@@ -20,13 +22,25 @@ from contracts.rules.result import (
     check_result,
     result_milestones,
 )
-from contracts.rules.terms import DueSetBy, MilestoneKind, MilestonePart, plan_milestones
+from contracts.rules.terms import (
+    ContractRuleError,
+    DueSetBy,
+    MilestoneKind,
+    MilestonePart,
+    contract_terms,
+    missing_bid_facts,
+    past_due_dates,
+    plan_milestones,
+    with_due_dates,
+)
 from contracts.rules.tracker import (
+    ZERO,
     MilestoneState,
     PaymentRefused,
     check_payment,
     guarantee_warnings,
     milestone_status,
+    no_payment_taken,
     outstanding_on_record,
     schedule_glance,
     totals,
@@ -38,6 +52,83 @@ D = Decimal
 OPENING = date(2015, 10, 11)  # game 1 on 12 October, game 6 on the 19th, the last game on the 26th, tie-breaks 28
 DUE = date(2015, 6, 30)
 BOOKKEEPING = "Sanity check: bookkeeping"  # contracts.rules.result.BOOKKEEPING, the label without the call's own
+
+
+# ----------------------------------------------------------------------------------------------- contract
+
+
+def test_a_bid_without_the_facts_a_contract_needs_is_told_which_with_their_articles():
+    # An empty answer is missing as much as one never given (the bid form sends "" for a field left blank).
+    values = {"applicant_name": "Chess Federation of Ukraine", "opening_date": "", "closing_date": None,
+              "venue_city": "Lviv", "venue_country": "", "prize_fund_eur": "200000.00"}
+    assert missing_bid_facts(values, REG) == [
+        "the opening date (Art. 15.2(a))", "the closing date (Art. 15.2(a))", "the venue's country (Art. 15.2(b))",
+        "the contribution to FIDE (Art. 15.2(d))"]
+    assert missing_bid_facts(values | {"opening_date": "2015-10-11", "closing_date": "2015-10-29",
+                                       "venue_country": "UA", "fide_contribution_eur": "40000.00"}, REG) == []
+
+
+def test_a_contract_issued_late_replaces_the_passed_dates_but_a_correction_keeps_those_already_in_force():
+    # Issued on 10 September 2015: the 31 August dates of Art. 15.6.2 have passed. The version it corrects had
+    # instalment 1 on 30 June and the first stipend on 1 September: those stay (their payments are carried over);
+    # the second stipend's 2 September is new, and before the day of issue.
+    ms = with_due_dates(plan_milestones(REG, inputs()), {"stipend_payout_1": date(2015, 9, 1),
+                                                         "stipend_payout_2": date(2015, 9, 2)})
+    kept = {"instalment_1": date(2015, 6, 30), "stipend_payout_1": date(2015, 9, 1)}
+    problems = past_due_dates(REG, ms, today=date(2015, 9, 10), kept=kept)
+    assert sorted(problems) == ["home_compensation", "instalment_2", "stipend_payout_2", "travel_1", "travel_2"]
+    assert problems["instalment_2"] == (
+        "Art. 15.6.2: the regulations fix 31 August 2015 for instalment 2, which is already past on 10 September "
+        "2015, the day the contract is issued; the payment would be overdue from the start. The contract sets a new "
+        "date in its place (Art. 15.6.1): enter the date by which it is due, from 10 September 2015 on.")
+    assert problems["travel_1"].startswith(
+        "Art. 11.1.2: the regulations fix 31 August 2015 for contribution towards the travel costs of Hou Yifan's "
+        "team, which is already past on 10 September 2015,")
+    assert problems["stipend_payout_2"] == (
+        "Sanity check: the stipend of the Member of the Appeals Committee (first) cannot be due on 2 September 2015 "
+        "(you entered 2015-09-02): that is before 10 September 2015, the day the contract is issued, so it would be "
+        "overdue from the start. Enter a date from 10 September 2015 on.")
+    assert sorted(past_due_dates(REG, ms, today=date(2015, 9, 10))) == sorted(
+        [*problems, "instalment_1", "stipend_payout_1"])
+
+
+def test_a_closing_ceremony_on_the_opening_day_or_figures_finance_refuses_cannot_make_a_contract():
+    with pytest.raises(ContractRuleError) as same_day:
+        contract_terms(REG, inputs(closing_date=date(2015, 10, 11)))
+    assert str(same_day.value) == ("Art. 2.2: the closing date (11 October 2015) must come after the opening date "
+                                   "(11 October 2015).")
+    with pytest.raises(ContractRuleError) as reversed_:
+        contract_terms(REG, inputs(closing_date=date(2015, 10, 10)))
+    assert str(reversed_.value) == ("Art. 2.2: the closing date (10 October 2015) must come after the opening date "
+                                    "(11 October 2015).")
+    with pytest.raises(ContractRuleError) as no_prize:
+        contract_terms(REG, inputs(prize_fund=D("0.00")))
+    assert str(no_prize.value) == (
+        "The bid's figures cannot make a contract: Art. 13.4: Hou Yifan's prize of €0.00 would not cover the advance "
+        "of €50,000.00 paid before the start (prize fund €0.00).")
+
+
+@pytest.mark.parametrize("closing", [date(2015, 10, 29), date(2015, 10, 30)])
+def test_the_contract_states_the_days_of_the_match_up_to_the_bids_closing_ceremony(closing):
+    # Art. 2.2 allows the closing ceremony on the day after the tie-break day or the day after that (10.3 keeps
+    # the first for a bid of the 2015 call); the contract states the day the bid gives.
+    days = contract_terms(REG, inputs(closing_date=closing)).schedule_days
+    assert [(d.on, d.kind) for d in days if d.kind != "pre_match"][:3] == [
+        (date(2015, 10, 11), "opening"), (date(2015, 10, 12), "game"), (date(2015, 10, 13), "game")]
+    assert [(d.on, d.kind, d.label) for d in days[-2:]] == [
+        (date(2015, 10, 28), "tiebreak", "Tie-break games, if needed, 15:00"),
+        (closing, "closing", "Closing ceremony")]
+    assert sum(d.kind == "game" for d in days) == 10
+
+
+def test_a_fully_paid_milestone_says_why_it_takes_no_payment_and_a_cent_outstanding_still_takes_one():
+    assert no_payment_taken(title="instalment 1, due 30 June 2015", outstanding=ZERO) == (
+        "Instalment 1, due 30 June 2015 is fully paid: nothing is outstanding, so no further payment can be "
+        "recorded against it. To correct an entry, reverse it above.")
+    assert no_payment_taken(title="the signal blocker", outstanding=ZERO, is_cap=True) == (
+        "Nothing remains under the cap on the signal blocker: no further payment can be recorded against it. To "
+        "correct an entry, reverse it above.")
+    assert no_payment_taken(title="instalment 1, due 30 June 2015", outstanding=D("0.01")) is None
 
 
 # ------------------------------------------------------------------------------------------- match result
