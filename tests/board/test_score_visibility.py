@@ -279,3 +279,9 @@ def test_every_output_shows_each_role_what_the_rule_allows_of_the_scores(app, ev
     assert [(r["bid"], r["rank"]) for r in whole["ranking"]["bids"]] == [
         (call.lviv, "1"), (call.tbilisi, "2"), (call.madrid, "3")]
     assert whole["withheld"] == []
+    # The ranking offers the scores CSV to exactly those it answers (scoring.views.CSV_READERS, asked by both).
+    for role in ("wcoc", "board", "admin"):
+        client = call.client(role)
+        offered = "Download every score and comment (CSV)" in client.get(f"/events/{SLUG}/scoring/ranking").get_data(
+            as_text=True)
+        assert offered == (client.get(f"/events/{SLUG}/scoring/scores.csv").status_code == 200), role
