@@ -18,6 +18,7 @@ from evidence.audit import AuditEntry
 from operations import delivery, jobs, outbox
 from tests.conftest import csrf_token_from
 from tests.mailservers import Inbox, Staller, free_port, smtp_server, wait_until
+from tests.scheduling import REDIS, unique_prefix
 
 BODY = "Dear Olena,\n.\nA line that is only a dot, above: it must arrive as it was written.\n"
 
@@ -258,26 +259,36 @@ def test_the_request_returns_at_once_while_the_mail_server_hangs_and_the_link_ar
 
 @pytest.fixture
 def redis_db(live):
-    """A Redis database of its own for the mail queue, emptied before and after."""
+    """Redis for the mail queue (tests.scheduling.REDIS, shared with every other test and run on this machine, so
+    nothing is flushed): the live app takes a queue prefix of the test's own, whose keys are deleted after."""
     from redis import Redis
 
-    url = "redis://127.0.0.1:6379/13"
-    Redis.from_url(url).flushdb()
-    yield url
-    Redis.from_url(url).flushdb()
+    before = live.config.get("RQ_QUEUE_PREFIX", "")
+    prefix = unique_prefix()
+    live.config["RQ_QUEUE_PREFIX"] = prefix
+    yield REDIS
+    live.config["RQ_QUEUE_PREFIX"] = before
+    connection = Redis.from_url(REDIS)
+    for key in connection.scan_iter(f"*{prefix}*"):
+        connection.delete(key)
+
+
+def mail_queue(live):
+    """The mail queue of the live app (its prefix included)."""
+    with live.app_context():
+        return jobs.queue(jobs.MAIL)
 
 
 @pytest.mark.no_db
 def test_with_redis_the_worker_delivers_from_the_mail_queue(live, redis_db):
-    from redis import Redis
-    from rq import Queue, SimpleWorker
+    from rq import SimpleWorker
 
     port = free_port()
     with smtp_server(port, Inbox()) as inbox:
         live.config.update(MAIL_ENABLED=True, MAIL_SERVER="127.0.0.1", MAIL_PORT=port, REDIS_URL=redis_db,
                            RATELIMIT_ENABLED=False, OUTBOX_DISPATCH="auto")
         assert _register(live, "olena@example.org").status_code == 302
-        queue = Queue(jobs.MAIL, connection=Redis.from_url(redis_db))
+        queue = mail_queue(live)
         assert queue.count == 1 and inbox.messages == []  # queued for the worker, not sent by the request
         with live.app_context():
             SimpleWorker([queue], connection=queue.connection).work(burst=True)
@@ -289,15 +300,13 @@ def test_with_redis_the_worker_delivers_from_the_mail_queue(live, redis_db):
 @pytest.mark.no_db
 def test_a_mail_job_queued_by_a_release_before_the_move_is_delivered_by_todays_worker(live, redis_db):
     """Releases before 0.36.0 queued `core.outbox.deliver_job`; a worker started after the upgrade still runs it."""
-    from redis import Redis
-    from rq import Queue
 
     port = free_port()
     with smtp_server(port, Inbox()) as inbox:
         live.config.update(MAIL_ENABLED=True, MAIL_SERVER="127.0.0.1", MAIL_PORT=port, REDIS_URL=redis_db,
                            RATELIMIT_ENABLED=False, OUTBOX_DISPATCH="auto")
         assert _register(live, "olena@example.org").status_code == 302
-        queue = Queue(jobs.MAIL, connection=Redis.from_url(redis_db))
+        queue = mail_queue(live)
         [queued] = queue.jobs
         assert queued.func_name == "operations.delivery.deliver_job"
         queue.empty()
