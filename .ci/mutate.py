@@ -29,8 +29,8 @@ from pathlib import Path
 
 @dataclass(frozen=True)
 class Scope:
-    mutants: tuple[str, ...]  # mutmut's mutant names, as globs: "operations.outbox.*",
-    "bids.services.x_can_see__mutmut_*"
+    # mutmut's mutant names, as globs: "operations.outbox.*", "bids.services.x_can_see__mutmut_*"
+    mutants: tuple[str, ...]
     tests: tuple[str, ...]  # the test files (or node ids) that carry the module's promises
     # mutmut's time limit of a mutant is (the tests' duration + this) x 15 seconds, where the duration counts only the
     # tests' calls, not their fixtures: a module whose tests set up something slow (a demo seeded once for the module)
