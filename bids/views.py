@@ -56,9 +56,10 @@ from evidence.storage import send_verified
 from operations.page_cache import versioned_page
 
 # The bid pages (the list and a bid) show the bid, its checks, scores and decision, and only a link to its contract:
-# nothing of the contract's own changes and its money, of mail or of the trust list, so those keep their versions
-# (tests/test_page_versions.py holds them to that after every kind of step).
-NOT_SHOWN = ("contract", "payment", "match", "prize", "mail", "trust")
+# nothing of the contract's own changes and its money, or of mail, so those keep their versions
+# (tests/test_page_versions.py holds them to that after every kind of step). A change of the trust list ("trust")
+# is shown: it re-judges the signatures of the bid's documents, which the bid's page shows.
+NOT_SHOWN = ("contract", "payment", "match", "prize", "mail")
 
 bp = Blueprint("bids", __name__)
 register_nav(10, None, "Bids", "bids.index")

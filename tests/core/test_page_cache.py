@@ -199,10 +199,11 @@ def test_without_the_cache_the_pages_are_not_stored_by_the_browser(app, sf, even
 
 def test_a_change_a_page_does_not_show_keeps_its_version_and_one_it_shows_changes_it(app, sf, event, secretariat,
                                                                                     monkeypatch):
-    """Each versioned page names the audit families it shows nothing of (a bid's page: the contract's payments,
-    mail, the trust list): an entry of one of those leaves its ETag as it was (304), and a change of the bid itself
-    gives a new one. Writes of this process are left out of the comparison (PAGE_CACHE_WATCH_WRITES off), as in
-    another process; monkeypatch takes the setting away again after the test (the app is the session's: a setting
+    """Each versioned page names the audit families it shows nothing of (a bid's page: the contract and its
+    payments, the result and deductions, mail): an entry of one of those leaves its ETag as it was (304); a change of
+    the trust list (which re-judges the signatures of the bid's documents, shown on its page) and a change of the bid
+    itself each give a new one. Writes of this process are left out of the comparison (PAGE_CACHE_WATCH_WRITES off),
+    as in another process; monkeypatch takes the setting away again after the test (the app is the session's: a setting
     left behind, even True, would hide from every later test what the code does when it is not set)."""
     from evidence import audit
 
@@ -211,14 +212,19 @@ def test_a_change_a_page_does_not_show_keeps_its_version_and_one_it_shows_change
     first = secretariat.get(f"/bids/{bid}")
     assert first.status_code == 200
     with app.app_context():
-        for action in ("payment.record", "contract.issue", "mail.resent", "trust.add", "prize.deduction"):
+        for action in ("payment.record", "contract.issue", "mail.resent", "match.result", "prize.deduction"):
             audit.record(action, None, actor=None, now=utcnow(), object_type="contract", object_id="1")
         db.session.commit()
     kept = secretariat.get(f"/bids/{bid}", headers={"If-None-Match": first.headers["ETag"]})
     assert kept.status_code == 304
+    with app.app_context():
+        audit.record("trust.add", None, actor=None, now=utcnow(), object_type="trusted_certificate", object_id="1")
+        db.session.commit()
+    trusted = secretariat.get(f"/bids/{bid}", headers={"If-None-Match": first.headers["ETag"]})
+    assert trusted.status_code == 200 and trusted.headers["ETag"] != first.headers["ETag"]
     reject(app, bid)
-    changed = secretariat.get(f"/bids/{bid}", headers={"If-None-Match": first.headers["ETag"]})
-    assert changed.status_code == 200 and changed.headers["ETag"] != first.headers["ETag"]
+    changed = secretariat.get(f"/bids/{bid}", headers={"If-None-Match": trusted.headers["ETag"]})
+    assert changed.status_code == 200 and changed.headers["ETag"] != trusted.headers["ETag"]
     assert "Rejected" in changed.get_data(as_text=True)
 
 
