@@ -103,9 +103,8 @@ class Config:
         self.SQLALCHEMY_ENGINE_OPTIONS = {"pool_pre_ping": True}
         self.UPLOAD_DIR = os.environ.get("UPLOAD_DIR", str(INSTANCE_DIR / "uploads"))
         self.REDIS_URL = os.environ.get("REDIS_URL", "")
-        # Put before the name of every RQ queue (operations.jobs.QUEUES), so that two installations sharing one Redis
-        # do not
-        # take each other's jobs.
+        # Put before the name of every RQ queue (operations.jobs.QUEUES), so that two installations sharing one Redis do
+        # not take each other's jobs.
         self.RQ_QUEUE_PREFIX = os.environ.get("RQ_QUEUE_PREFIX", "")
         # Without Redis, a dossier or pack needing more than this many PDFs made renders in a background thread of
         # the web process (the page shows the progress), so that no request runs into the server's timeout.
@@ -117,9 +116,8 @@ class Config:
         # Rows on one page of a list that can grow (bids, ranking, contracts, payments, outbox): core.paging.
         self.PAGE_SIZE = _int("PAGE_SIZE", 25)
         # Versioned pages (operations.page_cache): the ranking, a bid's page, the bid list and the Board's page of a
-        # call are
-        # kept per process under the audit chain's head and answered 304 to a browser that holds the same version.
-        # PAGE_CACHE_ENTRIES: how many pages a process keeps (least recently used dropped first).
+        # call are kept per process under the audit chain's head and answered 304 to a browser that holds the same
+        # version. PAGE_CACHE_ENTRIES: how many pages a process keeps (least recently used dropped first).
         self.PAGE_CACHE = _bool("PAGE_CACHE", True)
         self.PAGE_CACHE_ENTRIES = _int("PAGE_CACHE_ENTRIES", 512)
         # The request limit sits a little above the document limit so Gambit, not the server, says what is wrong.

@@ -23,10 +23,9 @@ secure_scheme_headers: dict[str, str] = {}
 accesslog = None
 
 # gunicorn's own messages (start, workers booting, timeouts) go through the app's handler (operations.logs.Handler on
-# the
-# root logger), so they come out in the same LOG_FORMAT: JSON lines in production (an --error-logfile is superseded).
-# gunicorn merges this into its defaults key by key, so the defaults' console handlers are replaced, not added to;
-# gunicorn.access is left out, so that an access log asked for on the command line (--access-logfile, as
+# the root logger), so they come out in the same LOG_FORMAT: JSON lines in production (an --error-logfile is
+# superseded). gunicorn merges this into its defaults key by key, so the defaults' console handlers are replaced, not
+# added to; gunicorn.access is left out, so that an access log asked for on the command line (--access-logfile, as
 # tests/security/test_shared_limits.py does) still works as gunicorn writes it.
 logconfig_dict = {
     "root": {"level": os.environ.get("LOG_LEVEL", "INFO").strip().upper(), "handlers": ["gambit"]},

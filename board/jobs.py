@@ -2,12 +2,10 @@
 background thread of the web process, or from the command line (`flask board render <slug>`).
 
 The RQ path enqueues one job per dossier snapshot on the "gambit-pdf" queue (operations.jobs; the job id carries the
-inputs
-hash, so a second request for the same snapshot waits for the same job); `flask worker` (or its older name
-`flask board worker`) runs the jobs inside the app. Every path renders the
-bids' dossiers one at a time, committing each as it is made, then the pack: progress is what is stored, which
-every process sees, and an interrupted run loses at most the document it was making.
-"""
+inputs hash, so a second request for the same snapshot waits for the same job); `flask worker` (or its older name `flask
+board worker`) runs the jobs inside the app. Every path renders the bids' dossiers one at a time, committing each as it
+is made, then the pack: progress is what is stored, which every process sees, and an interrupted run loses at most the
+document it was making."""
 
 from __future__ import annotations
 

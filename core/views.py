@@ -1,6 +1,5 @@
 """The site's own blueprint ("core"), whose endpoints keep the names they always had: the site's icon here; the home
-page
-lists the calls, so it is events' own (events.views.home); the health checks (`/livez`, `/healthz`, `/readyz`) are
+page lists the calls, so it is events' own (events.views.home); the health checks (`/livez`, `/healthz`, `/readyz`) are
 operations' (operations.health_views). Each registers its routes on this blueprint so that their endpoints stay
 core.home, core.healthz, ...: core knows no domain and no operations."""
 

@@ -216,8 +216,7 @@ def verify_chain(expect: Checkpoint | None = None) -> ChainReport:
 def walk_chain(entries: Iterable[Any], expect: Checkpoint | None = None, *, key: bytes | None = None) -> ChainReport:
     """verify_chain's walk over `entries` (rows with the audit entry's columns, in order), wherever they were read:
     the database, or the audit part of a backup (operations.backup). `key` None checks the links and the checkpoint
-    only,
-    not the MACs (for an archive checked where the audit key is not). Raises nothing of its own."""
+    only, not the MACs (for an archive checked where the audit key is not). Raises nothing of its own."""
     prev, prev_seq, count = GENESIS, 0, 0
     at_expected: Any = None
     for entry in entries:

@@ -4,11 +4,9 @@ answer names every check that applies and what is wrong with the failing ones.
 A check takes the app and returns "ok" (or "ok" with a short note), None when it does not apply to this
 deployment (Redis without REDIS_URL), or raises when the part is not ready: NotReady with a short reason, or any
 other exception (named by its type; the details go to the log). The checks' answers are details (the mail backlog,
-the kind of signing identity, the free space): operations.health_views gives them only to the secretariat and to
-callers on this
-machine, anyone else is told "ok" or "unavailable". A later part adds its own check with one line:
-`CHECKS["outbox"] = outbox_check`.
-"""
+the kind of signing identity, the free space): operations.health_views gives them only to the secretariat and to callers
+on this machine, anyone else is told "ok" or "unavailable". A later part adds its own check with one line:
+`CHECKS["outbox"] = outbox_check`."""
 
 from __future__ import annotations
 

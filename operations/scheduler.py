@@ -298,8 +298,7 @@ def scheduler_command(once: bool) -> None:
     period runs once however many schedulers run. With REDIS_URL set, `flask worker` runs the jobs."""
     app: Flask = current_app._get_current_object()  # type: ignore[attr-defined]
     # What the scheduler does goes to stderr through the app's own handler (operations.logs, on the root logger: JSON
-    # lines
-    # in production, each line once); at INFO at least, since its lines are the record of what ran.
+    # lines in production, each line once); at INFO at least, since its lines are the record of what ran.
     log.setLevel(logging.INFO)
     _scheduler(app, once=once)
 

@@ -1,6 +1,5 @@
 """Versioned pages (operations.page_cache): the ETag and 304, the copy kept per process, and what the version is made
-of.
-That no state change of the flow is missed is tests/test_page_versions.py's."""
+of. That no state change of the flow is missed is tests/test_page_versions.py's."""
 
 from __future__ import annotations
 

@@ -1,7 +1,6 @@
 """What the key of a versioned page (operations.page_cache.page_key) is made of, as a person's browsers see it: two
-browsers
-of one person never share a copy (each page carries its session's CSRF token), and a page that shows a message flashed
-while it was made is never kept nor answered 304."""
+browsers of one person never share a copy (each page carries its session's CSRF token), and a page that shows a message
+flashed while it was made is never kept nor answered 304."""
 
 from __future__ import annotations
 

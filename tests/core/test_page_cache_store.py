@@ -1,9 +1,7 @@
-"""What the copies kept in one process (operations.page_cache) promise beyond their key: the least recently used copy
-is the
-one let go when the store is full; the instants a page changes at (every call's bid deadline) are read again once
-the audit head moves, so a call added or moved changes the pages at its own deadline; and with
-PAGE_CACHE_WATCH_WRITES off (the walk of every state change, tests/test_page_versions.py) a copy follows the audit
-head alone."""
+"""What the copies kept in one process (operations.page_cache) promise beyond their key: the least recently used copy is
+the one let go when the store is full; the instants a page changes at (every call's bid deadline) are read again once
+the audit head moves, so a call added or moved changes the pages at its own deadline; and with PAGE_CACHE_WATCH_WRITES
+off (the walk of every state change, tests/test_page_versions.py) a copy follows the audit head alone."""
 
 from __future__ import annotations
 
