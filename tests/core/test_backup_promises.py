@@ -336,6 +336,55 @@ def test_an_instance_without_rows_nor_files_is_backed_up_and_restored(tmp_path):
         _dispose(target)
 
 
+def test_a_backup_taken_while_an_account_is_created_holds_the_instance_as_it_was_when_it_began(tmp_path, database_url):
+    """An account created by another connection while the backup reads (after it has read the accounts, before the
+    audit log and the roles) is in none of the archive's tables, and was not kept waiting: the archive is one
+    snapshot, not tables read at different moments (on PostgreSQL, one REPEATABLE READ transaction, which blocks no
+    writer; on SQLite, the online backup's copy: a read of the live file would hold the write lock, and the account
+    would fail with "database is locked")."""
+    kind = "postgresql" if database_url.startswith("postgresql") else "sqlite"
+    source, cleanup = _target(tmp_path, kind, database_url, name="busy")
+    other = _app(tmp_path, "busy", url=source.config["SQLALCHEMY_DATABASE_URI"])  # another process on the same data
+    written = []
+
+    def create_an_account_once_the_accounts_are_read(conn, cursor, statement, parameters, context, executemany):
+        if written or "FROM user ORDER BY" not in statement.replace('"', ""):  # the backup's read of the accounts
+            return
+        written.append(statement)
+        with other.app_context():
+            create_user(email="late@example.org", password="a long enough password", name="Late",
+                        roles=["bidder"], actor=None, now=utcnow())
+            db.session.commit()
+            db.session.remove()
+
+    try:
+        with source.app_context():
+            db.create_all()
+            create_user(email="first@example.org", password="a long enough password", name="First",
+                        roles=["bidder"], actor=None, now=utcnow())
+            db.session.commit()
+        before = _rows(source)
+        sa.event.listen(sa.engine.Engine, "after_cursor_execute", create_an_account_once_the_accounts_are_read)
+        try:
+            made = source.test_cli_runner().invoke(args=["backup", "create", str(tmp_path / "busy.backup")])
+        finally:
+            sa.event.remove(sa.engine.Engine, "after_cursor_execute", create_an_account_once_the_accounts_are_read)
+        assert made.exit_code == 0, made.output
+        assert len(written) == 1  # the account was created while the backup read, and is in the database now
+        assert [u["email"] for u in _rows(source)["user"]] == ["first@example.org", "late@example.org"]
+        manifest, _, contents = _contents(tmp_path / "busy.backup")
+        assert {name: t["rows"] for name, t in manifest["tables"].items()} == {
+            name: len(rows) for name, rows in before.items()}
+        assert (len(before["user"]), len(before["user_role"]), len(before["audit_entry"])) == (1, 1, 1)
+        assert manifest["audit_checkpoint"].startswith("1:")
+        assert b"late@example.org" not in b"".join(contents.values())
+    finally:
+        _dispose(other)
+        _dispose(source)
+        if cleanup:
+            cleanup()
+
+
 # ------------------------------------------------------------------------------------------------ verify
 
 
