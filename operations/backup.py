@@ -150,7 +150,8 @@ def _snapshot() -> tuple[dict[str, bytes], dict[str, int], str | None, str]:
             finally:
                 snapshot_engine.dispose()
         return parts, counts, revision, "sqlite"
-    with engine.connect().execution_options(isolation_level="REPEATABLE READ") as conn:
+    with engine.connect() as conn:  # closed whatever fails next (the options are set on it, in place)
+        conn.execution_options(isolation_level="REPEATABLE READ")
         conn.exec_driver_sql("SET TRANSACTION READ ONLY")
         parts, counts, revision = _dump(conn)
         conn.rollback()
