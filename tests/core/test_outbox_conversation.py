@@ -15,6 +15,7 @@ from sqlalchemy.orm import selectinload
 
 from core.db import db, utcnow
 from operations import delivery, outbox
+from tests.faults import postgres_database
 from tests.mailservers import Inbox, Scripted, free_port
 
 BODY = "Dear Olena,\nthe Board decided on your bid.\n"
@@ -408,3 +409,41 @@ def test_the_workers_job_and_the_schedulers_summary_count_what_was_sent(app, mai
     app.config["MAIL_ENABLED"] = False
     with app.app_context():
         assert delivery.scheduled_delivery(utcnow()) == "mail is off (MAIL_ENABLED is not set): nothing sent"
+
+
+@pytest.mark.no_db
+def test_on_postgresql_a_message_taken_over_at_the_instant_another_was_written_goes_out_first(app, tmp_path):
+    """Two messages due at the same instant go out in the order they were written. PostgreSQL hands rows of equal
+    keys back in storage order, and a row whose status changed lies after those written since (the claim and the
+    sweep write it anew at the end of the table): the batch is ordered by the messages' numbers too. (On SQLite
+    ties come in rowid order whatever the query says, so only PostgreSQL shows it.)"""
+    from app import create_app
+
+    port, at = free_port(), utcnow().replace(microsecond=0)
+    with postgres_database() as url:
+        application = create_app({
+            "TESTING": True, "SECRET_KEY": "x", "SQLALCHEMY_DATABASE_URI": url, "SERVER_NAME": "gambit.test",
+            "UPLOAD_DIR": str(tmp_path / "uploads"), "AUDIT_KEY": app.config["AUDIT_KEY"],
+            "OUTBOX_DISPATCH": "manual", "MAIL_ENABLED": True, "MAIL_SERVER": "127.0.0.1", "MAIL_PORT": port,
+            "MAIL_TIMEOUT": 2, "MAIL_USE_TLS": False, "MAIL_USERNAME": "", "MAIL_SENDER": "Gambit <gambit@fide.local>"})
+        try:
+            with application.app_context():
+                db.create_all()
+                stalled = outbox.queue(["a@example.org"], "stalled", BODY, kind="test.notice",
+                                       now=at - timedelta(hours=2))
+                db.session.commit()
+                outbox.queue(["b@example.org"], "written", BODY, kind="test.notice", now=at)
+                db.session.commit()
+                # its deliverer stopped an hour ago, before the body left: the sweep queues it again, due at `at`
+                stalled.status, stalled.claimed_at, stalled.attempts = "sending", at - timedelta(hours=1), 1
+                db.session.add(outbox.OutboxAttempt(message_id=stalled.id, number=1, started_at=at - timedelta(hours=1),
+                                                    phase="connect"))
+                db.session.commit()
+            with Scripted(port) as server, application.app_context():
+                assert delivery.deliver_due(lambda: at) == 2
+        finally:
+            with application.app_context():
+                db.session.remove()
+                db.engine.dispose()
+    subjects = [raw.split(b"Subject: ", 1)[1].split(b"\r\n", 1)[0].decode() for raw in server.messages]
+    assert subjects == ["stalled", "written"]

@@ -158,6 +158,7 @@ def test_the_counts_by_status_of_one_record_and_of_one_account(app, make):
 @pytest.mark.no_db
 @pytest.mark.parametrize(("counts", "what", "mail", "sentence"), [
     ({"sent": 1}, "notices to the bidders", True, "1 notice to the bidders is in the outbox and was sent."),
+    ({"sent": 3}, "notices to the bidders", True, "3 notices to the bidders are in the outbox and were sent."),
     ({"queued": 1}, "notices to the bidders", True,
      "1 notice to the bidders is in the outbox and being sent now; the outbox shows each one's delivery."),
     ({"failed": 2}, "reminders", True,
