@@ -144,7 +144,7 @@ def init_page_cache(app: Flask) -> None:
     """Give the app its store of copies (a new token: copies and ETags of another app, or of this code before a
     restart, never match)."""
     app.extensions["page_cache"] = _Store(token=secrets.token_hex(8),
-                                          entries=max(1, int(app.config.get("PAGE_CACHE_ENTRIES", 512))))
+                                          entries=max(1, int(app.config["PAGE_CACHE_ENTRIES"])))
 
 
 def store(app: Flask | None = None) -> _Store:

@@ -91,3 +91,12 @@ def test_with_writes_not_watched_a_copy_follows_the_audit_head_alone(app, sf, ev
     assert "Federation of Lviv" in page and "Federation of Odesa" not in page
     monkeypatch.setitem(app.config, "PAGE_CACHE_WATCH_WRITES", True)
     assert "Federation of Odesa" in secretariat.get(f"/bids/{bid}").get_data(as_text=True)
+
+
+def test_each_app_keeps_as_many_copies_as_its_setting_says_at_least_one_under_a_token_of_its_own(another_app):
+    """PAGE_CACHE_ENTRIES bounds the copies a process keeps (never below one); each app made (a restart, new code or
+    settings) keys its copies and ETags under a token of its own, so none of another's matches."""
+    two, none, default = another_app(PAGE_CACHE_ENTRIES=2), another_app(PAGE_CACHE_ENTRIES=0), another_app()
+    assert (store(two).entries, store(none).entries, store(default).entries) == (2, 1, 512)
+    tokens = {store(a).token for a in (two, none, default)}
+    assert len(tokens) == 3 and all(tokens)
