@@ -9,7 +9,7 @@ mutmut keys its cache of results on the tests selected, so running another modul
 why each module's score is written as soon as its run ends. Slow by nature (minutes per module), so not part of
 `make test`: run it before a release. MUTATE_JOBS (default 1) mutants run at once; MUTATE_LEAVE_OUT (test files,
 comma-separated) leaves tests out, for a figure from before they were written; MUTATE_MATCH (mutant globs) narrows
-what --again re-runs.
+what --again re-runs; MUTATE_PYTEST_ARGS adds pytest options (a run on PostgreSQL: see run()).
 
 Usage: .venv/bin/python .ci/mutate.py [--again] [MODULE ...]
   no MODULE: every one, in the order below (`--list` names them); `--again`: only the mutants that survived the
@@ -208,6 +208,11 @@ def run(name: str, scope: Scope, jobs: int, *, again: bool = False) -> str:
     if len(present) < len(scope.tests):  # a checkout from before those tests were written (a "before" figure)
         print(f"{name}: not present, left out: {', '.join(sorted(set(scope.tests) - set(present)))}", flush=True)
     config().pytest_add_cli_args_test_selection = present
+    # MUTATE_PYTEST_ARGS: more pytest options for every test run of the module (a run on PostgreSQL needs
+    # "-p no:unraisableexception": mutmut's forced-fail pass makes every function raise at once, and a connection
+    # dropped mid-way is then reported at exit as an unraisable warning, which the suite's filterwarnings = error turns
+    # into an error that stops mutmut before the first mutant).
+    config().pytest_add_cli_args = [*config().pytest_add_cli_args, *os.environ.get("MUTATE_PYTEST_ARGS", "").split()]
     config().timeout_constant = scope.timeout_constant
     if mutants:
         try:

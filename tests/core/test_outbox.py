@@ -257,6 +257,30 @@ def test_the_request_returns_at_once_while_the_mail_server_hangs_and_the_link_ar
     assert "https://gambit.fide.example/register/confirm/" in received.get_content()
 
 
+@pytest.mark.no_db
+def test_stopping_the_delivery_thread_waits_for_a_hanging_server_no_longer_than_it_is_told(live):
+    """A process that shuts down (an orderly stop, the tests) stops its delivery thread: while that thread hangs on a
+    mail server that never answers (MAIL_TIMEOUT 30 s), the stop gives up waiting after the time it is given, and the
+    message is left to the next deliverer."""
+    port = free_port()
+    live.config.update(MAIL_ENABLED=True, MAIL_SERVER="127.0.0.1", MAIL_PORT=port, MAIL_TIMEOUT=30,
+                       RATELIMIT_ENABLED=False, OUTBOX_DISPATCH="auto", REDIS_URL="")
+    staller = Staller(port)
+    try:
+        assert _register(live, "olena@example.org").status_code == 302
+        assert staller.accepted.wait(30), "the delivery thread never connected"
+        dispatcher = live.extensions["gambit_outbox"]
+        stopping = threading.Thread(target=dispatcher.stop, kwargs={"timeout": 0.5})
+        stopping.start()
+        stopping.join(10)
+        assert not stopping.is_alive(), "the stop waited for the hanging server beyond the 0.5 s it was given"
+        assert dispatcher.thread.is_alive()  # the delivery still hangs: it was not waited for
+    finally:
+        staller.close()  # the attempt fails at once now: the thread ends
+    delivery.stop_dispatcher(live)
+    assert not dispatcher.thread.is_alive()
+
+
 @pytest.fixture
 def redis_db(live):
     """Redis for the mail queue (tests.scheduling.REDIS, shared with every other test and run on this machine, so
