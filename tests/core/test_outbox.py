@@ -3,6 +3,7 @@ never answers, one that refuses the recipient for good, and one that works."""
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import sys
 import threading
@@ -297,22 +298,25 @@ def redis_db(live):
         connection.delete(key)
 
 
-def mail_queue(live):
-    """The mail queue of the live app (its prefix included)."""
-    with live.app_context():
-        return jobs.queue(jobs.MAIL)
+@contextlib.contextmanager
+def registered_with_the_queue(live, redis_url: str):
+    """A registration made with Redis on: its confirmation is queued for the worker. Yields (the SMTP server's inbox,
+    the live app's mail queue), the server listening until the block ends."""
+    port = free_port()
+    with smtp_server(port, Inbox()) as inbox:
+        live.config.update(MAIL_ENABLED=True, MAIL_SERVER="127.0.0.1", MAIL_PORT=port, REDIS_URL=redis_url,
+                           RATELIMIT_ENABLED=False, OUTBOX_DISPATCH="auto")
+        assert _register(live, "olena@example.org").status_code == 302
+        with live.app_context():
+            queue = jobs.queue(jobs.MAIL)
+        yield inbox, queue
 
 
 @pytest.mark.no_db
 def test_with_redis_the_worker_delivers_from_the_mail_queue(live, redis_db):
     from rq import SimpleWorker
 
-    port = free_port()
-    with smtp_server(port, Inbox()) as inbox:
-        live.config.update(MAIL_ENABLED=True, MAIL_SERVER="127.0.0.1", MAIL_PORT=port, REDIS_URL=redis_db,
-                           RATELIMIT_ENABLED=False, OUTBOX_DISPATCH="auto")
-        assert _register(live, "olena@example.org").status_code == 302
-        queue = mail_queue(live)
+    with registered_with_the_queue(live, redis_db) as (inbox, queue):
         assert queue.count == 1 and inbox.messages == []  # queued for the worker, not sent by the request
         with live.app_context():
             SimpleWorker([queue], connection=queue.connection).work(burst=True)
@@ -324,13 +328,7 @@ def test_with_redis_the_worker_delivers_from_the_mail_queue(live, redis_db):
 @pytest.mark.no_db
 def test_a_mail_job_queued_by_a_release_before_the_move_is_delivered_by_todays_worker(live, redis_db):
     """Releases before 0.36.0 queued `core.outbox.deliver_job`; a worker started after the upgrade still runs it."""
-
-    port = free_port()
-    with smtp_server(port, Inbox()) as inbox:
-        live.config.update(MAIL_ENABLED=True, MAIL_SERVER="127.0.0.1", MAIL_PORT=port, REDIS_URL=redis_db,
-                           RATELIMIT_ENABLED=False, OUTBOX_DISPATCH="auto")
-        assert _register(live, "olena@example.org").status_code == 302
-        queue = mail_queue(live)
+    with registered_with_the_queue(live, redis_db) as (inbox, queue):
         [queued] = queue.jobs
         assert queued.func_name == "operations.delivery.deliver_job"
         queue.empty()
