@@ -15,9 +15,9 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from decimal import Decimal
 from functools import cached_property
-from typing import TypeVar
+from typing import Any, TypeVar
 
-from sqlalchemy import bindparam, select
+from sqlalchemy import bindparam, func, select
 from sqlalchemy.orm import joinedload, lazyload, load_only, selectinload
 from sqlalchemy.orm.interfaces import LoaderOption
 
@@ -110,6 +110,8 @@ class ScoringData:
     `bids` are the bids the WCOC and the Board see (submitted or past it), by id; `ranked` those of them that
     passed the compliance gate or were admitted, sorted by title (the order the ranking keeps for ties);
     `excluded` the others with the reason. `members` are the WCOC members and every author of a scorecard.
+    The scorecards themselves (`cards`) are read when first asked for, and one member's alone when only theirs are
+    (`card`): a ranking found in the cache needs neither (`card_figures` tells whether it may be used).
     """
 
     event: Event
@@ -118,7 +120,6 @@ class ScoringData:
     members: dict[int, User]
     declarations: dict[int, ConflictDeclaration]
     declared: dict[int, set[int]]
-    cards: dict[tuple[int, int], CardRow]
     weights_version: WeightsVersion | None
     ranked: list[Bid] = field(default_factory=list)
     excluded: list[tuple[Bid, str]] = field(default_factory=list)
@@ -148,19 +149,31 @@ class ScoringData:
         """{(member id, bid id): why} for every member of `members` and every bid of `bids`, decided once for this
         data from plain values (the ranking asks for thousands of pairs: what counts, who is due, who is recused);
         only the pairs recused are held."""
-        bids = [(b.id, b.owner_id, b.host_federation) for b in self.bids]
-        out: dict[tuple[int, int], str] = {}
-        for member in self.members.values():
-            member_id, federation = member.id, member.federation
+        return {(member_id, bid_id): reason for member_id in self.members
+                for bid_id, reason in self._recused_of(member_id).items()}
+
+    @cached_property
+    def _bid_facts(self) -> list[tuple[int, int, str | None]]:
+        return [(b.id, b.owner_id, b.host_federation) for b in self.bids]
+
+    def _recused_of(self, member_id: int) -> dict[int, str]:
+        """{bid id: why} of the bids of `bids` one member of `members` is recused from, decided once per member
+        (a viewer's page asks for theirs alone)."""
+        known = self._recused_by_member.get(member_id)
+        if known is None:
+            member = self.members[member_id]
             declared = self.declared.get(member_id, set())
             decl = self.declarations.get(member_id)
             declared_reason = decl.reason if decl else ""
-            for bid_id, owner_id, host in bids:
-                reason = recusal_reason_of(member_id, federation, bid_id, owner_id, host, declared=declared,
-                                           declared_reason=declared_reason)
-                if reason is not None:
-                    out[(member_id, bid_id)] = reason
-        return out
+            known = self._recused_by_member[member_id] = {
+                bid_id: reason for bid_id, owner_id, host in self._bid_facts
+                if (reason := recusal_reason_of(member_id, member.federation, bid_id, owner_id, host,
+                                                declared=declared, declared_reason=declared_reason)) is not None}
+        return known
+
+    @cached_property
+    def _recused_by_member(self) -> dict[int, dict[int, str]]:
+        return {}
 
     @cached_property
     def _bid_ids(self) -> frozenset[int]:
@@ -169,7 +182,7 @@ class ScoringData:
     def recusal(self, member: User, bid: Bid) -> str | None:
         """Why `member`'s scores on `bid` never count, or None (see `recusal_reason`)."""
         if member.id in self.members and bid.id in self._bid_ids:
-            return self._recused.get((member.id, bid.id))
+            return self._recused_of(member.id).get(bid.id)
         decl = self.declarations.get(member.id)  # a viewer who is not a member (the secretariat), or another bid
         return recusal_reason(member, bid, declared=self.declared.get(member.id, set()),
                               declared_reason=decl.reason if decl else "")
@@ -198,6 +211,40 @@ class ScoringData:
         return decl is not None and {b.id for b in self.bids} <= decl.covered
 
     # ---- scorecards
+
+    @cached_property
+    def cards(self) -> dict[tuple[int, int], CardRow]:
+        """{(bid id, member id): the scorecard as a plain row} of every scorecard on the call's bids, read in one
+        query when first asked for (a member's read before, `card`, are the same objects). Raises nothing."""
+        read = self._cards_by_member
+        rows = [CardRow(*row) for row in db.session.execute(_CARDS, {"event_id": self.event.id})]
+        return {(c.bid_id, c.member_id): read.get(c.member_id, {}).get(c.bid_id, c) for c in rows}
+
+    @cached_property
+    def _cards_by_member(self) -> dict[int, dict[int, CardRow]]:
+        return {}
+
+    def _cards_of(self, member_id: int) -> dict[int, CardRow]:
+        """{bid id: scorecard} of one member: from `cards` once read, else in one query of that member's alone."""
+        known = self._cards_by_member.get(member_id)
+        if known is None:
+            if "cards" in self.__dict__:
+                known = {b: card for (b, m), card in self.cards.items() if m == member_id}
+            else:
+                known = {c.bid_id: c for c in (CardRow(*row) for row in db.session.execute(
+                    _MEMBER_CARDS, {"event_id": self.event.id, "member_id": member_id}))}
+            self._cards_by_member[member_id] = known
+        return known
+
+    @cached_property
+    def card_figures(self) -> dict[int, tuple]:
+        """{bid id: (how many scorecards, the sum of their revisions, the newest id, the last change)} of the call's
+        bids, read as one aggregate per bid: a fingerprint of every scorecard's content without reading one. Every
+        write of a scorecard or its scores raises its revision (scoring.services: the optimistic lock) and no
+        scorecard is deleted but with its bid or member, so the figures of a bid change with any of its scorecards;
+        the last change tells apart two histories after a restore. Raises nothing."""
+        return {bid_id: tuple(rest) for bid_id, *rest in db.session.execute(_CARD_FIGURES,
+                                                                           {"event_id": self.event.id})}
 
     def load_scores(self, bid: Bid | None = None) -> None:
         """Read the scores and comments of the call's scorecards (of `bid`'s only, for its scorecard page) as plain
@@ -229,7 +276,7 @@ class ScoringData:
             .where(Bid.id.in_([b.id for b in self.bids]))).all()) if self.bids else {}
 
     def card(self, bid: Bid, member: User) -> CardRow | None:
-        return self.cards.get((bid.id, member.id))
+        return self._cards_of(member.id).get(bid.id)
 
     def due(self, member: User) -> list[Bid]:
         """The bids `member` is to score: ranked, still in the contest, not recused."""
@@ -293,6 +340,7 @@ class ScoringData:
 
     def not_scored(self) -> list[tuple[User, list[Bid]]]:
         """The WCOC members with a bid due (`due`) whose scorecard is not submitted, with those bids."""
+        assert self.cards is not None  # every member's read at once (one query), not one query per member
         return [(m, missing) for m in self.wcoc
                 if (missing := [b for b in self.due(m) if not ((c := self.card(b, m)) and c.is_submitted)])]
 
@@ -426,10 +474,16 @@ _BIDS = _bids_statement((load_only(*REVIEW_COLUMNS), lazyload(Bid.event), lazylo
                          lazyload(Bid.room_rates), lazyload(Bid.documents), lazyload(Bid.versions)))
 _BIDS_FULL = _bids_statement((selectinload(Bid.versions), selectinload(Bid.room_rates), selectinload(Bid.documents)))
 _CARDS = select(*CARD_COLUMNS).join(Bid, Scorecard.bid_id == Bid.id).where(Bid.event_id == bindparam("event_id"))
-# The WCOC members and every author of a scorecard, with their roles in the same statement.
+_MEMBER_CARDS = _CARDS.where(Scorecard.member_id == bindparam("member_id"))
+_CARD_FIGURES = (select(Scorecard.bid_id, func.count(Scorecard.id), func.sum(Scorecard.revision),
+                        func.max(Scorecard.id), func.max(Scorecard.updated_at))
+                 .join(Bid, Scorecard.bid_id == Bid.id).where(Bid.event_id == bindparam("event_id"))
+                 .group_by(Scorecard.bid_id))
+# The WCOC members and every author of a scorecard of the call, with their roles in the same statement.
 _MEMBERS = select(User).where(
     User.id.in_(select(UserRole.user_id).where(UserRole.role == Role.WCOC.value))
-    | User.id.in_(bindparam("authors", expanding=True))).options(joinedload(User.roles))
+    | User.id.in_(select(Scorecard.member_id).join(Bid, Scorecard.bid_id == Bid.id)
+                  .where(Bid.event_id == bindparam("event_id")))).options(joinedload(User.roles))
 # Each declaration with the bids it names (one row per bid, or one row with None).
 _DECLARATIONS = (select(ConflictDeclaration, conflict_declaration_bid.c.bid_id)
                  .outerjoin(conflict_declaration_bid,
@@ -449,9 +503,7 @@ def load_scoring(event: Event, *, full: bool = False) -> ScoringData:
     the scores themselves are read on demand (`ScoringData.load_scores`). `full`: see bids_before_reviewers.
     Raises nothing."""
     bids = bids_before_reviewers(event, full=full)
-    cards = [CardRow(*row) for row in db.session.execute(_CARDS, {"event_id": event.id})]
-    members = {u.id: u for u in db.session.scalars(
-        _MEMBERS, {"authors": sorted({c.member_id for c in cards})}).unique()}
+    members = {u.id: u for u in db.session.scalars(_MEMBERS, {"event_id": event.id}).unique()}
     declarations: dict[int, ConflictDeclaration] = {}
     declared: dict[int, set[int]] = {}
     for decl, bid_id in db.session.execute(_DECLARATIONS, {"event_id": event.id}):
@@ -459,7 +511,7 @@ def load_scoring(event: Event, *, full: bool = False) -> ScoringData:
         if decl.has_conflict and bid_id is not None:
             declared.setdefault(decl.member_id, set()).add(bid_id)
     return ScoringData(event=event, reg=event.regulation, bids=bids, members=members, declarations=declarations,
-                       declared=declared, cards={(c.bid_id, c.member_id): c for c in cards},
+                       declared=declared,
                        weights_version=current_weights_version(event))
 
 
@@ -479,11 +531,19 @@ class RankingReport:
     ranking: Ranking
     sensitivity: Sensitivity  # imported for type checking only: scoring.sensitivity loads numpy
     recusals: list[Recusal]
-    counted: dict[int, dict[int, CardRow]]
     withheld: list[tuple[Bid, str]] = field(default_factory=list)
     # The cache slot of the arithmetic this report shows (arithmetic_slot): what is drawn from the results alone
     # is kept there with them (`kept`).
     slot: dict = field(default_factory=dict, repr=False, compare=False)
+    # How many members are due to score each ranked bid, when the call's slot knew it (else counted again).
+    expected_counts: dict[BidId, int] | None = field(default=None, repr=False, compare=False)
+
+    @cached_property
+    def counted(self) -> dict[int, dict[int, CardRow]]:
+        """{bid id: {member id: scorecard}} of the scorecards the ranking counts (ScoringData.counted, the withheld
+        bids left out): read when asked for (a dossier's comments), not by a ranking found in the cache."""
+        hidden = {b.id for b, _ in self.withheld}
+        return {bid_id: by for bid_id, by in self.data.counted().items() if bid_id not in hidden}
 
     @property
     def weights_version(self) -> WeightsVersion | None:
@@ -506,7 +566,7 @@ class RankingReport:
 
     @cached_property
     def _expected(self) -> dict[BidId, int]:
-        return self.data.counting_members()
+        return self.expected_counts if self.expected_counts is not None else self.data.counting_members()
 
     def expected(self, bid: Bid) -> int:
         """How many WCOC members are to score the bid (those not recused)."""
@@ -568,34 +628,68 @@ def build_ranking(data: ScoringData, viewer: User | None = None) -> RankingRepor
     them (`ScoringData.bid_withheld_from`) are left out before anything is computed and listed in `withheld`.
     Raises ValueError when a stored weights version no longer fits the call's criteria."""
     reg = data.reg
-    keys = {c.key for c in reg.criteria}
     withheld = [] if viewer is None else [(b, why) for b in data.ranked
                                           if (why := data.bid_withheld_from(viewer, b))]
-    hidden = {b.id for b, _ in withheld}
-    counted = {bid_id: by_member for bid_id, by_member in data.counted().items() if bid_id not in hidden}
+    hidden = frozenset(b.id for b, _ in withheld)
     names: dict[BidId, str] = {b.id: b.title for b in data.ranked if b.id not in hidden}
     member_names: dict[MemberId, str] = {m.id: m.name for m in data.members.values()}
     weights = data.weights
-    slot = arithmetic_slot(_arithmetic_key(reg, counted, weights, names, member_names))
+    # The call's slot, found from what was read already and one aggregate per bid (no scorecard read), holds the
+    # fingerprint of the arithmetic's inputs and what the page shows beside it; on a miss they are worked out from
+    # the scorecards, and the arithmetic itself is found by its own fingerprint or computed.
+    call = arithmetic_slot(_call_key(data, hidden, names, weights))
+    if "arithmetic" not in call:
+        counted = {bid_id: by for bid_id, by in data.counted().items() if bid_id not in hidden}
+        call["arithmetic"] = _arithmetic_key(reg, counted, weights, names, member_names)
+        call["recusals"] = tuple((r.member.id, r.bid.id, r.reason) for r in data.recusals())
+        call["expected"] = data.counting_members()
+    slot = arithmetic_slot(call["arithmetic"])
     if "result" not in slot:
-        data.load_scores()
-        cards: Scorecards = {bid_id: {m: {k: v for k, v in card.score_map().items() if k in keys}
-                          for m, card in by_member.items()} for bid_id, by_member in counted.items()}
-        slot["result"] = (rank_bids(reg, cards, weights, names=names),
-                          assess_sensitivity(reg, cards, weights, names=names, member_names=member_names))
+        slot["result"] = _arithmetic(data, hidden, weights, names, member_names)
     ranking, sensitivity = slot["result"]
-    return RankingReport(data, ranking, sensitivity, data.recusals(), counted, withheld, slot)
+    by_id = {b.id: b for b in data.bids}
+    recusals = [Recusal(data.members[m], by_id[b], why) for m, b, why in call["recusals"]]
+    return RankingReport(data, ranking, sensitivity, recusals, withheld, slot, expected_counts=call["expected"])
+
+
+def _arithmetic(data: ScoringData, hidden: frozenset[int], weights, names, member_names) -> tuple:
+    """(the ranking, its sensitivity) computed on the counted scorecards' scores. Raises what rank_bids raises."""
+    reg = data.reg
+    keys = {c.key for c in reg.criteria}
+    data.load_scores()
+    cards: Scorecards = {bid_id: {m: {k: v for k, v in card.score_map().items() if k in keys}
+                                  for m, card in by_member.items()}
+                         for bid_id, by_member in data.counted().items() if bid_id not in hidden}
+    return (rank_bids(reg, cards, weights, names=names),
+            assess_sensitivity(reg, cards, weights, names=names, member_names=member_names))
 
 
 # The ranking and its sensitivity are pure functions of the scores, weights, names and regulation: the same
 # inputs give the same (immutable) results, so a worker keeps the last few instead of sampling 10,000 weightings
-# on every page view. The cache is keyed by a cheap fingerprint of the inputs (so a hit loads no score); each
-# fingerprint gets a slot that holds its results once computed. Nothing from the database session is kept.
-@functools.lru_cache(maxsize=32)
-def arithmetic_slot(key: tuple) -> dict[str, tuple]:
-    """The slot of the ranking and sensitivity computed for the inputs fingerprinted by `key` (empty until
-    computed); the 32 most recently used are kept (`arithmetic_slot.cache_clear()` empties them). Raises nothing."""
+# on every page view. Two kinds of slot share the cache: a call's (`_call_key`: a fingerprint read without any
+# scorecard, holding the arithmetic's fingerprint, the recusals and who is due to score what) and the arithmetic's
+# (`_arithmetic_key`, read from the counted scorecards: several states of a call that count the same scores share
+# it). Nothing from the database session is kept.
+@functools.lru_cache(maxsize=64)
+def arithmetic_slot(key: tuple) -> dict[str, Any]:
+    """The slot kept for the inputs fingerprinted by `key` (empty until filled); the 64 most recently used are
+    kept (`arithmetic_slot.cache_clear()` empties them). Raises nothing."""
     return {}
+
+
+def _call_key(data: ScoringData, hidden: frozenset[int], names: dict[BidId, str], weights) -> tuple:
+    """A fingerprint of everything the call's slot holds is drawn from, read from the rows already loaded and one
+    aggregate of the scorecards per bid (`ScoringData.card_figures`): the regulation and the weights, the ranked
+    bids (their titles, owners, host federations) and those withheld from the viewer, the members (names,
+    federations, WCOC or not, active), their declarations (the bids declared, the reason), and the figures of
+    every bid's scorecards."""
+    members = tuple((m.id, m.name, m.federation, m.active, Role.WCOC in m.role_set)
+                    for m in sorted(data.members.values(), key=lambda u: u.id))
+    declared = tuple((member_id, tuple(sorted(data.declared.get(member_id, ()))), decl.reason)
+                     for member_id, decl in sorted(data.declarations.items()))
+    bids = tuple((b.id, b.owner_id, b.host_federation) for b in data.bids)
+    return ("call", data.event.id, data.reg.sha256, tuple(sorted(weights.items())), tuple(sorted(names.items())),
+            tuple(sorted(hidden)), bids, members, declared, tuple(sorted(data.card_figures.items())))
 
 
 def _arithmetic_key(reg, counted, weights, names, member_names) -> tuple:

@@ -84,3 +84,69 @@ def test_a_kept_bid_card_shows_what_changed_beside_the_scores(app, client, event
         db.session.commit()
     page = client.get(url).get_data(as_text=True)
     assert "<p>Failed the compliance gate; admitted to scoring: Its letter arrived by post on time.</p>" in page
+
+
+def _report(app, event):
+    """(the ranking, its data) built in a fresh application context, as a page does."""
+    with app.app_context():
+        data = load_scoring(db.session.get(Event, event))
+        report = build_ranking(data)
+        seen = {"totals": {b.bid_id: (str(b.total), b.scorecards) for b in report.ranking.bids},
+                "recusals": [r.as_dict() for r in report.recusals],
+                "short": [(bid.id, why) for bid, why in report.short_of_scorecards],
+                "scorecards_read": "cards" in vars(data)}
+        return report, seen
+
+
+def test_a_ranking_found_in_the_cache_reads_no_scorecard_and_shows_the_same(app, event, sf):
+    """The call's slot is found from one aggregate of the scorecards per bid: the page then reads no scorecard row,
+    and shows the same ranking, recusals and shortfalls as when they were worked out from every scorecard."""
+    lviv = sf.bid(event, city="Lviv", host="UKR")
+    tbilisi = sf.bid(event, city="Tbilisi", host="GEO")
+    sf.status(event, "scoring")
+    anna, bruno = sf.member(federation="FRA", name="Anna"), sf.member(federation="GEO", name="Bruno")
+    carla = sf.member(federation="SWE", name="Carla")
+    for m in (anna, bruno, carla):
+        sf.declare(event, m)
+    sf.score(lviv, anna, "4")
+    sf.score(tbilisi, anna, "3")
+    sf.score(lviv, bruno, "2")
+    first, computed = _report(app, event)
+    assert computed["scorecards_read"]  # worked out from the scorecards the first time
+    again, found = _report(app, event)
+    assert again.ranking is first.ranking and not found["scorecards_read"]
+    assert found == {**computed, "scorecards_read": False}
+    assert found["recusals"][0]["member"] == "Bruno" and found["recusals"][0]["bid_id"] == tbilisi
+    assert found["totals"] == {lviv: ("3.00", 2), tbilisi: ("3.00", 1)}
+
+
+def test_every_kind_of_scorecard_write_gives_the_ranking_anew_even_at_the_same_instant(app, event, sf):
+    """A reopening, a draft saved, a new submission and a member's federation change each change what the ranking
+    counts; the factory writes them all at one instant, so only the scorecards' revisions tell them apart."""
+    from accounts.models import User
+    from scoring.models import Scorecard
+    from scoring.services import reopen_scorecard
+    from tests.scoring.factories_scoring import SCORING_DAY
+
+    lviv = sf.bid(event, city="Lviv", host="UKR")
+    sf.status(event, "scoring")
+    anna, bruno = sf.member(federation="FRA", name="Anna"), sf.member(federation="SWE", name="Bruno")
+    for m in (anna, bruno):
+        sf.declare(event, m)
+    card = sf.score(lviv, anna, "4")
+    sf.score(lviv, bruno, "2")
+    assert _report(app, event)[1]["totals"] == {lviv: ("3.00", 2)}
+    with app.app_context():
+        reopen_scorecard(db.session.get(Scorecard, card), actor=db.session.get(User, anna), now=SCORING_DAY)
+        db.session.commit()
+    assert _report(app, event)[1]["totals"] == {lviv: ("2.00", 1)}  # a draft does not count
+    sf.score(lviv, anna, "5", submit=False)
+    assert _report(app, event)[1]["totals"] == {lviv: ("2.00", 1)}
+    sf.score(lviv, anna, "5")
+    assert _report(app, event)[1]["totals"] == {lviv: ("3.50", 2)}
+    with app.app_context():
+        db.session.get(User, bruno).federation = "UKR"  # now of the host federation: recused
+        db.session.commit()
+    report, seen = _report(app, event)
+    assert seen["totals"] == {lviv: ("5.00", 1)}
+    assert [r["member"] for r in seen["recusals"]] == ["Bruno"]
