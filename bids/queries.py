@@ -15,7 +15,7 @@ from datetime import date, datetime
 from typing import NamedTuple
 
 from sqlalchemy import Select, bindparam, func, select
-from sqlalchemy.orm import joinedload, lazyload
+from sqlalchemy.orm import joinedload, lazyload, load_only
 
 from bids import services
 from bids.lifecycle import BidStatus
@@ -37,6 +37,10 @@ _DRAFTS_JUDGED = select(Bid).where(Bid.id.in_(bindparam("ids", expanding=True)))
 # A bid's page: the bid with its call (joined, as always), room rates and documents.
 _BID_PAGE = select(Bid).where(Bid.id == bindparam("bid_id")).options(
     lazyload(Bid.owner), joinedload(Bid.room_rates), joinedload(Bid.documents), lazyload(Bid.versions))
+# What the rules of access read of a bid (its owner, status, call): a revisit answered 304 reads no more.
+_BID_ACCESS = select(Bid).where(Bid.id == bindparam("bid_id")).options(
+    load_only(Bid.id, Bid.event_id, Bid.owner_id, Bid.status), lazyload(Bid.owner), lazyload(Bid.room_rates),
+    lazyload(Bid.documents), lazyload(Bid.versions))
 _VERSION_ROWS = (select(BidVersion.number, BidVersion.submitted_at, BidVersion.sha256)
                  .where(BidVersion.bid_id == bindparam("bid_id")).order_by(BidVersion.number))
 
@@ -115,6 +119,12 @@ def bid_for_page(bid_id: int) -> Bid | None:
     judge them, the page lists the documents) in one statement; not its versions (`version_rows`) nor its owner
     (loaded only if the title needs the owner's name: a bid with no applicant's name yet). Raises nothing."""
     return db.session.scalars(_BID_PAGE, {"bid_id": bid_id}).unique().one_or_none()
+
+
+def bid_for_access(bid_id: int) -> Bid | None:
+    """The bid with only what the rules of access read (its owner, status and call), or None; the page, if it is
+    computed, loads the rest into the same object (`bid_for_page`). Raises nothing."""
+    return db.session.scalars(_BID_ACCESS, {"bid_id": bid_id}).unique().one_or_none()
 
 
 def version_rows(bid_id: int) -> list[VersionRow]:

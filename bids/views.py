@@ -31,7 +31,7 @@ from bids.presenters import (
     values_from_form,
     version_sections,
 )
-from bids.queries import bid_for_page, bid_rows, version_rows
+from bids.queries import bid_for_access, bid_for_page, bid_rows, version_rows
 from bids.rules import (
     check_bid,
     failures,
@@ -72,10 +72,12 @@ SORTS = {"updated": Bid.updated_at, "status": Bid.status, "applicant": Bid.appli
          "prize": Bid.prize_fund_eur, "city": Bid.venue_city}
 
 
-def load_bid(bid_id: int, *, for_page: bool = False) -> Bid:
+def load_bid(bid_id: int, *, for_page: bool = False, for_access: bool = False) -> Bid:
     """The bid, or 404 when it does not exist or is not the caller's to see (never 403: ids reveal nothing).
-    `for_page`: loaded with only what its page reads (bids.queries.bid_for_page)."""
-    bid = bid_for_page(bid_id) if for_page else db.session.get(Bid, bid_id)
+    `for_page`: loaded with only what its page reads (bids.queries.bid_for_page); `for_access`: with only what the
+    rules of access read (bids.queries.bid_for_access)."""
+    bid = (bid_for_page(bid_id) if for_page else bid_for_access(bid_id) if for_access
+           else db.session.get(Bid, bid_id))
     if bid is None or not services.can_see(current_user, bid):
         abort(404)
     return bid
@@ -142,7 +144,7 @@ def bid_page_access(bid_id: int):
     """The bid page's load-and-authorize step (its versioned page's access hook, run before a 304 is given): None
     when the caller is shown the page, the declaration gate's redirect for a WCOC member who must declare first.
     Raises NotFound (404) when the bid does not exist or is not the caller's to see."""
-    return declaration_gate(load_bid(bid_id, for_page=True))
+    return declaration_gate(load_bid(bid_id, for_access=True))
 
 
 @bp.route("/bids/<int:bid_id>")

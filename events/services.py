@@ -196,6 +196,15 @@ def get_event(slug: str) -> Event | None:
     return db.session.scalars(_EVENT_BY_SLUG, {"slug": slug}).first()
 
 
+_EVENT_ID_BY_SLUG = select(Event.id).where(Event.slug == bindparam("slug"))
+
+
+def event_exists(slug: str) -> bool:
+    """Whether a call has this slug, read without loading the call (a versioned page's access step, before a 304).
+    Raises nothing."""
+    return db.session.scalar(_EVENT_ID_BY_SLUG, {"slug": slug}) is not None
+
+
 def all_events() -> list[Event]:
     """Every call, in the order they were loaded (the API's list). Raises nothing."""
     return list(db.session.scalars(select(Event).order_by(Event.id)))

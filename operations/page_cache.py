@@ -34,6 +34,7 @@ least-recently-used list of PAGE_CACHE_ENTRIES pages); PAGE_CACHE = False turns 
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import secrets
 import threading
@@ -49,7 +50,7 @@ from flask import Flask, Response, current_app, g, request, session
 from flask.globals import request_ctx
 from flask_login import current_user
 from flask_wtf.csrf import generate_csrf
-from sqlalchemy import event, select
+from sqlalchemy import Select, event, select
 from sqlalchemy.engine import Engine
 
 from core.db import db, utcnow
@@ -164,12 +165,20 @@ def audit_head(not_shown: frozenset[str] = frozenset()) -> tuple[int, str]:
     once per request and set of families."""
     heads = g.setdefault("audit_heads", {})
     if not_shown not in heads:
-        query = select(AuditEntry.id, AuditEntry.hash)
-        for family in sorted(not_shown):
-            query = query.where(~AuditEntry.action.startswith(f"{family}.", autoescape=True))
-        row = db.session.execute(query.order_by(AuditEntry.id.desc()).limit(1)).first()
+        row = db.session.execute(_head_statement(not_shown)).first()
         heads[not_shown] = (row[0], row[1]) if row else (0, "")
     return heads[not_shown]
+
+
+@functools.cache
+def _head_statement(not_shown: frozenset[str]) -> Select:
+    """The statement of `audit_head` for a set of families, built once (a page names one set): building it again
+    on every request, a condition per family, cost more than running it (SQLAlchemy caches the compiled SQL, not
+    the statement)."""
+    query = select(AuditEntry.id, AuditEntry.hash)
+    for family in sorted(not_shown):
+        query = query.where(~AuditEntry.action.startswith(f"{family}.", autoescape=True))
+    return query.order_by(AuditEntry.id.desc()).limit(1)
 
 
 def _instants(head: tuple[int, str], not_shown: frozenset[str]) -> tuple[datetime, ...]:

@@ -28,7 +28,7 @@ from core.paging import ASC, DESC, list_page, page_request
 from core.templating import id_url, register_nav, register_todo
 from events.lifecycle import EventStatus
 from events.models import Event
-from events.services import get_event
+from events.services import event_exists, get_event
 from evidence.audit_views import register_audit_actions
 from operations.page_cache import versioned_page
 from scoring import reading, services
@@ -341,7 +341,8 @@ def ranking_page_access(slug: str) -> None:
     """The ranking's load-and-authorize step (its versioned page's access hook, run before a 304 is given): the call
     exists. Who may read it is the route's decorators' (scoring_roles); a reader whose scores are not open yet is
     shown a page saying why (200). Raises NotFound (404) for a call that does not exist."""
-    _event(slug)
+    if not event_exists(slug):  # the call itself is read only if the page is computed
+        abort(404)
 
 
 @bp.route("/events/<slug>/scoring/ranking")
