@@ -107,6 +107,13 @@ class Bid(Model):
     # whenever a version is inserted (`_copy_compliance` below), so that the bid list and the scoring gate read one
     # column instead of loading every version.
     submitted_compliant: Mapped[bool | None] = mapped_column(Boolean)
+    # The compliance report of the bid as it stands, judged when a service last changed it (bids.judged): what the
+    # bid list and the bid's page read instead of judging again, used only while `judged_key` still names what it
+    # was judged on (the bid's revision, its documents, the regulation in force) and the day allows. Any other
+    # write of the row through the session forgets it (bids.judged._forget_on_change).
+    judged_report: Mapped[str | None] = mapped_column(Text, deferred=True)  # read only by what shows it
+    judged_key: Mapped[str | None] = mapped_column(String(80))
+    judged_on: Mapped[date | None] = mapped_column(Date)
 
     # ---- 15.1, 12.2
     applicant_type: Mapped[str | None] = mapped_column(String(20))

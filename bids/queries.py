@@ -3,9 +3,10 @@ made once here.
 
 The list shows a few columns of every visible bid; loading each bid as an ORM object (with its call, owner, room
 rates, documents and versions) cost most of the page. A submitted bid's compliance is a column
-(`Bid.submitted_compliant`); only drafts are judged now, and only they are loaded whole. A bid's page judges and
-lists the bid with its room rates and documents, but of its versions shows only the number, date and hash, and of
-its owner only the name when the bid has none. Nothing here changes a row.
+(`Bid.submitted_compliant`); a draft's is the report kept with it when its services last changed it (bids.judged),
+and only a draft whose report no longer holds is loaded whole and judged. A bid's page shows the report kept (or
+judges the bid) and lists the bid with its room rates and documents, but of its versions shows only the number,
+date and hash, and of its owner only the name when the bid has none. Nothing here changes a row.
 """
 
 from __future__ import annotations
@@ -15,11 +16,11 @@ from datetime import date, datetime
 from typing import NamedTuple
 
 from sqlalchemy import Select, bindparam, func, select
-from sqlalchemy.orm import joinedload, lazyload, load_only
+from sqlalchemy.orm import joinedload, lazyload, load_only, undefer
 
-from bids import services
+from bids import judged
 from bids.lifecycle import BidStatus
-from bids.models import Bid, BidVersion
+from bids.models import Bid, BidDocument, BidVersion
 from bids.rules import is_compliant
 from core.db import db
 from core.money import format_day, format_eur
@@ -34,9 +35,20 @@ from events.models import Event
 _DRAFTS_JUDGED = select(Bid).where(Bid.id.in_(bindparam("ids", expanding=True))).options(
     lazyload(Bid.event), lazyload(Bid.owner), joinedload(Bid.room_rates), joinedload(Bid.documents),
     lazyload(Bid.versions))
-# A bid's page: the bid with its call (joined, as always), room rates and documents.
+# What a draft's line needs to tell whether the report kept with it holds (bids.judged): its row's key, the report,
+# and an aggregate of its documents.
+_DOCUMENTS = (select(BidDocument.bid_id, func.count(BidDocument.id).label("documents"),
+                     func.max(BidDocument.id).label("newest"))
+              .where(BidDocument.bid_id.in_(bindparam("ids", expanding=True))).group_by(BidDocument.bid_id)
+              .subquery())
+_DRAFTS_KEPT = (select(Bid.id, Bid.event_id, Bid.revision, Bid.late_admitted_at, Bid.entered_by_id, Bid.judged_report,
+                       Bid.judged_key, Bid.judged_on, _DOCUMENTS.c.documents, _DOCUMENTS.c.newest)
+                .outerjoin(_DOCUMENTS, _DOCUMENTS.c.bid_id == Bid.id)
+                .where(Bid.id.in_(bindparam("ids", expanding=True))))
+# A bid's page: the bid with its call (joined, as always), room rates and documents, and its report kept.
 _BID_PAGE = select(Bid).where(Bid.id == bindparam("bid_id")).options(
-    lazyload(Bid.owner), joinedload(Bid.room_rates), joinedload(Bid.documents), lazyload(Bid.versions))
+    lazyload(Bid.owner), joinedload(Bid.room_rates), joinedload(Bid.documents), lazyload(Bid.versions),
+    undefer(Bid.judged_report))
 # What the rules of access read of a bid (its owner, status, call): a revisit answered 304 reads no more.
 _BID_ACCESS = select(Bid).where(Bid.id == bindparam("bid_id")).options(
     load_only(Bid.id, Bid.event_id, Bid.owner_id, Bid.status), lazyload(Bid.owner), lazyload(Bid.room_rates),
@@ -78,23 +90,33 @@ def bid_rows(query: Select, events: dict[int, Event], *, today: date, url: Calla
     Raises nothing."""
     rows = db.session.execute(query.with_only_columns(*LIST_COLUMNS)).all()
     drafts = {r.id for r in rows if BidStatus(r.status).is_editable}
-    judged: dict[int, tuple[bool, int]] = {}
+    judged_now: dict[int, tuple[bool, int]] = {}
     locked: dict[int, str] = {}
     if drafts:
-        for bid in db.session.scalars(_DRAFTS_JUDGED, {"ids": sorted(drafts)}).unique():
-            findings = services.compliance(bid, today=today)  # its call is in the identity map: no query
-            judged[bid.id] = (is_compliant(findings), sum(f.blocks_submission for f in findings))
-            its_call = events[bid.event_id]
-            if now is not None and bid.late_admitted_at is None and bid.entered_by_id is None \
-                    and not its_call.takes_bids(now):
-                locked[bid.id] = ("the call is closed" if its_call.state is not EventStatus.OPEN else
+        # Each draft's report kept with it (bids.judged) while it holds; the others loaded and judged.
+        stale = set()
+        for bid_id, event_id, revision, late, entered, report, key, judged_on, documents, newest in \
+                db.session.execute(_DRAFTS_KEPT, {"ids": sorted(drafts)}):
+            its_call = events[event_id]
+            findings = judged.kept_findings(report, key, judged_on, today=today, key=judged.key_of(
+                revision, its_call.regulation_version_id, documents or 0, newest))
+            if findings is None:
+                stale.add(bid_id)
+            else:
+                judged_now[bid_id] = (is_compliant(findings), sum(f.blocks_submission for f in findings))
+            if now is not None and late is None and entered is None and not its_call.takes_bids(now):
+                locked[bid_id] = ("the call is closed" if its_call.state is not EventStatus.OPEN else
                                   f"the deadline passed on {format_day(its_call.regulation.event.bid_deadline)}")
+        if stale:
+            for bid in db.session.scalars(_DRAFTS_JUDGED, {"ids": sorted(stale)}).unique():
+                findings = judged.judge(bid, today=today)  # its call is in the identity map: no query
+                judged_now[bid.id] = (is_compliant(findings), sum(f.blocks_submission for f in findings))
     calls = {e.id: (e.regulation.event.short_title, e.regulation.event.practice) for e in events.values()}
     out = []
     for (bid_id, event_id, applicant, city, country, prize, status, version, submitted_compliant,
          updated) in rows:
         state = BidStatus(status)
-        complies, open_findings = judged[bid_id] if bid_id in judged else (bool(submitted_compliant), None)
+        complies, open_findings = judged_now.get(bid_id, (bool(submitted_compliant), None))
         call, practice = calls[event_id]
         out.append(BidRow(
             id=bid_id, url=url(bid_id), applicant=applicant or "(no name yet)",

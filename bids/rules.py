@@ -457,9 +457,21 @@ def _check_guarantee(reg: Regulation, bid: BidData) -> list[Finding]:
     return out
 
 
+def _signed(bid: BidData) -> date | None:
+    return bid.signed_on if isinstance(bid.signed_on, date) else None
+
+
+def judgement_turns_on(bid: BidData) -> tuple[date, ...]:
+    """The days on which `check_bid`'s findings for `bid` may differ from the day before: the only rule that reads
+    `today` is the signing date's (a date in the future is refused until that day comes). A report judged before
+    such a day no longer holds from it on (bids.judged). Raises nothing."""
+    signed = _signed(bid)
+    return (signed,) if signed is not None else ()
+
+
 def _check_signature(reg: Regulation, bid: BidData, today: date) -> list[Finding]:
     sig = reg.citation("signature")
-    signed = bid.signed_on if isinstance(bid.signed_on, date) else None
+    signed = _signed(bid)
     return [
         _finding("15.2k.applicant_name", sig, "applicant_name", _given(bid.applicant_name),
                  "the bid must give the applicant's name."),

@@ -13,7 +13,7 @@ from sqlalchemy import func, select, update
 
 from accounts.models import User
 from accounts.rules import REVIEWER_ROLES
-from bids import lifecycle
+from bids import judged, lifecycle
 from bids.consultation import CONSULTATION, CONSULTATION_LABELS, FEDERATION_ONLY, RULING_GROUNDS, check_acceptance
 from bids.data import BidData
 from bids.lifecycle import BidAction, BidSituation, BidStatus, TransitionError
@@ -141,6 +141,7 @@ def create_bid(event: Event, *, owner, actor: User, now: datetime, entered_by=No
               contact_email=owner.email if entered_by is None else None, consultation="pending")
     db.session.add(bid)
     db.session.flush()
+    judged.keep(bid, now=now)
     audit.record("bid.create", bid, actor=actor, now=now,
                  data={"event": event.slug, "owner": owner.email, "paper": paper,
                        "entered_by": getattr(entered_by, "id", None)})
@@ -190,6 +191,7 @@ def save_section(bid: Bid, section: str, values: dict, *, actor: User, now: date
         raise StaleBidError("This bid was changed in another window at the same moment; reload it and save again.")
     db.session.flush()
     db.session.refresh(bid)
+    judged.keep(bid, now=now)
     if changed:
         audit.record("bid.save", bid, actor=actor, now=now, data={"section": section, "changed": changed})
     return sorted(changed)
@@ -224,6 +226,7 @@ def store_document(bid: Bid, kind: str, *, filename: str, content: bytes, upload
     db.session.add(doc)
     db.session.flush()
     db.session.refresh(bid)
+    judged.keep(bid, now=now)
     audit.record("bid.document", bid, actor=actor, now=now,
                  data={"kind": kind, "name": safe_name, "sha256": digest, "bytes": len(content),
                        **({"signature": doc.signature_words} if signatures else {})})
@@ -309,6 +312,7 @@ def _transition(bid: Bid, action: BidAction, *, actor: User, now: datetime, valu
                        if bid.state is not before else
                        "This bid was changed in another window at the same moment; reload the page.")
     db.session.refresh(bid)
+    judged.keep(bid, now=now)
     if action is not BidAction.SUBMIT:  # a submission is audited with its version (`_freeze`)
         audit.record(f"bid.{action.value}", bid, actor=actor, now=now,
                      data={"from": before.value, "to": after.value, **(data or {})})
@@ -421,6 +425,7 @@ def admit_late_bid(bid: Bid, *, reason: str, actor: User, now: datetime) -> None
     db.session.refresh(bid)
     if rowcount(result) != 1:
         raise BidError("This bid changed at the same moment; reload the page.")
+    judged.keep(bid, now=now)
     audit.record("bid.late_admission", bid, actor=actor, now=now, data={"reason": reason})
 
 
@@ -586,7 +591,7 @@ def import_bid(event: Event, data: BidData, *, owner, actor: User, now: datetime
     submits it. Raises BidError when `actor` is not the secretariat or the call no longer takes paper bids."""
     bid = create_bid(event, owner=owner, actor=actor, now=now, entered_by=actor)
     apply_data(bid, data)
-    db.session.flush()
+    judged.keep(bid, now=now)
     audit.record("bid.import", bid, actor=actor, now=now, data={"event": event.slug})
     return bid
 

@@ -9,7 +9,7 @@ from werkzeug.exceptions import RequestEntityTooLarge
 from werkzeug.wrappers import Response
 
 from accounts.models import User, UserRole
-from bids import services
+from bids import judged, services
 from bids.forms import (
     ROOM_RATES_FULL,
     SECTION_DOCUMENTS,
@@ -181,7 +181,7 @@ def _render_view(bid: Bid, *, reject_form=None, consultation_form=None, late_for
     why_not = None if following in actions or following not in allowed_actions(bid.state) else (
         services.refusal(bid, following, current_user, now))
     data = bid.to_data()
-    findings = services.compliance(bid, today=utcnow().date())
+    findings = judged.findings_of(bid, today=now.date())  # the report kept with the bid while it holds
     by_section = findings_by_section(findings)
     schedule = schedule_shown_for(data.opening_date, data.closing_date, reg.programme)
     return render_template(
