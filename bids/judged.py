@@ -4,7 +4,8 @@ the bid's page read it instead of judging the bid again on every view (issue 37,
 The report kept is used only while it is the report the rules would give now:
 - **its key** (`judged_key`) names what it was judged on: the bid's revision (every save of a section, every change
   of status and a late admission raise it: bids.services), its documents (how many, the newest: a document is
-  never deleted, a new one is a new row) and the regulation version in force (an amendment changes it);
+  never deleted, a new one is a new row), the regulation version in force (an amendment changes it) and the code
+  that judges (`RULES_CODE`: a release that changes a rule or a message judges every bid again);
 - **any other write** of the bid's row through the session forgets it (`_forget_on_change`: a script or the demo
   setting a field directly), and so does a change of its room rates;
 - **the day**: the rules read `today` only where the signing date is judged (bids.rules.judgement_turns_on names the
@@ -15,8 +16,11 @@ every change they make; the views call `findings_of`, and the list `kept_finding
 
 from __future__ import annotations
 
+import functools
+import hashlib
 import json
 from datetime import date, datetime
+from pathlib import Path
 
 from sqlalchemy import event, inspect, update
 from sqlalchemy.orm import Session
@@ -24,14 +28,28 @@ from sqlalchemy.orm import Session
 from bids.models import Bid, BidRoomRate
 from bids.rules import check_bid, judgement_turns_on
 from core.db import db
-from core.findings import Finding, Outcome
+from core.findings import Finding
 
 KEPT_COLUMNS = frozenset({"judged_report", "judged_key", "judged_on"})
+# The packages whose code a bid's findings may depend on (bids.rules and all it may import: the layers below bids).
+JUDGING_PACKAGES = ("bids", "finance", "events", "core")
+
+
+@functools.cache
+def rules_code() -> str:
+    """A fingerprint of the code that judges a bid: the source of every module of JUDGING_PACKAGES, read once per
+    process (the same in every process running the same release). Raises OSError if a source cannot be read."""
+    root = Path(__file__).resolve().parent.parent
+    digest = hashlib.sha256()
+    for path in sorted(p for package in JUDGING_PACKAGES for p in (root / package).rglob("*.py")):
+        digest.update(path.relative_to(root).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
+    return digest.hexdigest()[:16]
 
 
 def key_of(revision: int, regulation_version_id: int | None, documents: int, newest_document: int | None) -> str:
-    """The key a report is kept under: what it was judged on, read from the row and an aggregate of its documents."""
-    return f"r{revision}/v{regulation_version_id or 0}/d{documents}:{newest_document or 0}"
+    """The key a report is kept under: what it was judged on, read from the row and an aggregate of its documents,
+    and the code that judged it."""
+    return f"r{revision}/v{regulation_version_id or 0}/d{documents}:{newest_document or 0}/c{rules_code()}"
 
 
 def bid_key(bid: Bid) -> str:
@@ -53,7 +71,7 @@ def keep(bid: Bid, *, now: datetime) -> list[Finding]:
     data = bid.to_data()
     findings = check_bid(bid.event.regulation, data, today=today)
     bid.judged_report = json.dumps({
-        "findings": [_as_dict(f) for f in findings],
+        "findings": [f.as_dict() for f in findings],
         "turns_on": [d.isoformat() for d in judgement_turns_on(data)]})
     bid.judged_key = bid_key(bid)
     bid.judged_on = today
@@ -72,7 +90,7 @@ def kept_findings(report: str | None, kept_key: str | None, judged_on: date | No
         turns = [date.fromisoformat(d) for d in kept["turns_on"]]
         if any((today >= d) != (judged_on >= d) for d in turns):
             return None
-        return [_from_dict(d) for d in kept["findings"]]
+        return [Finding.from_dict(d) for d in kept["findings"]]
     except (ValueError, KeyError, TypeError):
         return None
 
@@ -81,17 +99,6 @@ def findings_of(bid: Bid, *, today: date) -> list[Finding]:
     """The bid's findings on `today`: the report kept when it holds, else judged now. Raises nothing of its own."""
     kept = kept_findings(bid.judged_report, bid.judged_key, bid.judged_on, key=bid_key(bid), today=today)
     return kept if kept is not None else judge(bid, today=today)
-
-
-def _as_dict(finding: Finding) -> dict:
-    return {"code": finding.code, "article": finding.article, "field": finding.field,
-            "outcome": finding.outcome.value, "message": finding.message, "value": finding.value,
-            "source": finding.source, "kind": finding.kind}
-
-
-def _from_dict(d: dict) -> Finding:
-    return Finding(code=d["code"], article=d["article"], field=d["field"], outcome=Outcome(d["outcome"]),
-                   message=d["message"], value=d["value"], source=d["source"], kind=d["kind"])
 
 
 @event.listens_for(Session, "before_flush")
@@ -103,9 +110,11 @@ def _forget_on_change(session: Session, flush_context, instances) -> None:
             if obj not in session.new and any(attr.history.has_changes() for attr in inspect(obj).attrs
                                               if attr.key not in KEPT_COLUMNS):
                 obj.judged_key = None
-        elif isinstance(obj, BidRoomRate) and obj.bid_id is not None:  # a rate changed apart from its bid's list
-            bid = session.identity_map.get(session.identity_key(Bid, obj.bid_id))
-            if bid is not None:
-                bid.judged_key = None
-            else:  # not loaded: forgotten in the database, in this flush's transaction
-                session.execute(update(Bid).where(Bid.id == obj.bid_id).values(judged_key=None))
+        elif isinstance(obj, BidRoomRate):  # a rate changed apart from its bid's list: its bid, and a bid it left
+            history = inspect(obj).attrs.bid_id.history
+            for bid_id in {obj.bid_id, *history.deleted} - {None}:
+                bid = session.identity_map.get(session.identity_key(Bid, bid_id))
+                if bid is not None:
+                    bid.judged_key = None
+                else:  # not loaded: forgotten in the database, in this flush's transaction
+                    session.execute(update(Bid).where(Bid.id == bid_id).values(judged_key=None))

@@ -216,9 +216,17 @@ class ScoringData:
     def cards(self) -> dict[tuple[int, int], CardRow]:
         """{(bid id, member id): the scorecard as a plain row} of every scorecard on the call's bids, read in one
         query when first asked for (a member's read before, `card`, are the same objects). Raises nothing."""
-        read = self._cards_by_member
-        rows = [CardRow(*row) for row in db.session.execute(_CARDS, {"event_id": self.event.id})]
-        return {(c.bid_id, c.member_id): read.get(c.member_id, {}).get(c.bid_id, c) for c in rows}
+        out = {}
+        for row in db.session.execute(_CARDS, {"event_id": self.event.id}):
+            card = CardRow(*row)
+            mine = self._cards_by_member.get(card.member_id)
+            early = mine.get(card.bid_id) if mine is not None else None
+            if early is not None and early.revision == card.revision:
+                card = early  # the same scorecard as read before: one object, whose scores load_scores fills
+            elif mine is not None:
+                mine[card.bid_id] = card  # changed since (a save in another tab): what is read now counts
+            out[(card.bid_id, card.member_id)] = card
+        return out
 
     @cached_property
     def _cards_by_member(self) -> dict[int, dict[int, CardRow]]:
@@ -340,7 +348,7 @@ class ScoringData:
 
     def not_scored(self) -> list[tuple[User, list[Bid]]]:
         """The WCOC members with a bid due (`due`) whose scorecard is not submitted, with those bids."""
-        assert self.cards is not None  # every member's read at once (one query), not one query per member
+        _ = self.cards  # every member's read at once (one query), not one query per member
         return [(m, missing) for m in self.wcoc
                 if (missing := [b for b in self.due(m) if not ((c := self.card(b, m)) and c.is_submitted)])]
 
@@ -638,18 +646,32 @@ def build_ranking(data: ScoringData, viewer: User | None = None) -> RankingRepor
     # fingerprint of the arithmetic's inputs and what the page shows beside it; on a miss they are worked out from
     # the scorecards, and the arithmetic itself is found by its own fingerprint or computed.
     call = arithmetic_slot(_call_key(data, hidden, names, weights))
-    if "arithmetic" not in call:
+    kept = call.get("kept")
+    if kept is None:
         counted = {bid_id: by for bid_id, by in data.counted().items() if bid_id not in hidden}
-        call["arithmetic"] = _arithmetic_key(reg, counted, weights, names, member_names)
-        call["recusals"] = tuple((r.member.id, r.bid.id, r.reason) for r in data.recusals())
-        call["expected"] = data.counting_members()
-    slot = arithmetic_slot(call["arithmetic"])
+        kept = (_arithmetic_key(reg, counted, weights, names, member_names),
+                tuple((r.member.id, r.bid.id, r.reason) for r in data.recusals()), data.counting_members())
+        # Kept under the figures only if the scorecards worked from are the ones the figures describe (another
+        # request may have saved one between the two reads); set at once, so another thread sees all or nothing.
+        if _figures_of(data.cards) == data.card_figures:
+            call["kept"] = kept
+    arithmetic, recusal_ids, expected = kept
+    slot = arithmetic_slot(arithmetic)
     if "result" not in slot:
         slot["result"] = _arithmetic(data, hidden, weights, names, member_names)
     ranking, sensitivity = slot["result"]
     by_id = {b.id: b for b in data.bids}
-    recusals = [Recusal(data.members[m], by_id[b], why) for m, b, why in call["recusals"]]
-    return RankingReport(data, ranking, sensitivity, recusals, withheld, slot, expected_counts=call["expected"])
+    recusals = [Recusal(data.members[m], by_id[b], why) for m, b, why in recusal_ids]
+    return RankingReport(data, ranking, sensitivity, recusals, withheld, slot, expected_counts=expected)
+
+
+def _figures_of(cards: dict[tuple[int, int], CardRow]) -> dict[int, tuple]:
+    """`ScoringData.card_figures` worked out from scorecard rows read (the same four figures per bid)."""
+    out: dict[int, list] = {}
+    for card in cards.values():
+        count, revisions, newest, changed = out.get(card.bid_id, (0, 0, card.id, card.updated_at))
+        out[card.bid_id] = [count + 1, revisions + card.revision, max(newest, card.id), max(changed, card.updated_at)]
+    return {bid_id: tuple(figures) for bid_id, figures in out.items()}
 
 
 def _arithmetic(data: ScoringData, hidden: frozenset[int], weights, names, member_names) -> tuple:

@@ -5,6 +5,7 @@ and a report that no longer holds (a write outside the services, a document, an 
 from __future__ import annotations
 
 from datetime import timedelta
+from decimal import Decimal
 
 from sqlalchemy import update
 
@@ -20,7 +21,7 @@ from tests.pdfs import valid_pdf
 
 
 def _report(findings) -> list[dict]:
-    return [judged._as_dict(f) for f in findings]
+    return [f.as_dict() for f in findings]
 
 
 def _same_as_judged_now(bid: Bid, *days) -> bool:
@@ -54,9 +55,11 @@ def test_the_report_kept_is_the_report_judged_now_through_every_change(app, make
         bid.prize_fund_eur = reg.prize_fund.minimum
         db.session.flush()
         assert bid.judged_key is None and not _same_as_judged_now(bid, today)
-        services.apply_data(bid, data)
+        judged.keep(bid, now=now)
+        assert _same_as_judged_now(bid, today)
+        services.apply_data(bid, data)  # every field and the room rates, set beneath the services
         db.session.flush()
-        assert not _same_as_judged_now(bid, today)
+        assert bid.judged_key is None and not _same_as_judged_now(bid, today)
         services.save_section(bid, "signature", {"signatory_name": "A. Signer"}, actor=owner, now=now,
                               revision=bid.revision)
         assert _same_as_judged_now(bid, today)
@@ -70,6 +73,14 @@ def test_the_report_kept_is_the_report_judged_now_through_every_change(app, make
         assert outcomes["15.2k.signed_letter"] == "pass"
         services.submit_bid(bid, actor=owner, now=now)
         assert bid.status == "submitted" and _same_as_judged_now(bid, today)
+        services.reopen_bid(bid, actor=owner, now=now)
+        assert bid.status == "draft" and _same_as_judged_now(bid, today)
+        services.save_section(bid, "hotel", {"hotel_stars": 3}, actor=owner, now=now, revision=bid.revision,
+                              room_rates=[("single", Decimal("1"))])
+        assert _same_as_judged_now(bid, today)
+        bid.room_rates[0].eur_per_night = Decimal("99999")  # one rate changed beneath the services
+        db.session.flush()
+        assert bid.judged_key is None and not _same_as_judged_now(bid, today)
         db.session.rollback()
 
 
@@ -142,3 +153,36 @@ def test_the_page_and_the_list_read_the_report_kept(app, client, make, practice,
     assert "THE KEPT REPORT SAYS" not in page and "the prize fund must be" in page
     complies, open_findings = listed()
     assert not complies and open_findings > 0
+
+
+def test_an_amendment_judges_every_kept_report_again(runner, app, tmp_path, reg, make, event):
+    """A bid keyed in from paper (flask bids import) is judged and its report kept; an amendment raising the minimum
+    prize fund (Art. 13.1, through Art. 1.1) changes the regulation in force, so the report kept no longer holds and
+    the page judges the bid under the new version."""
+    from tests.api.test_bids_api import _imported_bid
+    from tests.events.test_amendments import OPTIONS, _changed_file
+
+    bid_id, _, _ = _imported_bid(app, runner, tmp_path, reg, make)
+    with app.app_context():
+        bid = db.session.get(Bid, bid_id)
+        today = utcnow().date()
+        assert _same_as_judged_now(bid, today)
+        assert {f.code: f.outcome.value for f in judged.findings_of(bid, today=today)}["15.2c.minimum"] == "pass"
+    result = runner.invoke(args=["events", "load", str(_changed_file(tmp_path)), *OPTIONS])
+    assert result.exit_code == 0, result.output
+    with app.app_context():
+        bid = db.session.get(Bid, bid_id)
+        assert not _same_as_judged_now(bid, today)
+        assert {f.code: f.outcome.value for f in judged.findings_of(bid, today=today)}["15.2c.minimum"] == "fail"
+
+
+def test_a_release_that_changes_the_rules_judges_every_kept_report_again(app, make, practice):
+    """The code that judges is in the key: a report kept by another release is not used."""
+    with app.app_context():
+        now = utcnow()
+        owner, event, bid = _draft(app, make, practice, now=now)
+        assert _same_as_judged_now(bid, now.date())
+        bid.judged_key = bid.judged_key.replace(f"/c{judged.rules_code()}", "/c" + "0" * 16)
+        assert not _same_as_judged_now(bid, now.date())
+        assert len(judged.rules_code()) == 16 and judged.rules_code() in judged.bid_key(bid)
+        db.session.rollback()

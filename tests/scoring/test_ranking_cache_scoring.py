@@ -140,7 +140,11 @@ def test_every_kind_of_scorecard_write_gives_the_ranking_anew_even_at_the_same_i
         reopen_scorecard(db.session.get(Scorecard, card), actor=db.session.get(User, anna), now=SCORING_DAY)
         db.session.commit()
     assert _report(app, event)[1]["totals"] == {lviv: ("2.00", 1)}  # a draft does not count
-    sf.score(lviv, anna, "5", submit=False)
+    with app.app_context():
+        before = load_scoring(db.session.get(Event, event)).card_figures
+    sf.score(lviv, anna, "5", submit=False)  # a draft: the ranking is the same, but the figures of the bid moved
+    with app.app_context():
+        assert load_scoring(db.session.get(Event, event)).card_figures[lviv] != before[lviv]
     assert _report(app, event)[1]["totals"] == {lviv: ("2.00", 1)}
     sf.score(lviv, anna, "5")
     assert _report(app, event)[1]["totals"] == {lviv: ("3.50", 2)}
@@ -150,3 +154,80 @@ def test_every_kind_of_scorecard_write_gives_the_ranking_anew_even_at_the_same_i
     report, seen = _report(app, event)
     assert seen["totals"] == {lviv: ("5.00", 1)}
     assert [r["member"] for r in seen["recusals"]] == ["Bruno"]
+
+
+def test_who_is_due_and_what_counts_follow_the_members_and_the_titles(app, event, sf):
+    """A member's WCOC role taken away, a new member with no scorecard yet and a bid's new title each change the call's
+    key: "N of M members scored" and the names follow at once, the arithmetic found again where it is the same."""
+    from accounts.models import UserRole
+    from bids.models import Bid
+
+    lviv = sf.bid(event, city="Lviv", host="UKR")
+    sf.status(event, "scoring")
+    anna, bruno = sf.member(federation="FRA", name="Anna"), sf.member(federation="SWE", name="Bruno")
+    for m in (anna, bruno):
+        sf.declare(event, m)
+    sf.score(lviv, anna, "4")
+    first, seen = _report(app, event)
+    assert seen["short"] == [(lviv, "1 of 2 members scored")]
+    with app.app_context():
+        db.session.execute(db.delete(UserRole).where(UserRole.user_id == bruno))
+        db.session.commit()
+    again, seen = _report(app, event)
+    assert seen["short"] == [] and seen["totals"] == {lviv: ("4.00", 1)}
+    carla = sf.member(federation="ITA", name="Carla")
+    sf.declare(event, carla)
+    assert _report(app, event)[1]["short"] == [(lviv, "1 of 2 members scored")]
+    with app.app_context():
+        db.session.get(Bid, lviv).applicant_name = "Renamed Federation"
+        db.session.commit()
+    renamed, _ = _report(app, event)
+    assert renamed.bid(lviv).title.startswith("Renamed Federation")
+    assert renamed.ranking.bids[0].bid_id == lviv and renamed.ranking is not first.ranking
+
+
+def test_a_scorecard_saved_between_the_two_reads_is_never_kept_stale(app, event, sf):
+    """A WCOC member's page reads their own scorecards first (who may see the scores), the figures and the others'
+    later: a resubmission in another tab between the two must not leave a ranking kept under the new figures but
+    computed from the old scorecard."""
+    from decimal import Decimal
+
+    from accounts.models import User
+    from bids.models import Bid
+    from scoring.models import Scorecard
+    from scoring.services import reopen_scorecard, save_scorecard
+    from tests.scoring.factories_scoring import SCORING_DAY
+
+    lviv = sf.bid(event, city="Lviv", host="UKR")
+    sf.status(event, "scoring")
+    anna, bruno = sf.member(federation="FRA", name="Anna"), sf.member(federation="SWE", name="Bruno")
+    for m in (anna, bruno):
+        sf.declare(event, m)
+    card = sf.score(lviv, anna, "4")
+    sf.score(lviv, bruno, "2")
+    assert _report(app, event)[1]["totals"] == {lviv: ("3.00", 2)}  # computed and kept as things stand
+    with app.app_context():
+        data = load_scoring(db.session.get(Event, event))
+        viewer = db.session.get(User, anna)
+        assert data.ranking_closed_to(viewer) is None  # her own scorecards read (all submitted): as they were
+        # Meanwhile, in another tab: reopened and submitted again with another score.
+        scorecard = db.session.get(Scorecard, card)
+        reopen_scorecard(scorecard, actor=viewer, now=SCORING_DAY)
+        bid = db.session.get(Bid, lviv)
+        keys = [c.key for c in bid.event.regulation.criteria]
+        save_scorecard(bid, viewer, scores={k: Decimal("5") for k in keys}, comments={k: "again" for k in keys},
+                       revision=scorecard.revision, submit=True, actor=viewer, now=SCORING_DAY)
+        db.session.commit()
+        assert build_ranking(data, viewer).ranking.bids[0].total == Decimal("3.50")
+    assert _report(app, event)[1]["totals"] == {lviv: ("3.50", 2)}
+    # The same with every scorecard read before the change (a caller that read them for something else first): the
+    # ranking built on what was read is that of what was read, and nothing is kept under the figures of the new.
+    with app.app_context():
+        data = load_scoring(db.session.get(Event, event))
+        assert len(data.cards) == 2
+        viewer = db.session.get(User, bruno)
+        scorecard = db.session.scalars(db.select(Scorecard).filter_by(member_id=bruno)).one()
+        reopen_scorecard(scorecard, actor=viewer, now=SCORING_DAY)
+        db.session.commit()
+        assert build_ranking(data).ranking.bids[0].total == Decimal("3.50")
+    assert _report(app, event)[1]["totals"] == {lviv: ("5.00", 1)}
