@@ -175,11 +175,15 @@ def _practice_draft(*, now: datetime) -> list[str]:
             select(Bid).where(Bid.event_id == event.id, Bid.owner_id == owner.id)).first():
         return []
     bid = services.create_bid(event, owner=owner, actor=owner, now=now)
-    bid.venue_name, bid.venue_city, bid.venue_country = "Palace of Sports", "Kyiv", "UA"
+    # Saved section by section, as the bidder's form saves it (so the draft's compliance report is kept with it).
+    services.save_section(bid, "dates_venue", {"venue_name": "Palace of Sports", "venue_city": "Kyiv",
+                                               "venue_country": "UA"}, actor=owner, now=now, revision=bid.revision)
     # the contribution to FIDE is short of the minimum share: the one rule this draft fails besides missing parts
-    bid.prize_fund_eur = event.regulation.prize_fund.minimum
-    bid.fide_contribution_eur = minimum_fide_contribution(event.regulation, bid.prize_fund_eur) - Decimal("5000")
-    db.session.flush()
+    prize_fund = event.regulation.prize_fund.minimum
+    services.save_section(bid, "money", {
+        "prize_fund_eur": prize_fund,
+        "fide_contribution_eur": minimum_fide_contribution(event.regulation, prize_fund) - Decimal("5000")},
+        actor=owner, now=now, revision=bid.revision)
     return [f"demo draft: practice call, {bid.title} (half filled, one rule failing)"]
 
 
