@@ -120,6 +120,18 @@ def test_a_ranking_found_in_the_cache_reads_no_scorecard_and_shows_the_same(app,
     assert found["totals"] == {lviv: ("3.00", 2), tbilisi: ("3.00", 1)}
 
 
+def _lviv_scored_by_anna_and_bruno(event, sf) -> tuple[int, int, int, int]:
+    """One bid in scoring, scored 4 by Anna and 2 by Bruno: (its id, Anna's, Bruno's, Anna's scorecard's)."""
+    lviv = sf.bid(event, city="Lviv", host="UKR")
+    sf.status(event, "scoring")
+    anna, bruno = sf.member(federation="FRA", name="Anna"), sf.member(federation="SWE", name="Bruno")
+    for m in (anna, bruno):
+        sf.declare(event, m)
+    card = sf.score(lviv, anna, "4")
+    sf.score(lviv, bruno, "2")
+    return lviv, anna, bruno, card
+
+
 def test_every_kind_of_scorecard_write_gives_the_ranking_anew_even_at_the_same_instant(app, event, sf):
     """A reopening, a draft saved, a new submission and a member's federation change each change what the ranking
     counts; the factory writes them all at one instant, so only the scorecards' revisions tell them apart."""
@@ -128,13 +140,7 @@ def test_every_kind_of_scorecard_write_gives_the_ranking_anew_even_at_the_same_i
     from scoring.services import reopen_scorecard
     from tests.scoring.factories_scoring import SCORING_DAY
 
-    lviv = sf.bid(event, city="Lviv", host="UKR")
-    sf.status(event, "scoring")
-    anna, bruno = sf.member(federation="FRA", name="Anna"), sf.member(federation="SWE", name="Bruno")
-    for m in (anna, bruno):
-        sf.declare(event, m)
-    card = sf.score(lviv, anna, "4")
-    sf.score(lviv, bruno, "2")
+    lviv, anna, bruno, card = _lviv_scored_by_anna_and_bruno(event, sf)
     assert _report(app, event)[1]["totals"] == {lviv: ("3.00", 2)}
     with app.app_context():
         reopen_scorecard(db.session.get(Scorecard, card), actor=db.session.get(User, anna), now=SCORING_DAY)
@@ -198,13 +204,7 @@ def test_a_scorecard_saved_between_the_two_reads_is_never_kept_stale(app, event,
     from scoring.services import reopen_scorecard, save_scorecard
     from tests.scoring.factories_scoring import SCORING_DAY
 
-    lviv = sf.bid(event, city="Lviv", host="UKR")
-    sf.status(event, "scoring")
-    anna, bruno = sf.member(federation="FRA", name="Anna"), sf.member(federation="SWE", name="Bruno")
-    for m in (anna, bruno):
-        sf.declare(event, m)
-    card = sf.score(lviv, anna, "4")
-    sf.score(lviv, bruno, "2")
+    lviv, anna, bruno, card = _lviv_scored_by_anna_and_bruno(event, sf)
     assert _report(app, event)[1]["totals"] == {lviv: ("3.00", 2)}  # computed and kept as things stand
     with app.app_context():
         data = load_scoring(db.session.get(Event, event))
