@@ -5,7 +5,7 @@ The report kept is used only while it is the report the rules would give now:
 - **its key** (`judged_key`) names what it was judged on: the bid's revision (every save of a section, every change
   of status and a late admission raise it: bids.services), its documents (how many, the newest: a document is
   never deleted, a new one is a new row), the regulation version in force (an amendment changes it) and the code
-  that judges (`RULES_CODE`: a release that changes a rule or a message judges every bid again);
+  that judges (`rules_code`: a release that changes a rule or a message judges every bid again);
 - **any other write** of the bid's row through the session forgets it (`_forget_on_change`: a script or the demo
   setting a field directly), and so does a change of its room rates;
 - **the day**: the rules read `today` only where the signing date is judged (bids.rules.judgement_turns_on names the
