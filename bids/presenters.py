@@ -67,6 +67,13 @@ def data_as_entered(bid: Bid, section: str, form) -> BidData:
     return dataclasses.replace(bid.to_data(), **changes)
 
 
+def cost_inputs(reg, data: BidData, *, signal_blocker_required: bool = False) -> tuple:
+    """Everything `bid_cost` reads, as plain values: the regulation (its hash) and the bid's figures, amounts as
+    written (220000 and 220000.00 are told apart). The bid page keeps what the bid costs rendered under them."""
+    return (reg.sha256, *(None if a is None else str(a) for a in (data.prize_fund_eur, data.fide_contribution_eur)),
+            data.guarantee_offered, data.venue_country, signal_blocker_required)
+
+
 def bid_cost(reg, data: BidData, *, signal_blocker_required: bool = False):
     """(obligations, schedule) from finance/, or None while the figures it needs are missing.
 

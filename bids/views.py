@@ -2,7 +2,17 @@
 
 from __future__ import annotations
 
-from flask import Blueprint, abort, current_app, flash, redirect, render_template, request, url_for
+from flask import (
+    Blueprint,
+    abort,
+    current_app,
+    flash,
+    get_template_attribute,
+    redirect,
+    render_template,
+    request,
+    url_for,
+)
 from flask_login import current_user, login_required
 from sqlalchemy import select
 from werkzeug.exceptions import RequestEntityTooLarge
@@ -25,6 +35,7 @@ from bids.models import DOCUMENT_KINDS, Bid, BidDocument
 from bids.presenters import (
     bid_cost,
     consultation_of,
+    cost_inputs,
     data_as_entered,
     document_kind_label,
     form_data_for,
@@ -47,7 +58,7 @@ from core.db import db, utcnow, writes_on_get
 from core.forms import choices
 from core.hooks import Hook
 from core.paging import ordered, page_request, sql_page
-from core.templating import id_url, register_nav
+from core.templating import id_url, kept_fragment, register_nav
 from events.models import Event
 from events.rules import schedule_shown_for
 from events.views import event_or_404
@@ -183,13 +194,22 @@ def _render_view(bid: Bid, *, reject_form=None, consultation_form=None, late_for
     data = bid.to_data()
     findings = judged.findings_of(bid, today=now.date())  # the report kept with the bid while it holds
     by_section = findings_by_section(findings)
-    schedule = schedule_shown_for(data.opening_date, data.closing_date, reg.programme)
+    blocker = bid.event.signal_blocker_required
+    # The report's table, what the bid costs and its schedule are drawn from the findings, the figures and the
+    # regulation alone: each is rendered once per process for those values (core.templating.kept_fragment).
+    compliance_html = kept_fragment(("bid compliance", *findings), lambda: get_template_attribute(
+        "_macros/bids.html", "compliance_table")(by_section, SECTION_TITLES))
+    cost_html = kept_fragment(("bid cost", *cost_inputs(reg, data, signal_blocker_required=blocker)),
+                              lambda: _view_part("cost_section")(
+                                  bid_cost(reg, data, signal_blocker_required=blocker), reg))
+    schedule_html = kept_fragment(("bid schedule", reg.sha256, data.opening_date, data.closing_date),
+                                  lambda: _view_part("schedule_section")(
+                                      schedule_shown_for(data.opening_date, data.closing_date, reg.programme), reg))
     return render_template(
         "bids/view.html", bid=bid, reg=reg, data=data, by_section=by_section, sections=SECTIONS,
         titles=SECTION_TITLES, compliant=is_compliant(findings), failed=len(failures(findings)),
-        to_attach=len(pending(findings)),
-        cost=bid_cost(reg, data, signal_blocker_required=bid.event.signal_blocker_required),
-        schedule=schedule, home=home_match(reg, data), home_consequences=home_match_consequences(reg, data),
+        to_attach=len(pending(findings)), compliance_html=compliance_html, cost_html=cost_html,
+        schedule_html=schedule_html, home=home_match(reg, data), home_consequences=home_match_consequences(reg, data),
         documents=bid.current_documents(), versions=version_rows(bid.id), may_edit=may_edit(bid),
         signature_notes=services.document_signatures(bid), secretariat=secretariat,
         reject_form=reject_form, late_form=late_form, consultation_form=consultation_form,
@@ -197,6 +217,11 @@ def _render_view(bid: Bid, *, reject_form=None, consultation_form=None, late_for
         draft_refusal=services.draft_refusal(bid, current_user, now),
         late_admission_possible=late_admission_possible,
         consultation=consultation, now=now), status
+
+
+def _view_part(name: str):
+    """A macro of the bid page's parts (templates/bids/_view_parts.html)."""
+    return get_template_attribute("bids/_view_parts.html", name)
 
 
 @bp.route("/bids/<int:bid_id>/edit/<section>", methods=["GET", "POST"])

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Hashable
 from typing import Any
 
 from flask import request, url_for
 from flask_login import current_user
+from markupsafe import Markup
 
 from core.auth import Role
 from core.federations import federation_name
@@ -88,6 +91,45 @@ def _page_url(number: int) -> str:
 def _kept_args(*dropped: str) -> list[tuple[str, str]]:
     """The query string's parameters but `dropped`, for the hidden fields of a GET form that must keep them."""
     return [(k, v) for k, v in request.args.items(multi=True) if k not in dropped]
+
+
+# ---------------------------------------------------------------------------------------------- kept fragments
+
+# A part of a page that is a pure function of a few values (a bid's compliance table of its findings, what it costs
+# of its figures and the regulation) is rendered once per process and kept under those values: a page computed
+# again after a change elsewhere (any audited step gives every page a new version) renders only what may differ.
+FRAGMENTS_KEPT = 1024  # the most recently used are kept: a few KB each
+_fragments: OrderedDict[Hashable, Markup] = OrderedDict()
+_fragments_lock = threading.Lock()
+
+
+def kept_fragment(key: Hashable, render: Callable[[], Markup]) -> Markup:
+    """`render()`, kept under `key` and given again for an equal key. The key must hold every value the fragment is
+    drawn from (plain values compared exactly: strings, dates, numbers, enums; never an object of the database
+    session) and name the fragment itself (its first item). A key that cannot be hashed is not kept (the fragment is
+    rendered every time). Fragments may carry no CSRF token, user or time of the request. Raises what `render`
+    raises."""
+    try:
+        hash(key)
+    except TypeError:
+        return render()
+    with _fragments_lock:
+        kept = _fragments.get(key)
+        if kept is not None:
+            _fragments.move_to_end(key)
+            return kept
+    made = render()
+    with _fragments_lock:
+        _fragments[key] = made
+        while len(_fragments) > FRAGMENTS_KEPT:
+            _fragments.popitem(last=False)
+    return made
+
+
+def forget_fragments() -> None:
+    """Empty the kept fragments (tests that change a template or its inputs beneath the key). Raises nothing."""
+    with _fragments_lock:
+        _fragments.clear()
 
 
 def init_templating(app) -> None:
