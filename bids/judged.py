@@ -86,13 +86,21 @@ def kept_findings(report: str | None, kept_key: str | None, judged_on: date | No
     if report is None or judged_on is None or kept_key != key:
         return None
     try:
-        kept = json.loads(report)
-        turns = [date.fromisoformat(d) for d in kept["turns_on"]]
-        if any((today >= d) != (judged_on >= d) for d in turns):
-            return None
-        return [Finding.from_dict(d) for d in kept["findings"]]
+        turns, findings = _read(report)
     except (ValueError, KeyError, TypeError):
         return None
+    if any((today >= d) != (judged_on >= d) for d in turns):
+        return None
+    return list(findings)
+
+
+@functools.lru_cache(maxsize=256)
+def _read(report: str) -> tuple[tuple[date, ...], tuple[Finding, ...]]:
+    """(the days the report may change on, its findings) read from a report kept; the same text is read once per
+    process (findings are immutable). Raises ValueError, KeyError or TypeError for a report that cannot be read."""
+    kept = json.loads(report)
+    return (tuple(date.fromisoformat(d) for d in kept["turns_on"]),
+            tuple(Finding.from_dict(d) for d in kept["findings"]))
 
 
 def findings_of(bid: Bid, *, today: date) -> list[Finding]:
