@@ -8,10 +8,11 @@ from typing import Any
 from api.auth import api_error, api_user
 from api.routing import operation
 from api.shapes import Amount, Instant, OpenShape, Shape, amount_or_none
+from bids import judged
 from bids.models import Bid
 from bids.presenters import bid_cost, consultation_of
 from bids.rules import is_compliant
-from bids.services import bids_visible_to, can_see, compliance
+from bids.services import bids_visible_to, can_see
 from bids.shape import bid_to_json
 from core.db import db, utcnow
 from core.findings import Outcome
@@ -121,7 +122,7 @@ def bid_detail(bid: Bid) -> BidDetail:
     """The import's JSON shape, with status, version and compliance added (reviewers read the submitted data,
     which is what the bid holds while it is not a draft). Raises pydantic.ValidationError if the bid's JSON
     breaks the declared keys."""
-    findings = compliance(bid, today=utcnow().date())
+    findings = judged.findings_of(bid, today=utcnow().date())  # the report kept with the bid while it holds
     consulted = consultation_of(bid)
     extra = {} if consulted is None else {"consultation": {
         "state": consulted["state"].value, "text": consulted["text"],

@@ -119,10 +119,10 @@ def test_a_signing_date_to_come_is_judged_again_on_that_day(app, make, practice)
         db.session.rollback()
 
 
-def test_the_page_and_the_list_read_the_report_kept(app, client, make, practice, login_as):
+def test_the_page_the_list_and_the_api_read_the_report_kept(app, client, make, practice, login_as):
     """Wiring: a report kept that says otherwise than the rules (written here beneath the services: every check
-    passed) is what the page and the list show while its key holds; a write of the bid outside the services makes
-    both judge it again."""
+    passed) is what the page, the list and the API show while its key holds; a write of the bid outside the
+    services makes them judge it again."""
     with app.app_context():
         now = utcnow()
         owner, event, bid = _draft(app, make, practice, now=now)
@@ -143,9 +143,14 @@ def test_the_page_and_the_list_read_the_report_kept(app, client, make, practice,
             assert row.id == bid_id
             return row.complies, row.open_findings
 
+    def from_the_api():
+        body = client.get(f"/api/v1/bids/{bid_id}").get_json()["compliance"]
+        return body["compliant"], any("THE KEPT REPORT SAYS" in f["message"] for f in body["findings"])
+
     login_as("admin")
     assert "THE KEPT REPORT SAYS" in client.get(f"/bids/{bid_id}").get_data(as_text=True)
     assert listed() == (True, 0)
+    assert from_the_api() == (True, True)
     with app.app_context():
         db.session.get(Bid, bid_id).venue_name = "Palace of Sports"  # beneath the services
         db.session.commit()
@@ -153,6 +158,7 @@ def test_the_page_and_the_list_read_the_report_kept(app, client, make, practice,
     assert "THE KEPT REPORT SAYS" not in page and "the prize fund must be" in page
     complies, open_findings = listed()
     assert not complies and open_findings > 0
+    assert from_the_api() == (False, False)
 
 
 def test_an_amendment_judges_every_kept_report_again(runner, app, tmp_path, reg, make, event):
