@@ -342,6 +342,17 @@ class FirstPlaceShares:
     shares: tuple[tuple[BidId, Decimal], ...]
     ties: str = "a tied first place is split evenly between the tied bids"
 
+    @property
+    def leaders(self) -> tuple[tuple[BidId, Decimal], ...]:
+        """(bid_id, share) of the bids whose share is above 0 (to its four decimals), in ranking order: the bids a
+        reader is shown; the others (`others`) came first in no sampled weighting, or in too few to show."""
+        return tuple((b, s) for b, s in self.shares if s > 0)
+
+    @property
+    def others(self) -> int:
+        """How many bids with a total have a share of 0 (to its four decimals)."""
+        return len(self.shares) - len(self.leaders)
+
     def share(self, bid_id: BidId) -> Decimal:
         """The share of one bid; 0 for a bid without a total."""
         return dict(self.shares).get(bid_id, Decimal(0).scaleb(-SHARE_PLACES))

@@ -8,7 +8,7 @@ import io
 import re
 from datetime import UTC, datetime
 from decimal import Decimal
-from html import unescape
+from html import escape, unescape
 
 import pytest
 from pypdf import PdfReader
@@ -89,6 +89,7 @@ def test_the_ranking_page_reads_as_a_verdict_with_every_figure_explained(app, sp
         report = build_ranking(load_scoring(event))
         summary = report.sensitivity.summary
         totals = {r.bid_id: r.total for r in report.ranking.bids}
+        shares = dict(report.sensitivity.first_places.shares)
     ahead = totals[split["lviv"]] - totals[split["tbilisi"]]
     verdict = re.search(r'<p class="lead" id="verdict"><strong>(.*?)</strong>', html, re.S).group(1)
     assert unescape(verdict).startswith(
@@ -116,8 +117,16 @@ def test_the_ranking_page_reads_as_a_verdict_with_every_figure_explained(app, sp
         lines = _label_lines(svg)
         for c in reg.criteria:
             assert f"({c.key}) {c.label}" in lines, (c.key, lines)
+    # The share of first places draws the bids that come first under some weighting; the others are counted.
+    drawn = {k: shares[v] > 0 for k, v in split.items()}
+    assert any(drawn.values()) and not all(drawn.values()), shares  # the case is here: a bid never first
     for first in [s for s in _svgs(html) if "Share of first places" in s]:
-        assert all(name in _label_lines(first) for name in names.values())
+        assert all((name in _label_lines(first)) == drawn[k] for k, name in names.items())
+    stability = html[html.index('id="stability"'):]
+    assert all((f"<td>{escape(name)}</td>" in stability) == drawn[k] for k, name in names.items())
+    others = sum(not d for d in drawn.values())
+    assert ("The other bid has a share of 0.00%, left out of the chart and the table." if others == 1 else
+            f"The other {others} bids each have a share of 0.00%, left out of the chart and the table.") in text
     # Bids by name, never by id (the list's count, "Ranked bids 1–2 of 2", is a range of places, not an id); no
     # sentence ends twice.
     assert re.search(r"Ranked bids 1–\d+ of \d+", text)
