@@ -131,9 +131,6 @@ class DeductionPart:
     def from_dict(cls, data: Mapping[str, str]) -> DeductionPart:
         return cls(key=data["key"], label=data["label"], share=Decimal(data["share"]), amount=Decimal(data["amount"]))
 
-    def as_text(self) -> str:
-        return f"{format_eur(self.amount)} to {self.label} ({format_share(self.share)})"
-
 
 def deduction_parts(rule, prize: Decimal) -> tuple[DeductionPart, ...]:
     """Each recipient's part of one breach under `rule` (an events.regulation.DeductionRule) for a player whose

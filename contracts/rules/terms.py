@@ -465,9 +465,6 @@ class ContractTerms:
         """When the prize balances are due (Art. 13.4), in words."""
         return self.scenarios[0].shares.balance_rule if self.scenarios else ""
 
-    def milestones_of(self, *kinds: MilestoneKind) -> tuple[MilestoneTerm, ...]:
-        return tuple(m for m in self.milestones if m.kind in kinds)
-
     def as_dict(self) -> dict:
         """The snapshot stored with the contract: inputs, due dates, regulation hash, and the computed terms.
         Raises nothing."""
