@@ -49,10 +49,12 @@ _DRAFTS_KEPT = (select(Bid.id, Bid.event_id, Bid.revision, Bid.late_admitted_at,
 _BID_PAGE = select(Bid).where(Bid.id == bindparam("bid_id")).options(
     lazyload(Bid.owner), joinedload(Bid.room_rates), joinedload(Bid.documents), lazyload(Bid.versions),
     undefer(Bid.judged_report))
-# What the rules of access read of a bid (its owner, status, call): a revisit answered 304 reads no more.
+# What the rules of access read of a bid (its owner, status, call) and of its call (its id, state and address, not
+# its regulation): a revisit answered 304 reads no more.
 _BID_ACCESS = select(Bid).where(Bid.id == bindparam("bid_id")).options(
     load_only(Bid.id, Bid.event_id, Bid.owner_id, Bid.status), lazyload(Bid.owner), lazyload(Bid.room_rates),
-    lazyload(Bid.documents), lazyload(Bid.versions))
+    lazyload(Bid.documents), lazyload(Bid.versions),
+    joinedload(Bid.event).options(load_only(Event.id, Event.slug, Event.status), lazyload(Event.regulation_version)))
 _VERSION_ROWS = (select(BidVersion.number, BidVersion.submitted_at, BidVersion.sha256)
                  .where(BidVersion.bid_id == bindparam("bid_id")).order_by(BidVersion.number))
 
