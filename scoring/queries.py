@@ -48,6 +48,7 @@ from scoring.rules import (
     default_weights,
     passes_gate,
     rank_bids,
+    score_table,
 )
 from scoring.sensitivity import Sensitivity, assess_sensitivity
 
@@ -682,8 +683,9 @@ def _arithmetic(data: ScoringData, hidden: frozenset[int], weights, names, membe
     cards: Scorecards = {bid_id: {m: {k: v for k, v in card.score_map().items() if k in keys}
                                   for m, card in by_member.items()}
                          for bid_id, by_member in data.counted().items() if bid_id not in hidden}
-    return (rank_bids(reg, cards, weights, names=names),
-            assess_sensitivity(reg, cards, weights, names=names, member_names=member_names))
+    table = score_table(reg, cards)  # validated once, shared by the ranking and its sensitivity
+    return (rank_bids(reg, table, weights, names=names),
+            assess_sensitivity(reg, table, weights, names=names, member_names=member_names))
 
 
 # The ranking and its sensitivity are pure functions of the scores, weights, names and regulation: the same

@@ -495,12 +495,15 @@ class ScoreTable:
         return tuple(seen)
 
 
-def score_table(reg: Regulation, scorecards: Scorecards) -> ScoreTable:
-    """Validate ``{bid_id: {member_id: {criterion_key: score}}}`` (a None score is not counted).
+def score_table(reg: Regulation, scorecards: Scorecards | ScoreTable) -> ScoreTable:
+    """Validate ``{bid_id: {member_id: {criterion_key: score}}}`` (a None score is not counted). A ScoreTable is
+    returned as it is: the ranking and its sensitivity, given the table once made (scoring.queries), share it.
 
     Raises ValueError for an unknown criterion or a score off the scale, TypeError for a score that is not a
     Decimal or an int; both name the bid, the member and the criterion.
     """
+    if isinstance(scorecards, ScoreTable):
+        return scorecards
     sc = reg.scoring
     keys = tuple(c.key for c in reg.criteria)
     index = {k: i for i, k in enumerate(keys)}
@@ -798,13 +801,14 @@ def _distinguishing(a: Fraction, b: Fraction) -> tuple[Decimal, Decimal]:
     return round_half_up(a, places), round_half_up(b, places)
 
 
-def rank_bids(reg: Regulation, scorecards: Scorecards, weights: Weights | None = None, *,
+def rank_bids(reg: Regulation, scorecards: Scorecards | ScoreTable, weights: Weights | None = None, *,
               statistic: Statistic = "mean", names: Mapping[BidId, str] | None = None) -> Ranking:
     """Aggregate the scorecards, total each bid and rank them (Art. 15.5).
 
     `scorecards` is ``{bid_id: {member_id: {criterion_key: score}}}`` for every bid to rank (a bid with no
-    scorecard maps to ``{}``); `weights` a weights version (the published weights when None); `statistic`
-    the per-criterion score used in the total, "mean" (in force) or "median" (a sensitivity variation);
+    scorecard maps to ``{}``), or their `score_table`; `weights` a weights version (the published weights when
+    None); `statistic` the per-criterion score used in the total, "mean" (in force) or "median" (a sensitivity
+    variation);
     `names` the words used for bids in `notes` (their ids otherwise).
 
     Raises ValueError for an unknown criterion, a score off the scale, bad weights or an unknown statistic;

@@ -104,7 +104,7 @@ class _Context:
         return self.criteria[self.table.keys.index(key)]
 
 
-def _context(reg: Regulation, scorecards: Scorecards, weights: Weights | None,
+def _context(reg: Regulation, scorecards: Scorecards | ScoreTable, weights: Weights | None,
              names: Mapping[BidId, str] | None = None,
              member_names: Mapping[MemberId, str] | None = None) -> _Context:
     ws = check_weights(reg, weights)
@@ -567,7 +567,7 @@ def _pct(share: Decimal) -> str:
     return f"{(share * 100).normalize():f}%"
 
 
-def assess_sensitivity(reg: Regulation, scorecards: Scorecards, weights: Weights | None = None, *,
+def assess_sensitivity(reg: Regulation, scorecards: Scorecards | ScoreTable, weights: Weights | None = None, *,
                        names: Mapping[BidId, str] | None = None,
                        member_names: Mapping[MemberId, str] | None = None,
                        robust_share: Decimal | None = None,
@@ -575,9 +575,10 @@ def assess_sensitivity(reg: Regulation, scorecards: Scorecards, weights: Weights
     """Weight swaps, Dirichlet first-place shares and leave-one-out variations of the ranking in force
     (weighted means), and a one-line verdict naming the leader, the rivals and the criteria concerned.
 
-    `names` and `member_names` give the words used for bids and members (their ids otherwise).
-    `robust_share` (a fraction of 1) and `robust_shift` (percentage points) are the thresholds of the rule,
-    ``reg.scoring.robust_share`` and ``reg.scoring.robust_shift_points`` unless given.
+    `scorecards` as `scoring.rules.rank_bids` takes them (or their score table); `names` and `member_names` give
+    the words used for bids and members (their ids otherwise). `robust_share` (a fraction of 1) and `robust_shift`
+    (percentage points) are the thresholds of the rule, ``reg.scoring.robust_share`` and
+    ``reg.scoring.robust_shift_points`` unless given.
     Raises as `scoring.rules.rank_bids`.
     """
     robust_share = reg.scoring.robust_share if robust_share is None else Decimal(robust_share)
