@@ -10,6 +10,8 @@ from __future__ import annotations
 import csv
 import functools
 import io
+import threading
+from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -69,6 +71,48 @@ class Recusal:
                 "bid": self.bid.title, "reason": self.reason}
 
 
+_SCORES = select(ScorecardScore.scorecard_id, ScorecardScore.criterion, ScorecardScore.score,
+                 ScorecardScore.comment).join(Scorecard, Scorecard.id == ScorecardScore.scorecard_id)
+FEW_SCORECARDS = 500  # at most this many scorecards' scores are asked for by their ids; more, by the call's
+
+
+class KeptScores:
+    """The scores and comments of each scorecard as this process last read them, kept under what any write of the
+    scorecard changes: its id, revision, version and times (every write of a scorecard or of its scores raises its
+    revision: scoring.services, the optimistic lock). A ranking computed again after one scorecard was saved reads
+    that one's scores alone, not the call's tens of thousands. The most recently used `size` are kept; what is kept
+    is never changed (CardRow's maps are copies). Thread-safe."""
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self._kept: OrderedDict[tuple, dict[str, tuple[Decimal | None, str]]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    @staticmethod
+    def key(card: CardRow) -> tuple:
+        return (card.id, card.revision, card.version, card.updated_at, card.submitted_at)
+
+    def get(self, card: CardRow) -> dict[str, tuple[Decimal | None, str]] | None:
+        with self._lock:
+            scores = self._kept.get(self.key(card))
+            if scores is not None:
+                self._kept.move_to_end(self.key(card))
+            return scores
+
+    def put(self, card: CardRow) -> None:
+        if card.plain_scores is None:
+            return
+        with self._lock:
+            self._kept[self.key(card)] = card.plain_scores
+            while len(self._kept) > self.size:
+                self._kept.popitem(last=False)
+
+    def clear(self) -> None:
+        """Forget every scorecard's scores (the tests, whose rolled-back rows' ids are handed out again)."""
+        with self._lock:
+            self._kept.clear()
+
+
 @dataclass(slots=True, eq=False)
 class CardRow(ScorecardFacts):
     """A scorecard as the scoring pages read it: the columns of its row as plain values (no ORM object, which the
@@ -99,6 +143,8 @@ class CardRow(ScorecardFacts):
         """{criterion: comment}. Raises LookupError before `ScoringData.load_scores`."""
         return {k: comment for k, (_, comment) in self._scores().items()}
 
+
+kept_scores = KeptScores(size=20_000)  # a call of 200 bids scored by 15 members holds 3,000 scorecards
 
 CARD_COLUMNS = (Scorecard.id, Scorecard.bid_id, Scorecard.member_id, Scorecard.status, Scorecard.revision,
                 Scorecard.version, Scorecard.updated_at, Scorecard.submitted_at)
@@ -257,24 +303,31 @@ class ScoringData:
 
     def load_scores(self, bid: Bid | None = None) -> None:
         """Read the scores and comments of the call's scorecards (of `bid`'s only, for its scorecard page) as plain
-        rows, in one query, into each card's `plain_scores`. Each card's are read once, and only by what shows or
+        rows into each card's `plain_scores`: those of a scorecard unchanged since this process last read them are
+        kept (`kept_scores`), the others read in one query. Each card's are read once, and only by what shows or
         computes scores (not by a ranking found in the cache, nor by a stored dossier's lookup). Raises nothing."""
         wanted = {card.id: card for card in self.cards.values()
                   if card.plain_scores is None and (bid is None or card.bid_id == bid.id)}
-        if not wanted:
-            return
+        missing = {}
         for card in wanted.values():
-            card.plain_scores = {}
-        query = select(ScorecardScore.scorecard_id, ScorecardScore.criterion, ScorecardScore.score,
-                       ScorecardScore.comment).join(Scorecard, Scorecard.id == ScorecardScore.scorecard_id)
+            card.plain_scores = kept_scores.get(card)
+            if card.plain_scores is None:
+                missing[card.id] = card.plain_scores = {}
+        if not missing:
+            return
+        query = _SCORES
         if bid is not None:
             query = query.where(Scorecard.bid_id == bid.id)
+        elif len(missing) <= FEW_SCORECARDS:  # one changed since: its scores alone
+            query = query.where(ScorecardScore.scorecard_id.in_(sorted(missing)))
         else:
             query = query.join(Bid, Bid.id == Scorecard.bid_id).where(Bid.event_id == self.event.id)
         for card_id, criterion, score, comment in db.session.execute(query.order_by(ScorecardScore.id)):
-            row = wanted.get(card_id)
-            if row is not None and row.plain_scores is not None:
-                row.plain_scores[criterion] = (score, comment)
+            scores = missing.get(card_id)
+            if scores is not None:
+                scores[criterion] = (score, comment)
+        for card_id in missing:
+            kept_scores.put(wanted[card_id])
 
     @cached_property
     def version_sha256(self) -> dict[int, str]:

@@ -153,7 +153,7 @@ def _rollback(request):
     from sqlalchemy.orm import scoped_session, sessionmaker
 
     from core.db import db
-    from scoring.queries import arithmetic_slot
+    from scoring.queries import arithmetic_slot, kept_scores
 
     # No app context is held across the test: requests must each get their own (and their own `g`).
     with app.app_context():
@@ -172,8 +172,10 @@ def _rollback(request):
         db.session = original
         outer.rollback()
         connection.close()
-        # The ranking cache is keyed by row ids and versions; the rolled-back rows' ids are handed out again.
+        # The ranking cache and the scores kept are keyed by row ids and versions; the rolled-back rows' ids are
+        # handed out again.
         arithmetic_slot.cache_clear()
+        kept_scores.clear()
 
 
 @pytest.fixture(scope="session")

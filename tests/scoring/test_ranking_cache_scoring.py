@@ -1,5 +1,7 @@
 """The ranking arithmetic is kept per worker for the same inputs, and a changed score is never served stale."""
 
+import pytest
+
 from core.db import db
 from events.models import Event
 from scoring.queries import build_ranking, load_scoring
@@ -231,3 +233,74 @@ def test_a_scorecard_saved_between_the_two_reads_is_never_kept_stale(app, event,
         db.session.commit()
         assert build_ranking(data).ranking.bids[0].total == Decimal("3.50")
     assert _report(app, event)[1]["totals"] == {lviv: ("5.00", 1)}
+
+
+def _scores_seen(app, event, bid_id: int, member_id: int) -> set[str]:
+    """The scores of one member's scorecard on one bid as a scoring page reads them (ScoringData.load_scores)."""
+    with app.app_context():
+        from bids.models import Bid
+
+        data = load_scoring(db.session.get(Event, event))
+        data.load_scores(db.session.get(Bid, bid_id))
+        card, = [c for (b, m), c in data.cards.items() if (b, m) == (bid_id, member_id)]
+        return {f"{s.normalize():f}" for s in card.score_map().values()}
+
+
+@pytest.mark.parametrize("few", [500, 0], ids=["by-ids", "by-call"])
+def test_the_scores_kept_are_those_saved_last_even_at_the_same_instant(app, event, sf, monkeypatch, few):
+    """A scorecard's scores are kept per process under its id, revision, version and times (kept_scores): two
+    drafts saved at one instant differ only by their revision, and each is read as saved. The scores not kept are
+    read by their scorecards' ids, or by the call's when there are more than FEW_SCORECARDS of them."""
+    from accounts.models import User
+    from scoring import queries
+
+    monkeypatch.setattr(queries, "FEW_SCORECARDS", few)
+    from scoring.models import Scorecard
+    from scoring.services import reopen_scorecard
+    from tests.scoring.factories_scoring import SCORING_DAY
+
+    lviv, anna, bruno, card = _lviv_scored_by_anna_and_bruno(event, sf)
+    assert _report(app, event)[1]["totals"] == {lviv: ("3.00", 2)}  # every scorecard's scores read and kept
+    assert _scores_seen(app, event, lviv, anna) == {"4"}
+    with app.app_context():
+        reopen_scorecard(db.session.get(Scorecard, card), actor=db.session.get(User, anna), now=SCORING_DAY)
+        db.session.commit()
+    for draft in ("5", "1"):
+        sf.score(lviv, anna, draft, submit=False)
+        assert _scores_seen(app, event, lviv, anna) == {draft}
+    sf.score(lviv, anna, "1")
+    assert _report(app, event)[1]["totals"] == {lviv: ("1.50", 2)}
+
+
+def test_a_ranking_after_one_change_reads_the_other_scorecards_scores_kept(app, event, sf):
+    """Wiring: after one scorecard changed, the ranking reads that scorecard's scores and takes the others' from
+    what was kept. Shown by a kept entry that says otherwise than the database (Bruno's scores put as 0 under his
+    scorecard's key): the next ranking counts it."""
+    from dataclasses import replace
+    from decimal import Decimal
+
+    from accounts.models import User
+    from scoring.models import Scorecard
+    from scoring.queries import kept_scores
+    from scoring.services import reopen_scorecard
+    from tests.scoring.factories_scoring import SCORING_DAY
+
+    def reopen(member_id: int) -> None:
+        with app.app_context():
+            scorecard = db.session.scalars(db.select(Scorecard).filter_by(member_id=member_id)).one()
+            reopen_scorecard(scorecard, actor=db.session.get(User, member_id), now=SCORING_DAY)
+            db.session.commit()
+
+    lviv, anna, bruno, card = _lviv_scored_by_anna_and_bruno(event, sf)
+    assert _report(app, event)[1]["totals"] == {lviv: ("3.00", 2)}
+    with app.app_context():
+        data = load_scoring(db.session.get(Event, event))
+        his, = [c for (b, m), c in data.cards.items() if m == bruno]
+        keys = [c.key for c in data.reg.criteria]
+        kept_scores.put(replace(his, plain_scores={k: (Decimal("0"), "kept") for k in keys}))
+    reopen(anna)  # Anna's scorecard changes: reopened and submitted again, hers are read anew, Bruno's taken
+    sf.score(lviv, anna, "4")  # from what is kept
+    assert _report(app, event)[1]["totals"] == {lviv: ("2.00", 2)}
+    reopen(bruno)  # his scorecard changes too: his scores are read again, as the database holds them
+    sf.score(lviv, bruno, "2")
+    assert _report(app, event)[1]["totals"] == {lviv: ("3.00", 2)}
