@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from sqlalchemy.orm import undefer
+
 from api.auth import api_error, api_user
 from api.routing import operation
 from api.shapes import Amount, Instant, OpenShape, Shape, amount_or_none
@@ -105,7 +107,7 @@ class EventBids(Shape):
 
 
 def _visible_bid(bid_id: int) -> Bid | None:
-    bid = db.session.get(Bid, bid_id)
+    bid = db.session.get(Bid, bid_id, options=[undefer(Bid.judged_report)])  # the report kept with it is shown
     if bid is None or not can_see(api_user(), bid):
         return None
     return bid

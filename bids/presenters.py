@@ -68,8 +68,9 @@ def data_as_entered(bid: Bid, section: str, form) -> BidData:
 
 
 def cost_inputs(reg, data: BidData, *, signal_blocker_required: bool = False) -> tuple:
-    """Everything `bid_cost` reads, as plain values: the regulation (its hash) and the bid's figures, amounts as
-    written (220000 and 220000.00 are told apart). The bid page keeps what the bid costs rendered under them."""
+    """Everything `bid_cost` reads, as plain values: the regulation (its hash), the bid's figures (amounts as text,
+    compared exactly) and whether the call requires a signal blocker. The bid page keeps what the bid costs
+    rendered under them."""
     return (reg.sha256, *(None if a is None else str(a) for a in (data.prize_fund_eur, data.fide_contribution_eur)),
             data.guarantee_offered, data.venue_country, signal_blocker_required)
 

@@ -7,7 +7,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Hashable
 from typing import Any
 
-from flask import request, url_for
+from flask import current_app, has_app_context, request, url_for
 from flask_login import current_user
 from markupsafe import Markup
 
@@ -107,11 +107,13 @@ def kept_fragment(key: Hashable, render: Callable[[], Markup]) -> Markup:
     """`render()`, kept under `key` and given again for an equal key. The key must hold every value the fragment is
     drawn from (plain values compared exactly: strings, dates, numbers, enums; never an object of the database
     session) and name the fragment itself (its first item). A key that cannot be hashed is not kept (the fragment is
-    rendered every time). Fragments may carry no CSRF token, user or time of the request. Raises what `render`
-    raises."""
+    rendered every time), and nothing is kept while templates are reloaded when edited (TEMPLATES_AUTO_RELOAD, debug).
+    Fragments may carry no CSRF token, user or time of the request. Raises what `render` raises."""
     try:
         hash(key)
     except TypeError:
+        return render()
+    if has_app_context() and current_app.jinja_env.auto_reload:  # templates edited while it runs: nothing kept
         return render()
     with _fragments_lock:
         kept = _fragments.get(key)

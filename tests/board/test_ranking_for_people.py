@@ -120,13 +120,15 @@ def test_the_ranking_page_reads_as_a_verdict_with_every_figure_explained(app, sp
     # The share of first places draws the bids that come first under some weighting; the others are counted.
     drawn = {k: shares[v] > 0 for k, v in split.items()}
     assert any(drawn.values()) and not all(drawn.values()), shares  # the case is here: a bid never first
-    for first in [s for s in _svgs(html) if "Share of first places" in s]:
+    firsts = [s for s in _svgs(html) if "Share of first places" in s]
+    assert len(firsts) == 2  # wide and narrow
+    for first in firsts:
         assert all((name in _label_lines(first)) == drawn[k] for k, name in names.items())
     stability = html[html.index('id="stability"'):]
     assert all((f"<td>{escape(name)}</td>" in stability) == drawn[k] for k, name in names.items())
     others = sum(not d for d in drawn.values())
-    assert ("The other bid has a share of 0.00%, left out of the chart and the table." if others == 1 else
-            f"The other {others} bids each have a share of 0.00%, left out of the chart and the table.") in text
+    assert ("The other ranked bid has a share of 0.00%, left out of the chart and the table." if others == 1 else
+            f"The other {others} ranked bids each have a share of 0.00%, left out of the chart and the table.") in text
     # Bids by name, never by id (the list's count, "Ranked bids 1–2 of 2", is a range of places, not an id); no
     # sentence ends twice.
     assert re.search(r"Ranked bids 1–\d+ of \d+", text)
