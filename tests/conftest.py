@@ -153,6 +153,7 @@ def _rollback(request):
     from sqlalchemy.orm import scoped_session, sessionmaker
 
     from core.db import db
+    from core.templating import forget_fragments
     from scoring.queries import arithmetic_slot, kept_scores
 
     # No app context is held across the test: requests must each get their own (and their own `g`).
@@ -176,6 +177,7 @@ def _rollback(request):
         # handed out again.
         arithmetic_slot.cache_clear()
         kept_scores.clear()
+        forget_fragments()  # keyed on values, not rows; forgotten so that no test sees what another rendered
 
 
 @pytest.fixture(scope="session")
