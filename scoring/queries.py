@@ -170,6 +170,9 @@ class ScoringData:
     weights_version: WeightsVersion | None
     ranked: list[Bid] = field(default_factory=list)
     excluded: list[tuple[Bid, str]] = field(default_factory=list)
+    # {bid id: title} of the ranked bids, made once (a title is worked out from the bid and its country's name; the
+    # ranking, its sort and its sentences ask for every bid's).
+    titles: dict[int, str] = field(default_factory=dict, init=False, repr=False)
 
     def __post_init__(self) -> None:
         for bid in self.bids:
@@ -181,7 +184,8 @@ class ScoringData:
                 admission = self.event.regulation.citation("scoring_admission")
                 self.excluded.append((bid, f"{admission}: it did not meet the compliance checks and was not "
                                            "admitted"))
-        self.ranked.sort(key=lambda b: (b.title.casefold(), b.id))
+        self.titles = {b.id: b.title for b in self.ranked}
+        self.ranked.sort(key=lambda b: (self.titles[b.id].casefold(), b.id))
 
     # ---- members and conflicts
 
@@ -693,7 +697,7 @@ def build_ranking(data: ScoringData, viewer: User | None = None) -> RankingRepor
     withheld = [] if viewer is None else [(b, why) for b in data.ranked
                                           if (why := data.bid_withheld_from(viewer, b))]
     hidden = frozenset(b.id for b, _ in withheld)
-    names: dict[BidId, str] = {b.id: b.title for b in data.ranked if b.id not in hidden}
+    names: dict[BidId, str] = {b.id: data.titles[b.id] for b in data.ranked if b.id not in hidden}
     member_names: dict[MemberId, str] = {m.id: m.name for m in data.members.values()}
     weights = data.weights
     # The call's slot, found from what was read already and one aggregate per bid (no scorecard read), holds the
