@@ -80,12 +80,14 @@ class KeptScores:
     """The scores and comments of each scorecard as this process last read them, kept under what any write of the
     scorecard changes: its id, revision, version and times (every write of a scorecard or of its scores raises its
     revision: scoring.services, the optimistic lock). A ranking computed again after one scorecard was saved reads
-    that one's scores alone, not the call's tens of thousands. The most recently used `size` are kept; what is kept
-    is never changed (CardRow's maps are copies). Thread-safe."""
+    that one's scores alone, not the call's tens of thousands. One entry per scorecard (a newer revision read
+    replaces the older), the `size` most recently used; what is kept is never changed once kept (CardRow's maps are
+    made anew from it). Thread-safe."""
 
     def __init__(self, size: int) -> None:
         self.size = size
         self._kept: OrderedDict[tuple, dict[str, tuple[Decimal | None, str]]] = OrderedDict()
+        self._key_of: dict[int, tuple] = {}  # scorecard id -> the key its scores are kept under
         self._lock = threading.Lock()
 
     @staticmethod
@@ -93,24 +95,35 @@ class KeptScores:
         return (card.id, card.revision, card.version, card.updated_at, card.submitted_at)
 
     def get(self, card: CardRow) -> dict[str, tuple[Decimal | None, str]] | None:
+        key = self.key(card)
         with self._lock:
-            scores = self._kept.get(self.key(card))
+            scores = self._kept.get(key)
             if scores is not None:
-                self._kept.move_to_end(self.key(card))
+                self._kept.move_to_end(key)
             return scores
 
     def put(self, card: CardRow) -> None:
         if card.plain_scores is None:
             return
+        key = self.key(card)
         with self._lock:
-            self._kept[self.key(card)] = card.plain_scores
+            older = self._key_of.get(card.id)
+            if older is not None and older != key:
+                self._kept.pop(older, None)
+            self._kept[key] = card.plain_scores
+            self._key_of[card.id] = key
             while len(self._kept) > self.size:
-                self._kept.popitem(last=False)
+                (card_id, *_), _ = self._kept.popitem(last=False)
+                del self._key_of[card_id]
+
+    def __len__(self) -> int:
+        return len(self._kept)
 
     def clear(self) -> None:
         """Forget every scorecard's scores (the tests, whose rolled-back rows' ids are handed out again)."""
         with self._lock:
             self._kept.clear()
+            self._key_of.clear()
 
 
 @dataclass(slots=True, eq=False)
@@ -144,7 +157,7 @@ class CardRow(ScorecardFacts):
         return {k: comment for k, (_, comment) in self._scores().items()}
 
 
-kept_scores = KeptScores(size=20_000)  # a call of 200 bids scored by 15 members holds 3,000 scorecards
+kept_scores = KeptScores(size=10_000)  # a call of 200 bids scored by 15 members holds 3,000 scorecards
 
 CARD_COLUMNS = (Scorecard.id, Scorecard.bid_id, Scorecard.member_id, Scorecard.status, Scorecard.revision,
                 Scorecard.version, Scorecard.updated_at, Scorecard.submitted_at)
@@ -319,13 +332,12 @@ class ScoringData:
                 missing[card.id] = card.plain_scores = {}
         if not missing:
             return
-        query = _SCORES
-        if bid is not None:
-            query = query.where(Scorecard.bid_id == bid.id)
-        elif len(missing) <= FEW_SCORECARDS:  # one changed since: its scores alone
-            query = query.where(ScorecardScore.scorecard_id.in_(sorted(missing)))
+        if len(missing) <= FEW_SCORECARDS:  # by their ids: those changed since they were kept, or one bid's
+            query = _SCORES.where(ScorecardScore.scorecard_id.in_(sorted(missing)))
+        elif bid is not None:
+            query = _SCORES.where(Scorecard.bid_id == bid.id)
         else:
-            query = query.join(Bid, Bid.id == Scorecard.bid_id).where(Bid.event_id == self.event.id)
+            query = _SCORES.join(Bid, Bid.id == Scorecard.bid_id).where(Bid.event_id == self.event.id)
         for card_id, criterion, score, comment in db.session.execute(query.order_by(ScorecardScore.id)):
             scores = missing.get(card_id)
             if scores is not None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import re
+import sys
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
@@ -149,12 +150,11 @@ def _rollback(request):
         yield
         join_render_threads()
         no_delivery_thread_left()
+        _forget_what_processes_keep()  # a test with an app and a database of its own fills them too
         return
     from sqlalchemy.orm import scoped_session, sessionmaker
 
     from core.db import db
-    from core.templating import forget_fragments
-    from scoring.queries import arithmetic_slot, kept_scores
 
     # No app context is held across the test: requests must each get their own (and their own `g`).
     with app.app_context():
@@ -173,11 +173,19 @@ def _rollback(request):
         db.session = original
         outer.rollback()
         connection.close()
-        # The ranking cache and the scores kept are keyed by row ids and versions; the rolled-back rows' ids are
-        # handed out again.
-        arithmetic_slot.cache_clear()
-        kept_scores.clear()
-        forget_fragments()  # keyed on values, not rows; forgotten so that no test sees what another rendered
+        _forget_what_processes_keep()
+
+
+def _forget_what_processes_keep() -> None:
+    """Empty what the process keeps between requests: the ranking's slots and the scores kept are keyed by row ids
+    and versions, and the rolled-back rows' ids are handed out again; the page parts kept are keyed on values, and
+    forgotten so that no test sees what another rendered. Only the modules already imported are asked."""
+    queries, templating = sys.modules.get("scoring.queries"), sys.modules.get("core.templating")
+    if queries is not None:
+        queries.arithmetic_slot.cache_clear()
+        queries.kept_scores.clear()
+    if templating is not None:
+        templating.forget_fragments()
 
 
 @pytest.fixture(scope="session")

@@ -304,3 +304,32 @@ def test_a_ranking_after_one_change_reads_the_other_scorecards_scores_kept(app, 
     reopen(bruno)  # his scorecard changes too: his scores are read again, as the database holds them
     sf.score(lviv, bruno, "2")
     assert _report(app, event)[1]["totals"] == {lviv: ("3.00", 2)}
+
+
+def test_one_entry_per_scorecard_is_kept_the_newest_read():
+    """A scorecard read at a newer revision replaces what was kept of it (the older can never be asked for again, and
+    a card's row read before a save with its scores read after must not stay kept); the least recently used go
+    first beyond the size."""
+    from datetime import UTC, datetime
+    from decimal import Decimal
+
+    from scoring.queries import CardRow, KeptScores
+
+    when = datetime(2015, 6, 1, tzinfo=UTC)
+
+    def card(card_id: int, revision: int, score: str | None = None) -> CardRow:
+        scores = None if score is None else {"a": (Decimal(score), "")}
+        return CardRow(card_id, 1, 1, "submitted", revision, 1, when, when, scores)
+
+    kept = KeptScores(size=2)
+    kept.put(card(1, 1, "3"))
+    kept.put(card(1, 2, "4"))
+    assert len(kept) == 1 and kept.get(card(1, 1)) is None and kept.get(card(1, 2)) == {"a": (Decimal("4"), "")}
+    kept.put(card(2, 1, "1"))
+    kept.get(card(1, 2))  # used: card 2 is now the least recently used
+    kept.put(card(3, 1, "2"))
+    assert len(kept) == 2 and kept.get(card(2, 1)) is None and kept.get(card(3, 1)) is not None
+    kept.put(card(2, 5, "5"))  # card 2 again, after it went: kept anew, card 1 goes
+    assert kept.get(card(1, 2)) is None and kept.get(card(2, 5)) == {"a": (Decimal("5"), "")}
+    kept.put(card(4, 1))  # scores not read: nothing kept
+    assert kept.get(card(4, 1)) is None and len(kept) == 2
