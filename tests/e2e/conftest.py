@@ -113,6 +113,24 @@ def live_config(folder: Path, **overrides) -> dict:
     }
 
 
+def _closed_before_served(app):
+    """`app` whose every response is read whole and closed before the server writes it. werkzeug's development
+    server closes a response only after draining what the client still sends (serving.py, `execute`); a client that
+    resets the connection (Chromium cancelling a request) makes that read raise first, and the file a static response
+    holds is left to the garbage collector: a ResourceWarning, an error in whichever test runs when it is collected.
+    Gambit streams nothing, so reading a body whole changes no page."""
+
+    def wsgi(environ, start_response):
+        body = app(environ, start_response)
+        try:
+            return [b"".join(body)]
+        finally:
+            if hasattr(body, "close"):
+                body.close()
+
+    return wsgi
+
+
 @contextmanager
 def serving(config: dict):
     """Gambit made with `config` (schema by create_all, as in tests/conftest.py), served by werkzeug on a free
@@ -125,7 +143,8 @@ def serving(config: dict):
     app = create_app(config)
     with app.app_context():
         db.create_all()
-    server = make_server("127.0.0.1", _free_port(), app, threaded=True, request_handler=_quiet_handler())
+    server = make_server("127.0.0.1", _free_port(), _closed_before_served(app), threaded=True,
+                         request_handler=_quiet_handler())
     thread = threading.Thread(target=server.serve_forever, name="gambit-e2e", daemon=True)
     thread.start()
     try:
