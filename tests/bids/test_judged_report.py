@@ -192,3 +192,39 @@ def test_a_release_that_changes_the_rules_judges_every_kept_report_again(app, ma
         assert not _same_as_judged_now(bid, now.date())
         assert len(judged.rules_code()) == 16 and judged.rules_code() in judged.bid_key(bid)
         db.session.rollback()
+
+
+def test_the_key_changes_with_each_thing_the_report_was_judged_on():
+    """Each value of the key tells two reports apart: the revision, the regulation version in force (a call without
+    one is not version 1), how many documents and the newest (a document deleted in SQL and another added keep
+    the count: the newest tells them apart)."""
+    base = judged.key_of(5, 2, 3, 40)
+    others = [judged.key_of(6, 2, 3, 40), judged.key_of(5, 3, 3, 40), judged.key_of(5, 2, 4, 40),
+              judged.key_of(5, 2, 3, 41)]
+    assert len({base, *others}) == 5
+    assert judged.key_of(5, None, 0, None) != judged.key_of(5, 1, 0, None)
+    assert judged.key_of(5, 1, 1, None) != judged.key_of(5, 1, 1, 1)
+    assert base.endswith(f"/c{judged.rules_code()}")
+
+
+def test_the_key_of_a_bid_names_its_newest_document(app, make, practice):
+    with app.app_context():
+        now = utcnow()
+        owner, event, bid = _draft(app, make, practice, now=now)
+        for kind in ("signed_letter", "guarantee"):
+            services.store_document(bid, kind, filename="x.pdf", content=valid_pdf(),
+                                    upload_dir=app.config["UPLOAD_DIR"], max_bytes=10**6, actor=owner, now=now)
+        ids = [d.id for d in bid.documents]
+        assert judged.bid_key(bid) == judged.key_of(bid.revision, event.regulation_version_id, 2, max(ids))
+        db.session.rollback()
+
+
+def test_a_report_without_its_day_or_text_is_not_used():
+    """A row whose report has no day it was judged on (or no text) is judged again, never read: the day decides
+    whether a date the rules read has passed since."""
+    report = '{"findings": [], "turns_on": ["2015-03-01"]}'
+    today = utcnow().date()
+    assert judged.kept_findings(report, "k", today, key="k", today=today) == []
+    assert judged.kept_findings(report, "k", None, key="k", today=today) is None
+    assert judged.kept_findings(None, "k", today, key="k", today=today) is None
+    assert judged.kept_findings(report, "other", today, key="k", today=today) is None

@@ -333,3 +333,59 @@ def test_one_entry_per_scorecard_is_kept_the_newest_read():
     assert kept.get(card(1, 2)) is None and kept.get(card(2, 5)) == {"a": (Decimal("5"), "")}
     kept.put(card(4, 1))  # scores not read: nothing kept
     assert kept.get(card(4, 1)) is None and len(kept) == 2
+
+
+def test_the_recusals_follow_the_bids_declared_and_the_bids_owners_and_hosts(app, event, sf):
+    """The call's key holds which bids each declaration names (the same reason, other bids), and each bid's owner and
+    host federation: a change of any of them, with no scorecard changed, gives the recusals and the totals anew."""
+    from bids.models import Bid
+
+    lviv = sf.bid(event, city="Lviv", host="UKR")
+    tbilisi = sf.bid(event, city="Tbilisi", host="GEO")
+    sf.status(event, "scoring")
+    anna, bruno = sf.member(federation="FRA", name="Anna"), sf.member(federation="SWE", name="Bruno")
+    for m, score in ((anna, "4"), (bruno, "2")):
+        sf.declare(event, m)
+        sf.score(lviv, m, score)
+        sf.score(tbilisi, m, score)
+    assert _report(app, event)[1]["totals"] == {lviv: ("3.00", 2), tbilisi: ("3.00", 2)}
+    sf.declare(event, bruno, conflicted=(lviv,), reason="Consults for a bidder.")
+    seen = _report(app, event)[1]
+    assert [(r["member"], r["bid_id"]) for r in seen["recusals"]] == [("Bruno", lviv)]
+    assert seen["totals"] == {lviv: ("4.00", 1), tbilisi: ("3.00", 2)}
+    sf.declare(event, bruno, conflicted=(tbilisi,), reason="Consults for a bidder.")
+    seen = _report(app, event)[1]
+    assert [(r["member"], r["bid_id"]) for r in seen["recusals"]] == [("Bruno", tbilisi)]
+    assert seen["totals"] == {lviv: ("3.00", 2), tbilisi: ("4.00", 1)}
+    with app.app_context():
+        db.session.get(Bid, lviv).host_federation = "FRA"  # Anna's federation now hosts it
+        db.session.commit()
+    seen = _report(app, event)[1]
+    assert sorted((r["member"], r["bid_id"]) for r in seen["recusals"]) == [("Anna", lviv), ("Bruno", tbilisi)]
+    assert seen["totals"] == {lviv: ("2.00", 1), tbilisi: ("4.00", 1)}
+    with app.app_context():
+        db.session.get(Bid, tbilisi).owner_id = anna  # Anna's own bid now
+        db.session.commit()
+    seen = _report(app, event)[1]
+    assert sorted((r["member"], r["bid_id"]) for r in seen["recusals"]) == [
+        ("Anna", lviv), ("Anna", tbilisi), ("Bruno", tbilisi)]
+    assert seen["totals"] == {lviv: ("2.00", 1), tbilisi: ("None", 0)}
+
+
+def test_a_scorecard_page_reads_the_scores_of_its_bid_alone(app, event, sf):
+    """`load_scores(bid)`, for one bid's scorecard page: that bid's scorecards are read, the others' are not."""
+    from bids.models import Bid
+
+    lviv = sf.bid(event, city="Lviv", host="UKR")
+    tbilisi = sf.bid(event, city="Tbilisi", host="GEO")
+    sf.status(event, "scoring")
+    anna = sf.member(federation="FRA", name="Anna")
+    sf.declare(event, anna)
+    sf.score(lviv, anna, "4")
+    sf.score(tbilisi, anna, "3")
+    _report(app, event)  # every scorecard's scores read once and kept
+    with app.app_context():
+        data = load_scoring(db.session.get(Event, event))
+        data.load_scores(db.session.get(Bid, lviv))
+        read = {bid_id: card.plain_scores is not None for (bid_id, _), card in data.cards.items()}
+        assert read == {lviv: True, tbilisi: False}
