@@ -67,7 +67,7 @@ def data_as_entered(bid: Bid, section: str, form) -> BidData:
     return dataclasses.replace(bid.to_data(), **changes)
 
 
-def cost_inputs(reg, data: BidData, *, signal_blocker_required: bool = False) -> tuple:
+def cost_inputs(reg, data: BidData, *, signal_blocker_required: bool) -> tuple:
     """Everything `bid_cost` reads, as plain values: the regulation (its hash), the bid's figures (amounts as text,
     compared exactly) and whether the call requires a signal blocker. The bid page keeps what the bid costs
     rendered under them."""

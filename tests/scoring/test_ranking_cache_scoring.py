@@ -366,10 +366,11 @@ def test_the_recusals_follow_the_bids_declared_and_the_bids_owners_and_hosts(app
     with app.app_context():
         db.session.get(Bid, tbilisi).owner_id = anna  # Anna's own bid now
         db.session.commit()
-    seen = _report(app, event)[1]
+    report, seen = _report(app, event)
     assert sorted((r["member"], r["bid_id"]) for r in seen["recusals"]) == [
         ("Anna", lviv), ("Anna", tbilisi), ("Bruno", tbilisi)]
     assert seen["totals"] == {lviv: ("2.00", 1), tbilisi: ("None", 0)}
+    assert report.ranking.notes == (f"Without a total, listed last and unranked: {report.bid(tbilisi).title}.",)
 
 
 def test_a_scorecard_page_reads_the_scores_of_its_bid_alone(app, event, sf):

@@ -388,6 +388,7 @@ def test_the_ranking_uses_the_weights_version_in_force(app, sf, scene):
         _change(scene["event"], {k: Decimal(90 if k == "a" else 1) for k in KEYS}, reason="Prize fund first")
         report = _ranking(scene["event"])
         assert report.ranking.leaders == (scene["a"],)
+        assert report.sensitivity.leaders == (scene["a"],)  # its stability is assessed under the same weights
         assert report.weights_label.startswith("weights version 1 (changed 10 June 2015: Prize fund first")
 
 
