@@ -93,6 +93,19 @@ SCOPE: dict[str, Scope] = {
         "tests/contracts/test_boundaries.py", "tests/contracts/test_contracts_services.py",
         "tests/contracts/test_results_and_deductions.py", "tests/contracts/test_sane_dates.py",
         "tests/contracts/test_payment_rules.py")),
+    # What issue 37 keeps per process or on a row instead of computing it on every view (a report, a fragment, a
+    # scorecard's scores, the ranking's slot): a key that misses one value shows a page that is no longer true.
+    "kept": Scope(
+        ("bids.judged.*",) + _fn("core.templating", "kept_fragment", "forget_fragments")
+        + _fn("bids.presenters", "cost_inputs")
+        + _fn("scoring.queries", "build_ranking", "_figures_of", "_arithmetic", "_call_key", "_arithmetic_key")
+        + tuple(f"scoring.queries.xǁKeptScoresǁ{m}__mutmut_*" for m in ("key", "get", "put", "clear"))
+        + ("scoring.queries.xǁScoringDataǁload_scores__mutmut_*",), (
+            "tests/bids/test_judged_report.py", "tests/bids/test_view_fragments.py",
+            "tests/scoring/test_ranking_cache_scoring.py", "tests/scoring/test_page_costs.py",
+            "tests/bids/test_bid_queries.py", "tests/scoring/test_views_scoring.py",
+            "tests/board/test_score_visibility.py", "tests/scoring/test_independence_scoring.py",
+            "tests/scoring/test_services_scoring.py")),
 }
 
 KILLED = {"killed", "timeout"}
