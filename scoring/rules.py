@@ -32,7 +32,7 @@ from __future__ import annotations
 import collections
 import functools
 import math
-from collections.abc import Hashable, Mapping, Sequence
+from collections.abc import Collection, Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from decimal import ROUND_HALF_UP, Decimal
@@ -784,6 +784,12 @@ class Ranking:
                 return b
         raise KeyError(bid_id)
 
+    def notes_about(self, bid_ids: Collection[BidId], names: Mapping[BidId, str]) -> list[str]:
+        """The notes on the bids `bid_ids` alone (one page of the ranking): each pair that shows the same total but
+        is not tied with one of them in it, and those of them without a total; `names` as rank_bids takes them.
+        The notes of a ranking on one page are its `notes`. Raises nothing."""
+        return _ranking_notes(self.bids, names, about=frozenset(bid_ids))
+
     def as_dict(self) -> dict:
         return {"statistic": self.statistic,
                 "rounding": f"half up to {DISPLAY_PLACES} decimals; contributions add up to the total; "
@@ -899,22 +905,27 @@ def _contribution_units(wint: Sequence[int], ordered: Sequence[list[int]], sums:
     return floors, target
 
 
-def _ranking_notes(in_order: Sequence[BidResult], names: Mapping[BidId, str]) -> list[str]:
+def _ranking_notes(in_order: Sequence[BidResult], names: Mapping[BidId, str],
+                   about: frozenset[BidId] | None = None) -> list[str]:
     """The ranking's notes on its results in ranking order: bids that show the same two-decimal total but are not
-    tied, then the bids without a total (named by `names`, their ids otherwise)."""
+    tied, then the bids without a total (named by `names`, their ids otherwise); with `about`, only the notes that
+    name one of those bids."""
 
     def name(b: BidId) -> str:
         return names.get(b, str(b))
 
+    def concerned(*results: BidResult) -> bool:
+        return about is None or any(r.bid_id in about for r in results)
+
     notes = []
     ranked = [r for r in in_order if r.total_exact is not None]
     for x, y in zip(ranked, ranked[1:], strict=False):
-        if x.total == y.total and x.total_exact != y.total_exact:
+        if x.total == y.total and x.total_exact != y.total_exact and concerned(x, y):
             assert x.total_exact is not None and y.total_exact is not None  # ranked: both have a total
             ex, ey = _distinguishing(x.total_exact, y.total_exact)
             notes.append(f"{name(x.bid_id)} and {name(y.bid_id)} both show {x.total} but are not tied: the ranking "
                          f"compares exact totals ({ex} and {ey}).")
-    unranked = [name(r.bid_id) for r in in_order if r.total_exact is None]
+    unranked = [name(r.bid_id) for r in in_order if r.total_exact is None and concerned(r)]
     if unranked:
         notes.append(f"Without a total, listed last and unranked: {', '.join(unranked)}.")
     return notes

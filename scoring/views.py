@@ -400,7 +400,9 @@ def ranking(slug: str):
     places = sensitivity.first_places
     places_chart = None if places is None else report.kept(
         "first_places_chart", None, partial(first_places_chart, first_places, places.samples))
-    return render_template("scoring/ranking.html", event=event, reg=reg, report=report, data=data,
+    # The notes on near ties and bids without a total, of this page's bids (at 200 bids, some hundred sentences).
+    notes = report.ranking.notes_about({b.bid_id for b in page.items}, data.titles)
+    return render_template("scoring/ranking.html", event=event, reg=reg, report=report, data=data, notes=notes,
                            details=details, rows=rows, page=page, details_kept=kept, short=report.short_of_scorecards,
                            verdict=reading.verdict(report), first_places_svg=places_chart, first_places=first_places,
                            criterion_names={c.key: f"({c.key}) {c.label}" for c in reg.criteria},

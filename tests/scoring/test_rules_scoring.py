@@ -188,6 +188,21 @@ def test_ranking_compares_exact_totals_not_rounded_ones():
                              "(3.002 and 3.000).",)
 
 
+def test_a_page_of_the_ranking_has_the_notes_of_its_own_bids():
+    """`notes_about`: a page of the ranking gives the notes that name one of its bids (a near tie with a bid on
+    another page included), not the hundred of a long ranking."""
+    reg = small_reg(("1", "999", "0"))
+    cards = {"Y": {"m1": card(3, 3, 3)}, "X": {"m1": card(5, 3, 3)}, "W": {"m1": card(1, 1, 1)}, "Empty": {}}
+    ranking = rank_bids(reg, cards)
+    tie = "X and Y both show 3.00 but are not tied: the ranking compares exact totals (3.002 and 3.000)."
+    assert ranking.notes == (tie, "Without a total, listed last and unranked: Empty.")
+    assert ranking.notes_about({"X", "Y", "W", "Empty"}, {}) == list(ranking.notes)
+    assert ranking.notes_about({"Y"}, {}) == ranking.notes_about({"X", "W"}, {}) == [tie]
+    assert ranking.notes_about({"W"}, {}) == []
+    assert ranking.notes_about({"Empty"}, {"Empty": "The empty bid"}) == [
+        "Without a total, listed last and unranked: The empty bid."]
+
+
 # ----------------------------------------------------------------------------------- unscored bids
 
 
