@@ -400,10 +400,15 @@ def ranking(slug: str):
     places = sensitivity.first_places
     places_chart = None if places is None else report.kept(
         "first_places_chart", None, partial(first_places_chart, first_places, places.samples))
-    # The notes on near ties and bids without a total, of this page's bids (at 200 bids, some hundred sentences).
-    notes = report.ranking.notes_about({b.bid_id for b in page.items}, data.titles)
+    # The notes on near ties and bids without a total, and the bids fewer members scored than were due to: this
+    # page's (at 200 bids, some hundred sentences each), the others counted.
+    on_page = {b.bid_id for b in page.items}
+    notes = report.ranking.notes_about(on_page, data.titles)
+    short = report.short_of_scorecards
+    short_here = [(bid, scored) for bid, scored in short if bid.id in on_page]
     return render_template("scoring/ranking.html", event=event, reg=reg, report=report, data=data, notes=notes,
-                           details=details, rows=rows, page=page, details_kept=kept, short=report.short_of_scorecards,
+                           details=details, rows=rows, page=page, details_kept=kept, short=short_here,
+                           short_elsewhere=len(short) - len(short_here),
                            verdict=reading.verdict(report), first_places_svg=places_chart, first_places=first_places,
                            criterion_names={c.key: f"({c.key}) {c.label}" for c in reg.criteria},
                            csv_offered=bool(_me().role_set & set(CSV_READERS)))

@@ -143,10 +143,17 @@ def test_a_page_of_the_ranking_shows_its_bids_lines_and_cards_only_at_the_same_c
     assert f"Ranked bids 11–20 of {LARGE}" in large_page
     # The notes are those of the page's bids: two bids never scored (listed last, without a total) are named on the
     # last page, not on every page.
-    grow_bids(app, sf, event, LARGE + 2, bids)
-    last = client.get(f"/events/{SLUG}/scoring/ranking?page=11").get_data(as_text=True)
+    grow_bids(app, sf, event, LARGE + 2, bids)  # rows written beneath the services: each page computed afresh
+    with computed(client.application):
+        last = client.get(f"/events/{SLUG}/scoring/ranking?page=11").get_data(as_text=True)
+        second = client.get(url).get_data(as_text=True)
     assert "Without a total, listed last and unranked: Federation 103 — City 103" in last
-    assert "Without a total" not in client.get(url).get_data(as_text=True)
+    assert "Without a total" not in second
+    # So are the bids fewer members scored than were due to: those of the page by name, the others counted.
+    assert "Not every WCOC member scored: 2 bids on the ranking's other pages." in second
+    short = re.search(r'<p class="flash warning" id="short-of-scorecards">(.*?)</p>', last).group(1)
+    assert short.startswith("Not every WCOC member scored: Federation 103 — City 103") and "other pages" not in short
+    assert short.count("0 of 3 members scored") == 2
     # A card's link to its criterion-by-criterion table stays on the card's page, and shows it there.
     on_page = re.findall(r'<article class="card" id="bid-(\d+)">', large_page)
     link = f"/events/{SLUG}/scoring/ranking?page=2&amp;details={on_page[0]}#bid-{on_page[0]}"
