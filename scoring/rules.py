@@ -762,8 +762,9 @@ class Ranking:
 
     `bids` are in ranking order: by exact total, highest first; tied bids keep the order in which they were
     given (pass them sorted by name); bids without a total come last, in the order given. `leaders` are the
-    bids ranked first (several when tied, none when no bid has a total). `notes` are sentences for the page:
-    unranked bids, and bids that show the same two-decimal total but are not tied.
+    bids ranked first (several when tied, none when no bid has a total). `notes` are sentences on the whole
+    ranking (a page of it gives its own bids', `notes_about`): unranked bids, and bids that show the same two-decimal
+    total but are not tied.
     """
 
     statistic: str

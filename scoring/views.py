@@ -406,9 +406,11 @@ def ranking(slug: str):
     notes = report.ranking.notes_about(on_page, data.titles)
     short = report.short_of_scorecards
     short_here = [(bid, scored) for bid, scored in short if bid.id in on_page]
+    page_of = {b.bid_id: i // page.size + 1 for i, b in enumerate(ranked)}
     return render_template("scoring/ranking.html", event=event, reg=reg, report=report, data=data, notes=notes,
                            details=details, rows=rows, page=page, details_kept=kept, short=short_here,
                            short_elsewhere=len(short) - len(short_here),
+                           short_pages=sorted({page_of[bid.id] for bid, _ in short if bid.id not in on_page}),
                            verdict=reading.verdict(report), first_places_svg=places_chart, first_places=first_places,
                            criterion_names={c.key: f"({c.key}) {c.label}" for c in reg.criteria},
                            csv_offered=bool(_me().role_set & set(CSV_READERS)))

@@ -141,19 +141,6 @@ def test_a_page_of_the_ranking_shows_its_bids_lines_and_cards_only_at_the_same_c
         assert body_rows(page, '<table class="table ranking stack">') == SIZE
         assert page.count('<article class="card"') == SIZE
     assert f"Ranked bids 11–20 of {LARGE}" in large_page
-    # The notes are those of the page's bids: two bids never scored (listed last, without a total) are named on the
-    # last page, not on every page.
-    grow_bids(app, sf, event, LARGE + 2, bids)  # rows written beneath the services: each page computed afresh
-    with computed(client.application):
-        last = client.get(f"/events/{SLUG}/scoring/ranking?page=11").get_data(as_text=True)
-        second = client.get(url).get_data(as_text=True)
-    assert "Without a total, listed last and unranked: Federation 103 — City 103" in last
-    assert "Without a total" not in second
-    # So are the bids fewer members scored than were due to: those of the page by name, the others counted.
-    assert "Not every WCOC member scored: 2 bids on the ranking's other pages." in second
-    short = re.search(r'<p class="flash warning" id="short-of-scorecards">(.*?)</p>', last).group(1)
-    assert short.startswith("Not every WCOC member scored: Federation 103 — City 103") and "other pages" not in short
-    assert short.count("0 of 3 members scored") == 2
     # A card's link to its criterion-by-criterion table stays on the card's page, and shows it there.
     on_page = re.findall(r'<article class="card" id="bid-(\d+)">', large_page)
     link = f"/events/{SLUG}/scoring/ranking?page=2&amp;details={on_page[0]}#bid-{on_page[0]}"
@@ -167,6 +154,37 @@ def test_a_page_of_the_ranking_shows_its_bids_lines_and_cards_only_at_the_same_c
     cards = re.findall(r'<article class="card" id="bid-(\d+)">', first)
     assert len(lines) == SIZE and lines == cards
     assert "Ranked bids 1–10 of" in first
+    # The notes are those of the page's bids: two bids never scored (listed last, without a total) are named on the
+    # last page, not on every page; so are the bids fewer members scored than were due to, the others counted with
+    # their pages (a third, scored 5 by two of the three members: ranked first).
+    grow_bids(app, sf, event, LARGE + 3, bids)
+    with app.app_context():
+        keys = [c.key for c in db.session.get(Event, event).regulation.criteria]
+        for m in members[:2]:
+            db.session.add(Scorecard(
+                bid_id=bids[-1], member_id=m, status="submitted", version=1, revision=2, created_at=SCORING_DAY,
+                updated_at=SCORING_DAY, submitted_at=SCORING_DAY,
+                scores=[ScorecardScore(criterion=k, score=Decimal(5), comment="") for k in keys]))
+        db.session.commit()
+    with computed(client.application):  # rows written beneath the services: each page computed afresh
+        last = client.get(f"/events/{SLUG}/scoring/ranking?page=11").get_data(as_text=True)
+        second = client.get(url).get_data(as_text=True)
+        first_page = client.get(f"/events/{SLUG}/scoring/ranking").get_data(as_text=True)
+    unranked = "Federation 103 — City 103, Ukraine, Federation 104 — City 104, Ukraine"
+    assert f"<p class=\"hint\">Without a total, listed last and unranked: {unranked}.</p>" in last
+    assert "Without a total" not in second and "Without a total" not in first_page
+
+    def short(page: str) -> str:
+        return re.search(r'<p class="flash warning" id="short-of-scorecards">(.*?)</p>', page).group(1)
+
+    assert short(last) == ("Not every WCOC member scored: Federation 103 — City 103, Ukraine, 0 of 3 members scored; "
+                           "Federation 104 — City 104, Ukraine, 0 of 3 members scored; and 1 bid on other pages of "
+                           "the ranking (page 1). The totals rest on the scorecards that are in.")
+    assert short(second) == ("Not every WCOC member scored 3 bids, on other pages of the ranking (pages 1 and 11). "
+                             "The totals rest on the scorecards that are in.")
+    assert short(first_page) == ("Not every WCOC member scored: Federation 105 — City 105, Ukraine, 2 of 3 members "
+                                 "scored; and 2 bids on other pages of the ranking (page 11). The totals rest on the "
+                                 "scorecards that are in.")
 
 
 def test_a_page_of_the_outbox_costs_the_same_at_23_and_103_messages(app, client, make):

@@ -201,6 +201,9 @@ def test_a_page_of_the_ranking_has_the_notes_of_its_own_bids():
     assert ranking.notes_about({"W"}, {}) == []
     assert ranking.notes_about({"Empty"}, {"Empty": "The empty bid"}) == [
         "Without a total, listed last and unranked: The empty bid."]
+    also_empty = rank_bids(reg, {**cards, "Void": {}})
+    assert also_empty.notes[-1] == "Without a total, listed last and unranked: Empty, Void."
+    assert also_empty.notes_about({"Void", "W"}, {}) == ["Without a total, listed last and unranked: Void."]
 
 
 # ----------------------------------------------------------------------------------- unscored bids
