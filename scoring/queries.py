@@ -185,7 +185,7 @@ class ScoringData:
     excluded: list[tuple[Bid, str]] = field(default_factory=list)
     # {bid id: title} of the ranked bids, made once (a title is worked out from the bid and its country's name; the
     # ranking, its sort and its sentences ask for every bid's).
-    titles: dict[int, str] = field(default_factory=dict, init=False, repr=False)
+    titles: dict[BidId, str] = field(default_factory=dict, init=False, repr=False)
 
     def __post_init__(self) -> None:
         for bid in self.bids:
