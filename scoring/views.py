@@ -401,7 +401,7 @@ def ranking(slug: str):
     places_chart = None if places is None else report.kept(
         "first_places_chart", None, partial(first_places_chart, first_places, places.samples))
     # The notes on near ties and bids without a total, and the bids fewer members scored than were due to: this
-    # page's (at 200 bids, some hundred sentences each), the others counted.
+    # page's (at 200 bids the notes alone were 78 sentences on every page), the others counted.
     on_page = {b.bid_id for b in page.items}
     notes = report.ranking.notes_about(on_page, data.titles)
     short = report.short_of_scorecards
